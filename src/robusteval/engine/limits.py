@@ -1,0 +1,104 @@
+"""Limits that keep a backend busy without tripping its rate limits.
+
+- `Pacer`: requests per minute, spread evenly (a server that enforces R/min with a token bucket or a
+  sliding window then never sees a burst above R, so it sends no 429s).
+- `TokenBudget`: tokens per minute, charged with an estimate before sending and corrected with the
+  real usage afterwards.
+- `AdaptiveLimit`: concurrency that halves on a 429 and grows back by one per window of successes
+  (AIMD, as TCP does), never above the backend's own maximum.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+
+class Pacer:
+    """Spaces request starts at least 60/rpm seconds apart (GCRA with a burst of one)."""
+
+    def __init__(self, rpm: float | None):
+        self.interval = 60.0 / rpm if rpm else 0.0
+        self._next = 0.0
+        self._lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        async with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next)
+            self._next = start + self.interval
+        if start > now:
+            await asyncio.sleep(start - now)
+
+    def push_back(self, seconds: float) -> None:
+        """After a 429 with Retry-After, nobody starts before the server said to come back."""
+        self._next = max(self._next, time.monotonic() + seconds)
+
+
+class TokenBudget:
+    """A token bucket refilled at tpm/60 tokens per second, holding at most ten seconds' worth."""
+
+    def __init__(self, tpm: float | None):
+        self.rate = tpm / 60.0 if tpm else 0.0
+        self.capacity = self.rate * 10.0
+        self._level = self.capacity
+        self._stamp = time.monotonic()
+        self._lock = asyncio.Lock()
+
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self._level = min(self.capacity, self._level + (now - self._stamp) * self.rate)
+        self._stamp = now
+
+    async def take(self, tokens: int) -> None:
+        if not self.rate:
+            return
+        tokens = min(tokens, int(self.capacity))  # a request larger than the bucket still runs
+        async with self._lock:
+            self._refill()
+            while self._level < tokens:
+                await asyncio.sleep((tokens - self._level) / self.rate)
+                self._refill()
+            self._level -= tokens
+
+    def settle(self, estimated: int, actual: int) -> None:
+        """Correct the charge once the real token count is known (may go negative: a debt)."""
+        if self.rate:
+            self._refill()
+            self._level -= actual - estimated
+
+
+class AdaptiveLimit:
+    """A semaphore whose size adapts: multiplicative decrease on 429, additive increase on success."""
+
+    def __init__(self, maximum: int, cooldown_s: float = 1.0):
+        self.maximum = max(1, maximum)
+        self.limit = float(self.maximum)
+        self.in_flight = 0
+        self.cooldown_s = cooldown_s
+        self._last_cut = -1e9
+        self._cond = asyncio.Condition()
+
+    async def acquire(self) -> None:
+        async with self._cond:
+            while self.in_flight >= int(self.limit):
+                await self._cond.wait()
+            self.in_flight += 1
+
+    async def release(self) -> None:
+        async with self._cond:
+            self.in_flight -= 1
+            self._cond.notify_all()
+
+    def on_success(self) -> None:
+        if self.limit < self.maximum:
+            self.limit = min(self.maximum, self.limit + 1.0 / self.limit)
+
+    def on_rate_limited(self) -> None:
+        now = time.monotonic()
+        # One cut per cooldown: a burst of 429s from one overload should not collapse us to 1.
+        if now - self._last_cut >= self.cooldown_s:
+            self.limit = max(1.0, self.limit / 2)
+            self._last_cut = now

@@ -1,0 +1,223 @@
+"""The engine: every model call in a run goes through `Engine.chat`.
+
+Suites are plain async code (``await engine.chat(model, messages, params)``); the engine makes the
+calls of all concurrent coroutines share one schedule: identical in-flight requests are sent once,
+cached answers are served from the store, new ones run under the backend's concurrency, RPM and TPM
+limits, with retries, and are committed to the store before the caller sees them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from robusteval.engine.limits import AdaptiveLimit, Pacer, TokenBudget
+from robusteval.engine.store import Store, cache_key
+from robusteval.errors import BackendError
+from robusteval.models.base import Backend
+from robusteval.types import Completion, GenParams, Message, Request, Response
+
+
+class ProgressSink(Protocol):
+    def expect(self, n: int) -> None: ...
+
+    def record(self, response: Response) -> None: ...
+
+
+@dataclass
+class Usage:
+    """Per-model accounting, reported in the results."""
+
+    requests: int = 0
+    cached: int = 0
+    new: int = 0
+    failed: int = 0
+    retries: int = 0
+    rate_limited: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    price_in_per_mtok: float = 0.0
+    price_out_per_mtok: float = 0.0
+
+    @property
+    def cost(self) -> float:
+        """Cost of the new (non-cached) tokens at the configured prices."""
+        return (self.prompt_tokens * self.price_in_per_mtok + self.completion_tokens * self.price_out_per_mtok) / 1e6
+
+    def as_dict(self) -> dict:
+        return {k: getattr(self, k) for k in (
+            "requests", "cached", "new", "failed", "retries", "rate_limited", "prompt_tokens",
+            "completion_tokens", "price_in_per_mtok", "price_out_per_mtok")} | {"cost": round(self.cost, 6)}
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 5
+    timeout_s: float = 300.0
+    backoff_base_s: float = 0.5
+    backoff_cap_s: float = 30.0
+    retry_after_cap_s: float = 60.0
+
+    def backoff(self, attempt: int, rng: random.Random) -> float:
+        """Exponential backoff with full jitter (spreads retries of many requests apart)."""
+        return rng.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2**attempt))
+
+
+@dataclass
+class _Model:
+    name: str
+    backend: Backend
+    limit: AdaptiveLimit
+    pacer: Pacer
+    budget: TokenBudget
+    usage: Usage = field(default_factory=Usage)
+
+
+class Engine:
+    """Schedules, dedupes, caches and accounts for model calls.
+
+    ``use_cache=False`` ignores stored answers (they are asked again and overwritten); requests are
+    still deduplicated within the run, so nothing is ever asked twice in one run.
+    """
+
+    def __init__(self, store: Store, *, use_cache: bool = True, retry: RetryPolicy | None = None,
+                 progress: ProgressSink | None = None, seed: int = 0):
+        self.store = store
+        self.use_cache = use_cache
+        self.retry = retry or RetryPolicy()
+        self.progress = progress
+        self._models: dict[str, _Model] = {}
+        self._inflight: dict[str, asyncio.Future[Response]] = {}
+        self._done: dict[str, Response] = {}
+        self._rng = random.Random(seed)
+
+    async def add_model(self, name: str, backend: Backend, *, rpm: float | None = None,
+                        tpm: float | None = None, concurrency: int | None = None,
+                        price_in_per_mtok: float = 0.0, price_out_per_mtok: float = 0.0) -> None:
+        """Start a backend and register it under ``name`` (the name suites pass to `chat`)."""
+        await backend.start()
+        self._models[name] = _Model(
+            name, backend, AdaptiveLimit(concurrency or backend.max_concurrency), Pacer(rpm),
+            TokenBudget(tpm), Usage(price_in_per_mtok=price_in_per_mtok, price_out_per_mtok=price_out_per_mtok),
+        )
+
+    def fingerprint(self, name: str) -> str:
+        return self._models[name].backend.fingerprint
+
+    @property
+    def usage(self) -> dict[str, Usage]:
+        return {name: m.usage for name, m in self._models.items()}
+
+    def expect(self, n: int) -> None:
+        """Tell the progress display how many more calls are coming."""
+        if self.progress:
+            self.progress.expect(n)
+
+    async def chat(self, model: str, messages: tuple[Message, ...] | list[Message],
+                   params: GenParams | None = None, sample: int = 0) -> Response:
+        m = self._models[model]
+        request = Request(tuple(messages), params or GenParams(), sample)
+        key = cache_key(m.backend.fingerprint, request)
+        m.usage.requests += 1
+        if key in self._done:  # asked before in this run
+            return self._count(m, self._done[key], from_store=True)
+        if key in self._inflight:  # identical request already on its way: share its answer
+            return self._count(m, await asyncio.shield(self._inflight[key]), from_store=True)
+        if self.use_cache and (hit := self.store.get(key)) is not None:
+            response = _response(key, hit.completion, cached=True, attempts=0, latency_s=hit.latency_s)
+            self._done[key] = response
+            return self._count(m, response, from_store=True)
+        future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            response = await self._call(m, key, request)
+            if response.ok:
+                self._done[key] = response
+            future.set_result(response)
+        except BaseException as exc:  # cancelled (Ctrl-C): waiters must not hang
+            future.set_exception(exc if isinstance(exc, Exception) else asyncio.CancelledError())
+            future.exception()  # mark retrieved
+            raise
+        finally:
+            del self._inflight[key]
+        return self._count(m, response, from_store=False)
+
+    def _count(self, m: _Model, response: Response, *, from_store: bool) -> Response:
+        u = m.usage
+        if from_store:
+            u.cached += 1
+            response = response if response.cached or not response.ok else _as_cached(response)
+        elif response.ok:
+            u.new += 1
+            u.prompt_tokens += response.prompt_tokens
+            u.completion_tokens += response.completion_tokens
+        else:
+            u.failed += 1
+        if self.progress:
+            self.progress.record(response)
+        return response
+
+    async def _call(self, m: _Model, key: str, request: Request) -> Response:
+        """Send one request with limits and retries; the success is stored before it is returned."""
+        estimate = _estimate_tokens(request)
+        error = "not attempted"
+        attempt = 0
+        for attempt in range(1, self.retry.max_retries + 2):
+            await m.pacer.wait()
+            await m.budget.take(estimate)
+            await m.limit.acquire()
+            started = time.monotonic()
+            wait_s: float | None = None
+            try:
+                completion = await asyncio.wait_for(
+                    m.backend.chat(request.messages, request.params), self.retry.timeout_s)
+            except TimeoutError:
+                error = f"timed out after {self.retry.timeout_s:g} s"
+            except BackendError as exc:
+                error = str(exc)
+                if exc.rate_limited:
+                    m.usage.rate_limited += 1
+                    m.limit.on_rate_limited()
+                    if exc.retry_after is not None:
+                        wait_s = min(exc.retry_after, self.retry.retry_after_cap_s)
+                        m.pacer.push_back(wait_s)
+                if not exc.retryable:
+                    break
+            except Exception as exc:  # a backend bug must not abort the run; it is recorded
+                error = f"{type(exc).__name__}: {exc}"
+            else:
+                latency = time.monotonic() - started
+                m.limit.on_success()
+                m.budget.settle(estimate, completion.prompt_tokens + completion.completion_tokens)
+                self.store.put(key, m.backend.fingerprint, request, completion, latency)
+                return _response(key, completion, cached=False, attempts=attempt, latency_s=latency)
+            finally:
+                await m.limit.release()
+            if attempt <= self.retry.max_retries:
+                m.usage.retries += 1
+                await asyncio.sleep(wait_s if wait_s is not None else self.retry.backoff(attempt, self._rng))
+        self.store.record_failure(key, m.backend.fingerprint, error, attempt)
+        return Response(key=key, text=None, error=error, attempts=attempt)
+
+    async def close(self) -> None:
+        for m in self._models.values():
+            await m.backend.close()
+
+
+def _response(key: str, c: Completion, *, cached: bool, attempts: int, latency_s: float) -> Response:
+    return Response(key=key, text=c.text, prompt_tokens=c.prompt_tokens, completion_tokens=c.completion_tokens,
+                    finish_reason=c.finish_reason, logprobs=c.logprobs, cached=cached, attempts=attempts,
+                    latency_s=latency_s)
+
+
+def _as_cached(r: Response) -> Response:
+    return replace(r, cached=True)
+
+
+def _estimate_tokens(request: Request) -> int:
+    """Rough token estimate for the TPM budget: ~4 characters a token plus the output allowance."""
+    chars = sum(len(m.content) for m in request.messages)
+    return chars // 4 + request.params.max_tokens

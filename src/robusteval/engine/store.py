@@ -1,0 +1,161 @@
+"""The response store: SQLite in WAL mode, written before any answer is used.
+
+Why SQLite: it is crash-safe (a SIGKILL mid-run leaves every committed response intact), several
+processes can share one file (WAL lets readers and one writer proceed together; `busy_timeout`
+serialises writers), and it needs no server.
+
+Only successful responses are cache hits. Failures are recorded in their own table for accounting
+and never returned as cached, so a rerun retries them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from robusteval.types import Completion, Request, TokenLogprob
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL,
+    request TEXT NOT NULL,
+    text TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    finish_reason TEXT,
+    logprobs TEXT,
+    latency_s REAL NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS responses_fingerprint ON responses(fingerprint);
+CREATE TABLE IF NOT EXISTS failures (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    error TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    created_at REAL NOT NULL
+);
+"""
+
+
+def cache_key(fingerprint: str, request: Request) -> str:
+    """Hash of everything that can change an answer: model, full messages, all params, sample."""
+    payload = {
+        "fingerprint": fingerprint,
+        "messages": request.messages_as_dicts(),
+        "params": request.params.as_dict(),
+        "sample": request.sample,
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    completion: Completion
+    latency_s: float
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    path: str
+    responses: int
+    failures: int
+    models: dict[str, int]
+    size_bytes: int
+
+
+class Store:
+    """A thread-safe handle on one SQLite cache file."""
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL in WAL mode survives a process crash (only an OS crash can lose the last commits).
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA busy_timeout=60000")
+        with self._lock:
+            self._db.executescript(SCHEMA)
+
+    def get(self, key: str) -> StoredResponse | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT text, prompt_tokens, completion_tokens, finish_reason, logprobs, latency_s "
+                "FROM responses WHERE key = ?",
+                (key,),
+            ).fetchone()
+        if row is None:
+            return None
+        text, pt, ct, finish, logprobs, latency = row
+        return StoredResponse(
+            Completion(text=text, prompt_tokens=pt, completion_tokens=ct, finish_reason=finish,
+                       logprobs=_decode_logprobs(logprobs)),
+            latency,
+        )
+
+    def put(self, key: str, fingerprint: str, request: Request, completion: Completion,
+            latency_s: float) -> None:
+        """Commit one response; returns only once it is durable in the WAL."""
+        req = json.dumps(
+            {"messages": request.messages_as_dicts(), "params": request.params.as_dict(),
+             "sample": request.sample},
+            ensure_ascii=False,
+        )
+        lp = None if completion.logprobs is None else json.dumps([asdict(t) for t in completion.logprobs])
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (key, fingerprint, req, completion.text, completion.prompt_tokens,
+                 completion.completion_tokens, completion.finish_reason, lp, latency_s, time.time()),
+            )
+
+    def record_failure(self, key: str, fingerprint: str, error: str, attempts: int) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO failures (key, fingerprint, error, attempts, created_at) VALUES (?,?,?,?,?)",
+                (key, fingerprint, error, attempts, time.time()),
+            )
+
+    def stats(self) -> StoreStats:
+        with self._lock:
+            n = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+            f = self._db.execute("SELECT COUNT(*) FROM failures").fetchone()[0]
+            models = dict(self._db.execute(
+                "SELECT fingerprint, COUNT(*) FROM responses GROUP BY fingerprint ORDER BY 2 DESC"
+            ).fetchall())
+        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
+        return StoreStats(str(self.path), n, f, models, size)
+
+    def clear(self, fingerprint_prefix: str | None = None) -> int:
+        """Delete cached responses (all, or those whose fingerprint starts with a prefix)."""
+        with self._lock:
+            if fingerprint_prefix is None:
+                cur = self._db.execute("DELETE FROM responses")
+                self._db.execute("DELETE FROM failures")
+            else:
+                cur = self._db.execute("DELETE FROM responses WHERE fingerprint LIKE ?",
+                                       (fingerprint_prefix + "%",))
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            return cur.rowcount
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def _decode_logprobs(raw: str | None) -> tuple[TokenLogprob, ...] | None:
+    if raw is None:
+        return None
+    return tuple(
+        TokenLogprob(t["token"], t["logprob"], tuple(tuple(x) for x in t["top"])) for t in json.loads(raw)
+    )

@@ -1,0 +1,16 @@
+"""Errors a user can cause. The CLI turns each into one clear message and a non-zero exit."""
+
+
+class UserError(Exception):
+    """A problem the user can fix (bad flag, file, spec, endpoint); the message says how."""
+
+
+class BackendError(Exception):
+    """A request failed. ``retryable`` says whether trying again may help."""
+
+    def __init__(self, message: str, *, retryable: bool = True, retry_after: float | None = None,
+                 rate_limited: bool = False):
+        super().__init__(message)
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.rate_limited = rate_limited

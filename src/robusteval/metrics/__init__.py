@@ -1,0 +1,1 @@
+"""Metrics: pure functions over answer matrices (items x variants), with bootstrap CIs by item."""

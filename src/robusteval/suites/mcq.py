@@ -1,0 +1,175 @@
+"""The `mcq` suite (SCORE robustness): one question asked under option formats and option orders.
+
+A group is one question's variants. Each reply is read to a shown label, mapped back to the
+original option through the variant's permutation, and scored; metrics then ask how accurate each
+variant is and how often the variants of one question agree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from robusteval.engine import Engine
+from robusteval.metrics.consistency import (
+    consistency_rate,
+    macro_accuracy,
+    micro_accuracy,
+    spread,
+    std_across_variants,
+)
+from robusteval.metrics.stats import Estimate, bootstrap
+from robusteval.probes.choices import FAMILIES, expand
+from robusteval.readers.labels import read_label
+from robusteval.types import GenParams, Item, Variant
+
+NAME = "mcq"
+DEFAULT_FAMILIES = ("order", "format")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One variant's request, reply and verdict; a line of samples.jsonl."""
+
+    model: str
+    item_id: str
+    category: str | None
+    family: str
+    variant: str
+    sample: int
+    labels: tuple[str, ...]
+    order: tuple[int, ...]
+    prompt: str
+    response: str | None
+    error: str | None
+    status: str  # ok | invalid | failed
+    answer_label: str | None
+    answer_option: int | None  # index in the original options
+    gold_option: int
+    gold_label: str
+    correct: bool | None  # None when the request failed
+    cached: bool
+    key: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+async def run(engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
+              params: GenParams, samples: int = 1) -> list[Sample]:
+    """Ask every variant of every item (``samples`` times each) and read the replies."""
+    jobs = [(item, v, k) for item in items for v in expand(item, list(families)) for k in range(samples)]
+    engine.expect(len(jobs))
+
+    async def one(item: Item, variant: Variant, k: int) -> Sample:
+        response = await engine.chat(model, variant.messages, params, sample=k)
+        return _sample(model, item, variant, k, response)
+
+    return list(await asyncio.gather(*(one(*job) for job in jobs)))
+
+
+def _sample(model: str, item: Item, variant: Variant, k: int, response) -> Sample:
+    answer = read_label(response.text, variant.labels)
+    option = variant.original_index(answer.position) if answer.position is not None else None
+    gold_position = variant.order.index(item.answer)
+    return Sample(
+        model=model, item_id=item.id, category=item.category, family=variant.family, variant=variant.name,
+        sample=k, labels=variant.labels, order=variant.order, prompt=variant.messages[-1].content,
+        response=response.text, error=response.error, status=answer.status, answer_label=answer.label,
+        answer_option=option, gold_option=item.answer, gold_label=variant.labels[gold_position],
+        correct=None if answer.status == "failed" else option == item.answer, cached=response.cached,
+        key=response.key,
+    )
+
+
+@dataclass(frozen=True)
+class FamilyMatrices:
+    """One family's replies as items x columns arrays (NaN = absent or failed)."""
+
+    variants: list[str]
+    correct: np.ndarray  # items x variants, mean over samples
+    answers: np.ndarray  # items x (variants*samples), original option index, -1 invalid
+    categories: np.ndarray
+
+
+def matrices(samples: list[Sample], family: str, item_ids: list[str]) -> FamilyMatrices:
+    rows = [s for s in samples if s.family == family]
+    variants = list(dict.fromkeys(s.variant for s in rows))
+    n_samples = max((s.sample for s in rows), default=0) + 1
+    index = {item_id: i for i, item_id in enumerate(item_ids)}
+    col = {v: j for j, v in enumerate(variants)}
+    correct_sum = np.zeros((len(item_ids), len(variants)))
+    correct_n = np.zeros((len(item_ids), len(variants)))
+    answers = np.full((len(item_ids), len(variants) * n_samples), np.nan)
+    categories = np.array(["" for _ in item_ids], dtype=object)
+    for s in rows:
+        i, j = index[s.item_id], col[s.variant]
+        categories[i] = s.category or ""
+        if s.correct is None:
+            continue  # failed: leave the cell out
+        correct_sum[i, j] += s.correct
+        correct_n[i, j] += 1
+        answers[i, j * n_samples + s.sample] = -1 if s.answer_option is None else s.answer_option
+    with np.errstate(invalid="ignore", divide="ignore"):
+        correct = np.where(correct_n > 0, correct_sum / np.maximum(correct_n, 1), np.nan)
+    return FamilyMatrices(variants, correct, answers, categories)
+
+
+def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, seed: int = 0,
+                   n_resamples: int = 1000) -> dict:
+    """Per-variant accuracy, overall accuracy, consistency rate and spread, each with a 95% CI."""
+    m = matrices(samples, family, item_ids)
+    rows = [s for s in samples if s.family == family]
+    n_vars = len(m.variants)
+    # Items are the resampling unit; keep each item's correctness, answers and category together.
+    packed = np.column_stack([m.correct, m.answers])
+    cats = m.categories
+    has_categories = len({c for c in cats if c}) > 1
+    codes = np.unique(cats, return_inverse=True)[1].astype(float)
+    packed_c = np.column_stack([codes, packed])
+
+    def boot(stat) -> Estimate:
+        return bootstrap(packed_c, stat, n_resamples=n_resamples, seed=seed)
+
+    variants = {}
+    for j, name in enumerate(m.variants):
+        vs = [s for s in rows if s.variant == name]
+        variants[name] = {
+            "accuracy": boot(lambda r, j=j: _nanmean(r[:, 1 + j])).as_dict(),
+            "answered": int(np.sum(~np.isnan(m.correct[:, j]))),
+            "invalid": sum(s.status == "invalid" for s in vs),
+            "failed": sum(s.status == "failed" for s in vs),
+        }
+    result = {
+        "variants": variants,
+        "accuracy": boot(lambda r: micro_accuracy(r[:, 1:1 + n_vars])).as_dict(),
+        "consistency_rate": boot(lambda r: consistency_rate(r[:, 1 + n_vars:])).as_dict(),
+        "spread": boot(lambda r: spread(r[:, 1:1 + n_vars])).as_dict(),
+        "std_across_variants": _none_if_nan(std_across_variants(m.correct)),
+        "samples": len(rows),
+        "invalid": sum(s.status == "invalid" for s in rows),
+        "failed": sum(s.status == "failed" for s in rows),
+    }
+    if has_categories:
+        result["macro_accuracy"] = boot(lambda r: macro_accuracy(r[:, 1:1 + n_vars], r[:, 0])).as_dict()
+    return result
+
+
+def metrics(samples: list[Sample], items: list[Item], families: tuple[str, ...], *, seed: int = 0) -> dict:
+    item_ids = [item.id for item in items]
+    return {family: family_metrics(samples, family, item_ids, seed=seed) for family in families
+            if any(s.family == family for s in samples)}
+
+
+def _nanmean(x: np.ndarray) -> float:
+    x = x[~np.isnan(x)]
+    return float(x.mean()) if len(x) else float("nan")
+
+
+def _none_if_nan(x: float) -> float | None:
+    return None if np.isnan(x) else x
+
+
+__all__ = ["DEFAULT_FAMILIES", "FAMILIES", "NAME", "Sample", "family_metrics", "matrices", "metrics", "run"]

@@ -1,0 +1,130 @@
+"""The small immutable values that flow through a run.
+
+Everything a stage hands to the next is one of these frozen dataclasses, so a stage can be
+tested alone and nothing downstream can mutate what the store already recorded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat turn."""
+
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class GenParams:
+    """Every generation parameter that can change an answer; all of them enter the cache key."""
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 256
+    seed: int | None = 0
+    stop: tuple[str, ...] = ()
+    logprobs: bool = False
+    top_logprobs: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "stop": list(self.stop)}
+
+
+@dataclass(frozen=True)
+class Request:
+    """What is sent to a backend. `sample` tells repeats at temperature > 0 apart."""
+
+    messages: tuple[Message, ...]
+    params: GenParams = field(default_factory=GenParams)
+    sample: int = 0
+
+    def messages_as_dicts(self) -> list[dict[str, str]]:
+        return [{"role": m.role, "content": m.content} for m in self.messages]
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One generated token with its log-probability and the most likely alternatives."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What a backend returns for one request (before the engine adds bookkeeping)."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str | None = None
+    logprobs: tuple[TokenLogprob, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Response:
+    """The engine's answer to a request: a completion, or the error that ended its retries.
+
+    A failed request stays visible as failed (``error`` set, ``text`` None); suites must never
+    count it as a wrong answer.
+    """
+
+    key: str
+    text: str | None
+    error: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str | None = None
+    logprobs: tuple[TokenLogprob, ...] | None = None
+    cached: bool = False
+    attempts: int = 1
+    latency_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True)
+class Item:
+    """One multiple-choice question as loaded from a dataset."""
+
+    id: str
+    question: str
+    options: tuple[str, ...]
+    answer: int  # index into options
+    category: str | None = None
+    source: str = ""  # "file:line", for error messages and samples
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One perturbed presentation of an item.
+
+    ``order[i]`` is the index in ``item.options`` of the option shown at position i, so an answer
+    at any shown position maps back to the original option's content.
+    """
+
+    item_id: str
+    family: str
+    name: str
+    labels: tuple[str, ...]
+    order: tuple[int, ...]
+    messages: tuple[Message, ...]
+
+    def original_index(self, position: int) -> int:
+        return self.order[position]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a reader made of a response: a shown position, or invalid (kept, counted wrong)."""
+
+    position: int | None
+    label: str | None
+    status: str  # "ok" | "invalid" | "failed"
