@@ -71,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)
     # SIGTERM ends a run like Ctrl-C does: cleanly, with the store intact.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
@@ -106,7 +106,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     config = _config_from_args(args)
     started = time.time()
     run_dir, summary = asyncio.run(run_suite(config, console=console, quiet=args.quiet))
-    out = Console()
+    out = Console(soft_wrap=True)
     if not args.quiet:
         from robusteval.report.table import print_mcq
 

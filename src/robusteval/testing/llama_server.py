@@ -1,0 +1,79 @@
+"""Serve a GGUF model (default: the embedded SmolLM2) as a real llama.cpp OpenAI-compatible HTTP
+server on loopback. Tests and benchmarks use it as the "remote endpoint" they talk to over HTTP.
+
+    python -m robusteval.testing.llama_server --port 8080 [--model PATH.gguf] [--parallel 4]
+
+Prints ``PORT`` on its first stdout line once the server accepts requests, then serves until killed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import socket
+import sys
+import time
+import urllib.request
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(model: str | None = None, port: int = 0, parallel: int = 4, n_ctx_per_slot: int = 4096, threads: int = 0):
+    """Start the server in this process; returns (server, port). Keep the server object alive."""
+    import os
+
+    import xllamacpp as xl
+
+    from robusteval.models.llamacpp import embedded_model_path
+
+    params = xl.CommonParams()
+    params.model.path = model or str(embedded_model_path())
+    params.n_parallel = parallel
+    params.n_ctx = n_ctx_per_slot * parallel
+    params.cpuparams.n_threads = threads or os.cpu_count() or 2
+    params.cpuparams_batch.n_threads = params.cpuparams.n_threads
+    params.warmup = False
+    params.verbosity = -1
+    params.hostnames = ["127.0.0.1"]
+    params.port = port or free_port()
+    server = xl.Server(params)
+    _wait_ready(params.port)
+    return server, params.port
+
+
+def _wait_ready(port: int, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2).read()
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", help="GGUF file (default: the embedded SmolLM2-135M-Instruct)")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--parallel", type=int, default=4, help="llama.cpp slots (continuous batching)")
+    parser.add_argument("--threads", type=int, default=0)
+    args = parser.parse_args()
+    server, port = start(args.model, args.port, args.parallel, threads=args.threads)
+    print(port, flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    del server
+
+
+if __name__ == "__main__":
+    main()

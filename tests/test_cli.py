@@ -1,0 +1,118 @@
+"""Bad input ends in one clear message and a non-zero exit, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from robusteval.testing.llama_server import free_port
+
+
+def robusteval(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "robusteval.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def assert_clean_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
+    for needle in needles:
+        assert needle in proc.stderr, proc.stderr
+
+
+def test_unknown_model_kind(tmp_path):
+    proc = robusteval("run", "mcq", "--model", "gguf:x", "--cache-dir", str(tmp_path))
+    assert_clean_error(proc, "unknown model kind 'gguf'")
+    assert proc.returncode == 2
+
+
+def test_unknown_suite_and_flag():
+    assert_clean_error(robusteval("run", "nosuchsuite"), "invalid choice: 'nosuchsuite'")
+    assert_clean_error(robusteval("run", "mcq", "--frobnicate"), "unrecognized arguments: --frobnicate")
+
+
+def test_unknown_family(tmp_path):
+    assert_clean_error(robusteval("run", "mcq", "--families", "order,colour"), "unknown --families colour")
+
+
+def test_unreachable_endpoint(tmp_path):
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    proc = robusteval("run", "mcq", "--model", f"openai:m?base_url={url}", "--cache-dir", str(tmp_path),
+                      "--out", str(tmp_path))
+    assert_clean_error(proc, "cannot reach", url)
+
+
+def test_missing_api_key(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "ROBUSTEVAL_TEST_KEY"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "robusteval.cli", "run", "mcq", "--model",
+         "openai:gpt-x?base_url=https://api.example.invalid/v1&api_key_env=ROBUSTEVAL_TEST_KEY",
+         "--cache-dir", str(tmp_path), "--out", str(tmp_path)],
+        capture_output=True, text=True, env=env, timeout=60)
+    assert_clean_error(proc, "ROBUSTEVAL_TEST_KEY")
+
+
+def test_malformed_yaml_names_file_and_line(tmp_path):
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text("limit: 3\nfamilies: [order, format\nseed: 1\n")
+    proc = robusteval("run", "mcq", "--config", str(cfg))
+    assert_clean_error(proc, f"{cfg}:", "malformed YAML")
+
+
+def test_unknown_yaml_setting(tmp_path):
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text("limit: 3\nfamilys: order\n")
+    assert_clean_error(robusteval("run", "mcq", "--config", str(cfg)), "unknown setting 'familys'")
+
+
+def test_bad_data_row_names_file_and_line(tmp_path):
+    data = tmp_path / "bad.jsonl"
+    data.write_text('{"question": "q?", "choices": ["a", "b"], "answer": 0}\n'
+                    '{"question": "q2?", "choices": ["a", "b"], "answer": 7}\n')
+    proc = robusteval("run", "mcq", "--data", str(data), "--cache-dir", str(tmp_path))
+    assert_clean_error(proc, f"{data}:2", "points past the 2 options")
+
+
+@pytest.mark.slow
+def test_ctrl_c_mid_run_then_resume(tmp_path, mcq_file):
+    args = [sys.executable, "-m", "robusteval.cli", "run", "mcq", "--data", str(mcq_file), "--max-tokens", "48",
+            "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "runs")]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    store = tmp_path / "cache" / "responses.sqlite"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # wait until a few answers are committed
+        time.sleep(0.3)
+        if store.exists() and _rows(store) >= 5:
+            break
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    saved = _rows(store)
+    assert 5 <= saved < 44
+    con = sqlite3.connect(store)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    con.close()
+    resumed = subprocess.run(args + ["--run-id", "resumed"], capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    import json
+
+    usage = json.loads((tmp_path / "runs" / "resumed" / "results.json").read_text())["models"]["llamacpp"]["usage"]
+    assert usage["new"] == 44 - saved  # only what was missing was asked
+    assert _rows(store) == 44
+
+
+def _rows(store) -> int:
+    con = sqlite3.connect(store, timeout=30)
+    try:
+        return con.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        con.close()
