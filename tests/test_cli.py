@@ -116,3 +116,20 @@ def _rows(store) -> int:
         return 0
     finally:
         con.close()
+
+
+def test_cache_stats_and_clear(tmp_path):
+    from robusteval.engine.store import Store
+    from robusteval.types import Completion, Message, Request
+
+    store = Store(tmp_path / "responses.sqlite")
+    for i in range(3):
+        store.put(f"k{i}", "llamacpp:a", Request((Message("user", str(i)),)), Completion(text="x"), 0.1)
+    store.put("k9", "openai:b", Request((Message("user", "9"),)), Completion(text="y"), 0.1)
+    store.close()
+    stats = robusteval("cache", "stats", "--cache-dir", str(tmp_path))
+    assert stats.returncode == 0
+    assert "responses: 4" in stats.stdout and "llamacpp:a" in stats.stdout and "openai:b" in stats.stdout
+    cleared = robusteval("cache", "clear", "--cache-dir", str(tmp_path), "--model-prefix", "llamacpp:")
+    assert cleared.returncode == 0 and "deleted 3 responses" in cleared.stdout
+    assert "responses: 1" in robusteval("cache", "stats", "--cache-dir", str(tmp_path)).stdout
