@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 
 
 class Pacer:
@@ -71,7 +72,11 @@ class TokenBudget:
 
 
 class AdaptiveLimit:
-    """A semaphore whose size adapts: multiplicative decrease on 429, additive increase on success."""
+    """A semaphore whose size adapts: multiplicative decrease on 429, additive increase on success.
+
+    Waiters queue in FIFO order and a release wakes exactly one of them (a condition variable's
+    notify_all would wake every queued request on every release: quadratic with thousands queued).
+    """
 
     def __init__(self, maximum: int, cooldown_s: float = 1.0):
         self.maximum = max(1, maximum)
@@ -79,22 +84,39 @@ class AdaptiveLimit:
         self.in_flight = 0
         self.cooldown_s = cooldown_s
         self._last_cut = -1e9
-        self._cond = asyncio.Condition()
+        self._waiters: deque[asyncio.Future[None]] = deque()
 
     async def acquire(self) -> None:
-        async with self._cond:
-            while self.in_flight >= int(self.limit):
-                await self._cond.wait()
+        if self.in_flight < int(self.limit) and not self._waiters:
             self.in_flight += 1
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.in_flight -= 1  # granted just as we were cancelled: hand the slot on
+                self._wake()
+            else:
+                self._waiters.remove(waiter)
+            raise
 
     async def release(self) -> None:
-        async with self._cond:
-            self.in_flight -= 1
-            self._cond.notify_all()
+        self.in_flight -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        while self._waiters and self.in_flight < int(self.limit):
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                self.in_flight += 1
+                waiter.set_result(None)
 
     def on_success(self) -> None:
         if self.limit < self.maximum:
             self.limit = min(self.maximum, self.limit + 1.0 / self.limit)
+            self._wake()
 
     def on_rate_limited(self) -> None:
         now = time.monotonic()

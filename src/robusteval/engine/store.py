@@ -80,12 +80,12 @@ class Store:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA busy_timeout=60000")
+        _retry_locked(lambda: self._db.execute("PRAGMA journal_mode=WAL"))
         # NORMAL in WAL mode survives a process crash (only an OS crash can lose the last commits).
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=60000")
         with self._lock:
-            self._db.executescript(SCHEMA)
+            _retry_locked(lambda: self._db.executescript(SCHEMA))
 
     def get(self, key: str) -> StoredResponse | None:
         with self._lock:
@@ -151,6 +151,19 @@ class Store:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _retry_locked(action, attempts: int = 200) -> None:
+    """Run a set-up statement that SQLite may refuse with "locked" while another process creates
+    the same file (switching to WAL takes an exclusive lock and bypasses the busy handler)."""
+    for attempt in range(attempts):
+        try:
+            action()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(0.05)
 
 
 def _decode_logprobs(raw: str | None) -> tuple[TokenLogprob, ...] | None:

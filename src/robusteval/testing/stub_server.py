@@ -8,7 +8,7 @@ content, so two runs can be compared exactly.
     python -m robusteval.testing.stub_server --port 0 --latency 0.05 --rpm 600 --hits-file hits.json
 
 prints the port on its first stdout line and serves until killed; ``--hits-file`` is rewritten at
-every hit with ``{"total": N, "outcomes": {...}, "requests": {hash: hits}}``.
+every 0.1 s and on exit with ``{"total": N, "outcomes": {...}, "requests": {hash: hits}}``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import random
+import signal
 import threading
 import time
 from collections import Counter
@@ -93,11 +94,6 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
         state.outcomes[outcome] += 1
         if h is not None:
             state.requests[h] += 1
-        if config.hits_file:
-            tmp = f"{config.hits_file}.{os.getpid()}.tmp"
-            with open(tmp, "w") as f:
-                json.dump(state.snapshot(), f)
-            os.replace(tmp, config.hits_file)
 
     async def models(_request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "stub-model", "object": "model"}]})
@@ -148,6 +144,23 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
 def _error(status: int, message: str, headers: dict | None = None) -> web.Response:
     return web.json_response({"error": {"message": message, "type": "stub", "code": status}}, status=status,
                              headers=headers)
+
+
+def write_hits(state: StubState, path: str) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(state.snapshot(), f)
+    os.replace(tmp, path)
+
+
+async def _flush_hits(state: StubState, path: str) -> None:
+    """Rewrite the hits file when something changed (per hit would be quadratic in the run size)."""
+    seen = -1
+    while True:
+        if state.total != seen:
+            seen = state.total
+            write_hits(state, path)
+        await asyncio.sleep(0.1)
 
 
 class StubServer:
@@ -205,18 +218,26 @@ def main() -> None:
     config = StubConfig(args.latency, args.p_429, args.p_500, args.p_slow, args.p_malformed, args.slow,
                         args.retry_after, args.rpm, args.seed, args.hits_file)
 
+    state = StubState()
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+
     async def serve() -> None:
-        runner = web.AppRunner(make_app(config, StubState()), access_log=None)
+        runner = web.AppRunner(make_app(config, state), access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", args.port, backlog=1024)
         await site.start()
         print(site._server.sockets[0].getsockname()[1], flush=True)
+        if config.hits_file:
+            await _flush_hits(state, config.hits_file)
         await asyncio.Event().wait()
 
     try:
         asyncio.run(serve())
     except KeyboardInterrupt:
         pass
+    finally:
+        if config.hits_file:
+            write_hits(state, config.hits_file)
 
 
 if __name__ == "__main__":
