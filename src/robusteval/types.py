@@ -6,7 +6,7 @@ tested alone and nothing downstream can mutate what the store already recorded.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -31,7 +31,10 @@ class GenParams:
     top_logprobs: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "stop": list(self.stop)}
+        # Built by hand: dataclasses.asdict deep-copies and is on the per-request hot path.
+        return {"temperature": self.temperature, "top_p": self.top_p, "max_tokens": self.max_tokens,
+                "seed": self.seed, "stop": list(self.stop), "logprobs": self.logprobs,
+                "top_logprobs": self.top_logprobs}
 
 
 @dataclass(frozen=True)

@@ -218,3 +218,10 @@ def test_two_store_handles_on_one_file(tmp_path):
     assert a.get("missing") is None
     a.close()
     b.close()
+
+
+def test_params_dict_names_every_field():
+    from dataclasses import fields
+
+    # the cache key is built from as_dict: a new GenParams field must appear there too
+    assert set(GenParams().as_dict()) == {f.name for f in fields(GenParams)}
