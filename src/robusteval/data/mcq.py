@@ -109,7 +109,7 @@ def _options(row: dict[str, Any], where: str) -> tuple[str, ...]:
         except json.JSONDecodeError:
             raise UserError(f"{where}: 'options' must be a list (or a JSON list in CSV)") from None
     if raw is None:
-        raw = [row[k] for k in _letter_columns(row)]
+        raw = [row[k] for k in _letter_columns(row)] or None
     if not isinstance(raw, list) or not all(isinstance(o, (str, int, float)) for o in raw):
         raise UserError(f"{where}: no options: give 'options'/'choices' as a list, or columns A, B, ... "
                         "or answer_a, answer_b, ...")
