@@ -69,3 +69,12 @@ def test_offline_mmlu_default_dataset(tmp_path):
     out = _run(tmp_path, "--limit", "2", "--families", "order", run_id="mmlu")
     assert len(out["samples"]) == 8
     assert {s["category"] for s in out["samples"]} and all(s["category"] for s in out["samples"])
+
+
+def test_sampled_repeats_are_distinct_requests(tmp_path, mcq_file):
+    out = _run(tmp_path, "--data", str(mcq_file), "--limit", "1", "--families", "format", "--temperature", "0.9",
+               "--samples", "3", run_id="samples")
+    usage = out["results"]["models"]["llamacpp"]["usage"]
+    assert len(out["samples"]) == 18 and usage["new"] == 18  # 6 variants x 3 samples, none collapsed
+    assert len({s["key"] for s in out["samples"]}) == 18
+    assert {s["sample"] for s in out["samples"]} == {0, 1, 2}
