@@ -34,6 +34,24 @@ def embedded_model_path() -> Path:
     return Path(spec.submodule_search_locations[0]) / EMBEDDED_FILE
 
 
+def server_params(path: Path, n_parallel: int, n_ctx_per_slot: int, n_threads: int, port: int = 0):
+    """llama.cpp server settings shared by the in-process backend and the loopback test server."""
+    import xllamacpp as xl
+
+    params = xl.CommonParams()
+    params.model.path = str(path)
+    params.n_parallel = n_parallel
+    params.n_ctx = n_ctx_per_slot * n_parallel
+    params.cpuparams.n_threads = n_threads
+    params.cpuparams_batch.n_threads = n_threads
+    params.warmup = False
+    params.verbosity = -1
+    params.hostnames = ["127.0.0.1"]  # never listens beyond loopback
+    if port:
+        params.port = port
+    return params
+
+
 @dataclass
 class LlamaCppBackend:
     path: Path
@@ -67,17 +85,8 @@ class LlamaCppBackend:
     def _load(self):
         import xllamacpp as xl
 
-        params = xl.CommonParams()
-        params.model.path = str(self.path)
-        params.n_parallel = self.n_parallel
-        params.n_ctx = self.n_ctx_per_slot * self.n_parallel
-        params.cpuparams.n_threads = self.n_threads
-        params.cpuparams_batch.n_threads = self.n_threads
-        params.warmup = False
-        params.verbosity = -1
-        params.hostnames = ["127.0.0.1"]  # the in-process server never listens beyond loopback
         try:
-            return xl.Server(params)
+            return xl.Server(server_params(self.path, self.n_parallel, self.n_ctx_per_slot, self.n_threads))
         except Exception as exc:
             raise UserError(f"llama.cpp could not load {self.path}: {exc}") from None
 

@@ -28,21 +28,13 @@ def start(model: str | None = None, port: int = 0, parallel: int = 4, n_ctx_per_
 
     import xllamacpp as xl
 
-    from robusteval.models.llamacpp import embedded_model_path
+    from robusteval.models.llamacpp import embedded_model_path, server_params
 
-    params = xl.CommonParams()
-    params.model.path = model or str(embedded_model_path())
-    params.n_parallel = parallel
-    params.n_ctx = n_ctx_per_slot * parallel
-    params.cpuparams.n_threads = threads or os.cpu_count() or 2
-    params.cpuparams_batch.n_threads = params.cpuparams.n_threads
-    params.warmup = False
-    params.verbosity = -1
-    params.hostnames = ["127.0.0.1"]
-    params.port = port or free_port()
-    server = xl.Server(params)
-    _wait_ready(params.port)
-    return server, params.port
+    port = port or free_port()
+    server = xl.Server(server_params(model or embedded_model_path(), parallel, n_ctx_per_slot,
+                                     threads or os.cpu_count() or 2, port))
+    _wait_ready(port)
+    return server, port
 
 
 def _wait_ready(port: int, timeout_s: float = 60.0) -> None:
