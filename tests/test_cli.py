@@ -133,3 +133,16 @@ def test_cache_stats_and_clear(tmp_path):
     cleared = robusteval("cache", "clear", "--cache-dir", str(tmp_path), "--model-prefix", "llamacpp:")
     assert cleared.returncode == 0 and "deleted 3 responses" in cleared.stdout
     assert "responses: 1" in robusteval("cache", "stats", "--cache-dir", str(tmp_path)).stdout
+
+
+def test_broken_gguf_file(tmp_path):
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"GGUF" + b"\0" * 64)
+    proc = robusteval("run", "mcq", "--model", f"llamacpp:{bad}", "--limit", "1", "--cache-dir", str(tmp_path),
+                      "--out", str(tmp_path))
+    assert_clean_error(proc, "llama.cpp could not load", str(bad))
+
+
+def test_missing_gguf_file(tmp_path):
+    proc = robusteval("run", "mcq", "--model", f"llamacpp:{tmp_path}/none.gguf", "--cache-dir", str(tmp_path))
+    assert_clean_error(proc, "GGUF file not found")

@@ -225,3 +225,25 @@ def test_params_dict_names_every_field():
 
     # the cache key is built from as_dict: a new GenParams field must appear there too
     assert set(GenParams().as_dict()) == {f.name for f in fields(GenParams)}
+
+
+def test_adaptive_limit_survives_cancelled_waiters():
+    async def go():
+        limit = AdaptiveLimit(2)
+        await limit.acquire()
+        await limit.acquire()
+        waiters = [asyncio.create_task(limit.acquire()) for _ in range(6)]
+        await asyncio.sleep(0)
+        for t in waiters[:3]:
+            t.cancel()
+        await limit.release()  # each release wakes one live waiter, skipping cancelled ones
+        await limit.release()
+        await asyncio.sleep(0)
+        first = [t.done() for t in waiters[3:]]
+        await limit.release()
+        await asyncio.gather(*waiters, return_exceptions=True)
+        for _ in range(2):  # the two slots still held
+            await limit.release()
+        return first, limit.in_flight, len(limit._waiters)
+
+    assert asyncio.run(go()) == ([True, True, False], 0, 0)

@@ -98,7 +98,7 @@ class AdaptiveLimit:
             if waiter.done() and not waiter.cancelled():
                 self.in_flight -= 1  # granted just as we were cancelled: hand the slot on
                 self._wake()
-            else:
+            elif waiter in self._waiters:
                 self._waiters.remove(waiter)
             raise
 

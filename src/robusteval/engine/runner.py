@@ -16,7 +16,7 @@ from typing import Protocol
 
 from robusteval.engine.limits import AdaptiveLimit, Pacer, TokenBudget
 from robusteval.engine.store import Store, cache_key
-from robusteval.errors import BackendError
+from robusteval.errors import BackendError, UserError
 from robusteval.models.base import Backend
 from robusteval.types import Completion, GenParams, Message, Request, Response
 
@@ -186,6 +186,8 @@ class Engine:
                         m.pacer.push_back(wait_s)
                 if not exc.retryable:
                     break
+            except UserError:
+                raise  # e.g. a model file that cannot be loaded: no retry can fix it
             except Exception as exc:  # a backend bug must not abort the run; it is recorded
                 error = f"{type(exc).__name__}: {exc}"
             else:

@@ -80,7 +80,16 @@ class LlamaCppBackend:
         digest = await asyncio.to_thread(file_sha256, self.path)
         self.fingerprint = f"llamacpp:{self.path.name}:{digest[:16]}"
         self._pool = ThreadPoolExecutor(max_workers=self.n_parallel, thread_name_prefix="llamacpp")
-        self._server = await asyncio.get_running_loop().run_in_executor(self._pool, self._load)
+        self._server = None
+        self._loading = asyncio.Lock()
+
+    async def _ensure_loaded(self):
+        """Load the model on the first request that misses the cache: a fully cached rerun never pays
+        for it."""
+        async with self._loading:
+            if self._server is None:
+                self._server = await asyncio.get_running_loop().run_in_executor(self._pool, self._load)
+        return self._server
 
     def _load(self):
         import xllamacpp as xl
@@ -92,15 +101,16 @@ class LlamaCppBackend:
 
     async def chat(self, messages: tuple[Message, ...], params: GenParams) -> Completion:
         body = chat_body(messages, params)
-        out = await asyncio.get_running_loop().run_in_executor(
-            self._pool, self._server.handle_chat_completions, body)
+        server = await self._ensure_loaded()
+        out = await asyncio.get_running_loop().run_in_executor(self._pool, server.handle_chat_completions, body)
         return parse_chat_completion(out, source="llama.cpp")
 
     async def close(self) -> None:
         server = getattr(self, "_server", None)
+        self._server = None
         if server is not None:
-            self._server = None
             await asyncio.get_running_loop().run_in_executor(self._pool, _drop, server)
+        if hasattr(self, "_pool"):
             self._pool.shutdown(wait=True)
 
 
