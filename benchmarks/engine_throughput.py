@@ -54,6 +54,26 @@ async def run_requests(base_url: str, n: int, concurrency: int, rpm: float | Non
         return elapsed, usage
 
 
+async def run_bare_sdk(base_url: str, n: int, concurrency: int, tag: str) -> float:
+    """The same requests through the openai SDK alone (a semaphore, no engine): the client's ceiling."""
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0,
+                                http_client=openai.DefaultAioHttpClient())
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(i: int) -> None:
+        body = {"model": "stub", "messages": [{"role": "user", "content": f"{tag} {i}"}], "max_tokens": 16}
+        async with gate:
+            await client.post("/chat/completions", body=body, cast_to=bytes)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(n)))
+    elapsed = time.perf_counter() - start
+    await client.close()
+    return elapsed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.05)
@@ -64,14 +84,16 @@ def main() -> None:
     args = parser.parse_args()
 
     print(f"(a) fixed latency {args.latency * 1000:.0f} ms, stub in its own process")
-    print(f"{'concurrency':>11} {'requests':>8} {'wall s':>8} {'req/s':>9} {'ideal':>9} {'ratio':>6}")
+    print(f"{'concurrency':>11} {'requests':>8} {'wall s':>8} {'req/s':>9} {'ideal':>9} {'ratio':>6} "
+          f"{'bare SDK req/s':>15} {'engine/bare':>11}")
     with stub("--latency", str(args.latency)) as (url, _):
         for c in (int(x) for x in args.concurrency.split(",")):
             n = args.requests if c > 1 else max(50, args.requests // 40)
             elapsed, usage = asyncio.run(run_requests(url, n, c, None, f"c{c}"))
+            bare = n / asyncio.run(run_bare_sdk(url, n, c, f"bare{c}"))
             ideal = c / args.latency
-            print(f"{c:>11} {n:>8} {elapsed:>8.2f} {n / elapsed:>9.1f} {ideal:>9.1f} {n / elapsed / ideal:>6.3f}"
-                  + ("" if usage.failed == 0 else f"  ({usage.failed} failed)"))
+            print(f"{c:>11} {n:>8} {elapsed:>8.2f} {n / elapsed:>9.1f} {ideal:>9.1f} {n / elapsed / ideal:>6.3f} "
+                  f"{bare:>15.1f} {n / elapsed / bare:>11.3f}" + ("" if usage.failed == 0 else f"  ({usage.failed} failed)"))
 
     n = int(args.rpm * args.rpm_seconds / 60)
     print(f"\n(b) server enforcing {args.rpm:g} requests/min; engine --rpm {args.rpm:g}; {n} requests")
