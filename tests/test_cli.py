@@ -146,3 +146,28 @@ def test_broken_gguf_file(tmp_path):
 def test_missing_gguf_file(tmp_path):
     proc = robusteval("run", "mcq", "--model", f"llamacpp:{tmp_path}/none.gguf", "--cache-dir", str(tmp_path))
     assert_clean_error(proc, "GGUF file not found")
+
+
+def test_cost_accounting_and_no_cache(tmp_path, mcq_file):
+    import json
+
+    from robusteval.cli import main
+    from robusteval.testing.stub_server import StubServer
+
+    def run(run_id, *extra):
+        code = main(["run", "mcq", "--quiet", "--data", str(mcq_file), "--families", "format",
+                     "--model", f"openai:stub?base_url={stub.base_url}", "--price-in", "2.5", "--price-out", "10",
+                     "--cache-dir", str(tmp_path / "c"), "--out", str(tmp_path), "--run-id", run_id, *extra])
+        assert code == 0
+        return json.loads((tmp_path / run_id / "results.json").read_text())["models"]["openai:stub"]["usage"]
+
+    with StubServer() as stub:
+        first = run("a")
+        cached = run("b")
+        fresh = run("c", "--no-cache")
+        hits = stub.state.total
+    assert first["new"] == 30 and first["prompt_tokens"] > 0 and first["completion_tokens"] > 0
+    expected = (first["prompt_tokens"] * 2.5 + first["completion_tokens"] * 10) / 1e6
+    assert first["cost"] == pytest.approx(expected, abs=1e-6) and first["cost"] > 0
+    assert cached["new"] == 0 and cached["cost"] == 0  # cached answers cost nothing
+    assert fresh["new"] == 30 and hits == 60
