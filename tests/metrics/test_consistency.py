@@ -38,3 +38,14 @@ def test_item_consistency():
     assert got[:5].tolist() == pytest.approx([1 / 3, 1, 1 / 3, 0, 1])
     assert math.isnan(got[5])  # fewer than two answered variants: no pair to compare
     assert consistency_rate(answers) == pytest.approx((1 / 3 + 1 + 1 / 3 + 0 + 1) / 5)
+
+
+def test_pooled_and_per_question_definitions_differ_with_unequal_groups():
+    from robusteval.metrics.consistency import pooled_consistency_rate
+
+    # q1: 4 answers, all agree (6 of 6 pairs); q2: 2 answers that disagree (0 of 1 pair)
+    answers = np.array([[0, 0, 0, 0], [1, 2, nan, nan]], dtype=float)
+    assert consistency_rate(answers) == pytest.approx((1 + 0) / 2)
+    assert pooled_consistency_rate(answers) == pytest.approx(6 / 7)
+    equal = np.array([[0, 0, 1], [2, 2, 2]], dtype=float)  # same group sizes: the two agree
+    assert consistency_rate(equal) == pytest.approx(pooled_consistency_rate(equal))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from robusteval.probes.choices import expand
@@ -64,3 +65,29 @@ def test_single_category_has_no_macro():
     samples = [_sample("m", it, v, 0, Response("k", "The best answer is A")) for it in items
                for v in expand(it, ["format"])]
     assert "macro_accuracy" not in metrics(samples, items, ("format",))["format"]
+
+
+def test_canonical_agreement_differs_from_naive_label_agreement():
+    from robusteval.metrics.consistency import consistency_rate
+    from robusteval.suites.mcq import matrices
+
+    samples, m = _run(lambda item, v: "The best answer is A", families=("order",))
+    # naive: every variant said "A", so labels agree perfectly
+    labels = np.array([[0.0 for s in samples if s.item_id == it.id] for it in ITEMS])
+    assert consistency_rate(labels) == 1.0
+    # canonical: position A shows option 0 except where a swap moved something else there. Gold not at
+    # 0: gold@A shows the gold, the other three show option 0 (3 of 6 pairs agree). Gold at 0: each
+    # gold@k shows option k at A, four different options (0 of 6 pairs agree).
+    canonical = matrices(samples, "order", [it.id for it in ITEMS]).answers
+    expected = np.mean([3 / 6 if it.answer != 0 else 0.0 for it in ITEMS])
+    assert consistency_rate(canonical) == pytest.approx(expected)
+    assert m["order"]["consistency_rate"]["value"] == pytest.approx(expected) and expected < 1.0
+
+
+def test_position_bias_and_invalid_rate():
+    _, m = _run(lambda item, v: "The best answer is " + ("A" if v.name != "gold@D" else "X"), families=("order",))
+    bias = m["order"]["position_bias"]
+    assert bias["A"]["chosen"]["value"] == 1.0 and bias["B"]["chosen"]["value"] == 0.0
+    assert bias["A"]["correct"] == pytest.approx(0.25)
+    assert m["order"]["variants"]["gold@D"]["invalid_rate"] == 1.0
+    assert m["order"]["variants"]["gold@A"]["invalid_rate"] == 0.0

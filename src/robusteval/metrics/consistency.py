@@ -34,22 +34,37 @@ def macro_accuracy(correct: np.ndarray, categories: np.ndarray) -> float:
     return float(_nanmean(np.array(per, dtype=float)))
 
 
-def item_consistency(answers: np.ndarray) -> np.ndarray:
-    """Per item: the share of variant pairs that chose the same original option (SCORE's CR)."""
-    out = np.full(len(answers), np.nan)
+def agreeing_pairs(answers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per item: (number of variant pairs that chose the same original option, number of pairs)."""
+    agree = np.zeros(len(answers))
+    pairs = np.zeros(len(answers))
     for i, row in enumerate(answers):
         given = row[~np.isnan(row)]
         k = len(given)
-        if k < 2:
-            continue
-        valid = given[given >= 0]
-        _, counts = np.unique(valid, return_counts=True)
-        out[i] = (counts * (counts - 1) / 2).sum() / (k * (k - 1) / 2)
-    return out
+        _, counts = np.unique(given[given >= 0], return_counts=True)
+        agree[i] = (counts * (counts - 1) / 2).sum()
+        pairs[i] = k * (k - 1) / 2
+    return agree, pairs
+
+
+def item_consistency(answers: np.ndarray) -> np.ndarray:
+    """Per item: the share of its variant pairs that agree (NaN with fewer than two answers)."""
+    agree, pairs = agreeing_pairs(answers)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(pairs > 0, agree / np.maximum(pairs, 1), np.nan)
 
 
 def consistency_rate(answers: np.ndarray) -> float:
+    """Mean over questions of each question's pairwise agreement: every question weighs the same."""
     return float(_nanmean(item_consistency(answers)))
+
+
+def pooled_consistency_rate(answers: np.ndarray) -> float:
+    """All agreeing pairs over all pairs, pooled across questions, as lm-evaluation-harness's SCORE
+    tasks compute it: a question with more answered variants weighs more. Equal to
+    `consistency_rate` when every question has the same number of answered variants."""
+    agree, pairs = agreeing_pairs(answers)
+    return float(agree.sum() / pairs.sum()) if pairs.sum() else float("nan")
 
 
 def spread(correct: np.ndarray) -> float:

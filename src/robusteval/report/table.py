@@ -28,6 +28,15 @@ def print_mcq(console: Console, model: str, metrics: dict) -> None:
         table.add_row("[bold]all (micro)", _fmt(fm["accuracy"]), "", str(fm["invalid"]), str(fm["failed"]))
         if "macro_accuracy" in fm:
             table.add_row("[bold]all (macro over categories)", _fmt(fm["macro_accuracy"]), "", "", "")
-        table.add_row("[bold]consistency rate", _fmt(fm["consistency_rate"]), "", "", "")
+        table.add_row("[bold]consistency rate (per question)", _fmt(fm["consistency_rate"]), "", "", "")
+        table.add_row("[bold]consistency rate (pooled pairs)", _fmt(fm["consistency_rate_pooled"]), "", "", "")
         table.add_row("[bold]spread (max-min accuracy)", _fmt(fm["spread"]), "", "", "")
         console.print(table)
+        bias = Table(title=f"{model} · {family} · position bias", title_justify="left")
+        bias.add_column("position")
+        bias.add_column("chosen [95% CI]")
+        bias.add_column("correct", justify="right")
+        for position, b in fm["position_bias"].items():
+            correct = "n/a" if b["correct"] is None else f"{b['correct']:.3f}"
+            bias.add_row(position, _fmt(b["chosen"]), correct)
+        console.print(bias)

@@ -17,11 +17,12 @@ from robusteval.metrics.consistency import (
     consistency_rate,
     macro_accuracy,
     micro_accuracy,
+    pooled_consistency_rate,
     spread,
     std_across_variants,
 )
 from robusteval.metrics.stats import Estimate, bootstrap
-from robusteval.probes.choices import FAMILIES, expand
+from robusteval.probes.choices import FAMILIES, LETTERS, expand
 from robusteval.readers.labels import read_label
 from robusteval.types import GenParams, Item, Variant
 
@@ -92,6 +93,8 @@ class FamilyMatrices:
     correct: np.ndarray  # items x variants, mean over samples
     answers: np.ndarray  # items x (variants*samples), original option index, -1 invalid
     categories: np.ndarray
+    chosen: np.ndarray  # items x label positions: valid answers that chose each shown position
+    gold: np.ndarray  # items x label positions: answered variants whose gold sat at each position
 
 
 def matrices(samples: list[Sample], family: str, item_ids: list[str]) -> FamilyMatrices:
@@ -104,6 +107,9 @@ def matrices(samples: list[Sample], family: str, item_ids: list[str]) -> FamilyM
     correct_n = np.zeros((len(item_ids), len(variants)))
     answers = np.full((len(item_ids), len(variants) * n_samples), np.nan)
     categories = np.array(["" for _ in item_ids], dtype=object)
+    positions = max((len(s.labels) for s in rows), default=0)
+    chosen = np.zeros((len(item_ids), positions))
+    gold = np.zeros((len(item_ids), positions))
     for s in rows:
         i, j = index[s.item_id], col[s.variant]
         categories[i] = s.category or ""
@@ -112,9 +118,12 @@ def matrices(samples: list[Sample], family: str, item_ids: list[str]) -> FamilyM
         correct_sum[i, j] += s.correct
         correct_n[i, j] += 1
         answers[i, j * n_samples + s.sample] = -1 if s.answer_option is None else s.answer_option
+        gold[i, s.labels.index(s.gold_label)] += 1
+        if s.status == "ok":
+            chosen[i, s.labels.index(s.answer_label)] += 1
     with np.errstate(invalid="ignore", divide="ignore"):
         correct = np.where(correct_n > 0, correct_sum / np.maximum(correct_n, 1), np.nan)
-    return FamilyMatrices(variants, correct, answers, categories)
+    return FamilyMatrices(variants, correct, answers, categories, chosen, gold)
 
 
 def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, seed: int = 0,
@@ -124,7 +133,9 @@ def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, s
     rows = [s for s in samples if s.family == family]
     n_vars = len(m.variants)
     # Items are the resampling unit; keep each item's correctness, answers and category together.
-    packed = np.column_stack([m.correct, m.answers])
+    packed = np.column_stack([m.correct, m.answers, m.chosen])
+    n_answers = m.answers.shape[1]
+    chosen_from = 1 + n_vars + n_answers
     cats = m.categories
     has_categories = len({c for c in cats if c}) > 1
     codes = np.unique(cats, return_inverse=True)[1].astype(float)
@@ -136,25 +147,47 @@ def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, s
     variants = {}
     for j, name in enumerate(m.variants):
         vs = [s for s in rows if s.variant == name]
+        answered = sum(s.status != "failed" for s in vs)
+        invalid = sum(s.status == "invalid" for s in vs)
         variants[name] = {
             "accuracy": boot(lambda r, j=j: _nanmean(r[:, 1 + j])).as_dict(),
-            "answered": int(np.sum(~np.isnan(m.correct[:, j]))),
-            "invalid": sum(s.status == "invalid" for s in vs),
+            "answered": answered,
+            "invalid": invalid,
+            "invalid_rate": invalid / answered if answered else None,
             "failed": sum(s.status == "failed" for s in vs),
         }
     result = {
         "variants": variants,
         "accuracy": boot(lambda r: micro_accuracy(r[:, 1:1 + n_vars])).as_dict(),
-        "consistency_rate": boot(lambda r: consistency_rate(r[:, 1 + n_vars:])).as_dict(),
+        "consistency_rate": boot(lambda r: consistency_rate(r[:, 1 + n_vars:chosen_from])).as_dict(),
+        "consistency_rate_pooled": boot(lambda r: pooled_consistency_rate(r[:, 1 + n_vars:chosen_from])).as_dict(),
         "spread": boot(lambda r: spread(r[:, 1:1 + n_vars])).as_dict(),
         "std_across_variants": _none_if_nan(std_across_variants(m.correct)),
         "samples": len(rows),
         "invalid": sum(s.status == "invalid" for s in rows),
         "failed": sum(s.status == "failed" for s in rows),
     }
+    result["position_bias"] = position_bias(m, boot, chosen_from, rows)
     if has_categories:
         result["macro_accuracy"] = boot(lambda r: macro_accuracy(r[:, 1:1 + n_vars], r[:, 0])).as_dict()
     return result
+
+
+def position_bias(m: FamilyMatrices, boot, chosen_from: int, rows: list[Sample]) -> dict:
+    """Per shown label position: how often the model chose it (among valid answers, with a CI)
+    against how often it held the correct answer. An unbiased model's two shares match."""
+    labels = LETTERS[: m.chosen.shape[1]]  # positions, named as in the A-style formats
+    total_gold = m.gold.sum()
+    out = {}
+    for p, label in enumerate(labels):
+        chosen = boot(lambda r, p=p: _share(r[:, chosen_from + p], r[:, chosen_from:chosen_from + len(labels)]))
+        out[label] = {"chosen": chosen.as_dict(), "correct": float(m.gold[:, p].sum() / total_gold) if total_gold else None}
+    return out
+
+
+def _share(column: np.ndarray, block: np.ndarray) -> float:
+    total = block.sum()
+    return float(column.sum() / total) if total else float("nan")
 
 
 def metrics(samples: list[Sample], items: list[Item], families: tuple[str, ...], *, seed: int = 0) -> dict:
