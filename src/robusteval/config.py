@@ -23,6 +23,11 @@ class RunConfig:
     models: tuple[str, ...] = ("llamacpp",)
     data: str = "mmlu"
     families: tuple[str, ...] = ("order", "format")
+    cross: tuple[str, ...] = ()
+    templates: str | None = None
+    shots: str | None = None
+    n_shots: int = 5
+    fewshot_multiturn: bool = True
     limit: int | None = 20
     seed: int = 0
     temperature: float = 0.0
@@ -42,19 +47,24 @@ class RunConfig:
     run_id: str | None = None
 
     def validated(self) -> RunConfig:
-        from robusteval.probes.choices import FAMILIES
+        from robusteval.probes.design import FAMILIES
 
         if self.suite not in SUITES:
             raise UserError(f"unknown suite {self.suite!r}; available: {', '.join(SUITES)}")
-        unknown = [f for f in self.families if f not in FAMILIES]
-        if unknown or not self.families:
-            raise UserError(f"unknown --families {','.join(unknown) or '(empty)'}; available: {', '.join(FAMILIES)}")
+        for flag, names in (("--families", self.families), ("--cross", self.cross)):
+            if unknown := [f for f in names if f not in FAMILIES]:
+                raise UserError(f"unknown {flag} {','.join(unknown)}; available: {', '.join(FAMILIES)}")
+        if not self.families and not self.cross:
+            raise UserError("give at least one family with --families (or a design with --cross)")
+        if len(self.cross) == 1:
+            raise UserError("--cross needs two or more families, e.g. --cross format,order")
         checks = [
             (self.limit is None or self.limit > 0, "--limit must be a positive number"),
             (self.temperature >= 0, "--temperature must be >= 0"),
             (0 < self.top_p <= 1, "--top-p must be in (0, 1]"),
             (self.max_tokens > 0, "--max-tokens must be positive"),
             (self.samples >= 1, "--samples must be >= 1"),
+            (self.n_shots >= 1, "--shots-per-question must be >= 1"),
             (self.samples == 1 or self.temperature > 0,
              "--samples > 1 repeats identical greedy requests; set --temperature > 0"),
             (self.rpm is None or self.rpm > 0, "--rpm must be positive"),
@@ -70,7 +80,7 @@ class RunConfig:
         return self
 
 
-TUPLE_FIELDS = {"models", "families"}
+TUPLE_FIELDS = {"models", "families", "cross"}
 
 
 def load_config_file(path: str) -> dict:
@@ -111,7 +121,8 @@ def build_config(file_values: dict, flag_values: dict) -> RunConfig:
         raise UserError(f"bad configuration: {exc}") from None
     for f in fields(RunConfig):  # YAML may give "5" where a number is meant
         value = getattr(config, f.name)
-        if f.name in ("limit", "seed", "max_tokens", "samples", "max_retries", "concurrency") and value is not None:
+        if f.name in ("limit", "seed", "max_tokens", "samples", "max_retries", "concurrency", "n_shots") \
+                and value is not None:
             if not isinstance(value, int) or isinstance(value, bool):
                 raise UserError(f"setting {f.name!r} must be an integer, got {value!r}")
         if f.name in ("temperature", "top_p", "timeout", "price_in", "price_out") and not isinstance(value, (int, float)):

@@ -28,7 +28,7 @@ def new_run_id(config: RunConfig) -> str:
 
 
 def write_run(run_dir: Path, *, config: RunConfig, models: dict[str, dict], metrics: dict, samples: list,
-              started: float, finished: float) -> Path:
+              started: float, finished: float, extra: dict | None = None) -> Path:
     """Write results.json and samples.jsonl atomically (temp file + rename)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     failures = [
@@ -42,6 +42,7 @@ def write_run(run_dir: Path, *, config: RunConfig, models: dict[str, dict], metr
         "versions": versions(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
         "wall_time_s": round(finished - started, 3),
+        **(extra or {}),
         "models": models,
         "metrics": metrics,
         "failures": failures,

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-from robusteval.probes.choices import LABEL_STYLES, expand, format_variants, order_variants
+from robusteval.probes import LABEL_STYLES, expand
 from robusteval.types import Item
 
 ITEM = Item("i1", "Which is heaviest?", ("feather", "brick", "leaf", "coin"), answer=1, category="physics")
+
+
+def format_variants(item):
+    return expand(item, ["format"])
+
+
+def order_variants(item):
+    return expand(item, ["order"])
 
 
 def test_format_family_six_styles_same_content():

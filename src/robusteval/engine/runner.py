@@ -209,6 +209,19 @@ class Engine:
             await m.backend.close()
 
 
+async def gather_all(coros) -> list:
+    """Like asyncio.gather, but the first failure cancels the others and waits for them, so a fatal
+    error (a model that cannot load, Ctrl-C) ends the run at once with no orphaned tasks."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        return await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
 def _response(key: str, c: Completion, *, cached: bool, attempts: int, latency_s: float) -> Response:
     return Response(key=key, text=c.text, prompt_tokens=c.prompt_tokens, completion_tokens=c.completion_tokens,
                     finish_reason=c.finish_reason, logprobs=c.logprobs, cached=cached, attempts=attempts,

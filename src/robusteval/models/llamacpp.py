@@ -81,14 +81,21 @@ class LlamaCppBackend:
         self.fingerprint = f"llamacpp:{self.path.name}:{digest[:16]}"
         self._pool = ThreadPoolExecutor(max_workers=self.n_parallel, thread_name_prefix="llamacpp")
         self._server = None
+        self._load_error: UserError | None = None
         self._loading = asyncio.Lock()
 
     async def _ensure_loaded(self):
         """Load the model on the first request that misses the cache: a fully cached rerun never pays
         for it."""
         async with self._loading:
+            if self._load_error is not None:
+                raise self._load_error  # failed once: do not try again for every waiting request
             if self._server is None:
-                self._server = await asyncio.get_running_loop().run_in_executor(self._pool, self._load)
+                try:
+                    self._server = await asyncio.get_running_loop().run_in_executor(self._pool, self._load)
+                except UserError as exc:
+                    self._load_error = exc
+                    raise
         return self._server
 
     def _load(self):

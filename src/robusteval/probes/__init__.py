@@ -1,5 +1,7 @@
-"""Perturbations: each turns an item into a family of variants. One function per perturbation."""
+"""Perturbations: each turns an item into variants. Option labels and orders (`choices`), prompt
+templates (`templates`), worked examples (`fewshot`), and the design that combines them (`design`)."""
 
-from robusteval.probes.choices import FAMILIES, LABEL_STYLES, expand
+from robusteval.probes.choices import LABEL_STYLES
+from robusteval.probes.design import FAMILIES, Design, expand
 
-__all__ = ["FAMILIES", "LABEL_STYLES", "expand"]
+__all__ = ["FAMILIES", "LABEL_STYLES", "Design", "expand"]

@@ -1,9 +1,9 @@
 """Option perturbations (SCORE style): how the options are labelled, and where the gold one sits.
 
-- ``format``: the same prompt with six label styles ``A:``, ``A)``, ``A.``, ``1.``, ``a:``, ``I:``.
-- ``order``: for each label position L, the correct option swaps places with the option at L, so
-  the gold answer moves to L and everything else stays put. A question with n options yields n
-  order variants (fewer than another question with more options; never padded or invented).
+- label styles: ``A:``, ``A)``, ``A.``, ``1.``, ``a:``, ``I:`` (the `format` family);
+- gold swaps: for each label position L, the correct option swaps places with the option at L, so
+  the gold moves to L and everything else stays put (the `order` family). A question with n options
+  yields n swaps: fewer than a question with more options, never padded or invented.
 
 Both keep the option *content*; `Variant.order` records where each original option went, so an
 answer can be mapped back to content before consistency is computed.
@@ -11,11 +11,9 @@ answer can be mapped back to content before consistency is computed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from robusteval.probes.templates import BASE_TEMPLATE, render
-from robusteval.types import Item, Message, Variant
+from robusteval.types import Item
 
 LETTERS = "ABCDEFGHIJKLMNOP"
 ROMAN = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII", "XIII", "XIV", "XV", "XVI")
@@ -42,35 +40,24 @@ LABEL_STYLES: dict[str, LabelStyle] = {
         LabelStyle("I:", ROMAN, ":"),
     )
 }
-BASE_STYLE = "A."
+BASE_STYLE = LABEL_STYLES["A."]
 
 
-def make_variant(item: Item, family: str, name: str, style: LabelStyle, order: tuple[int, ...],
-                 template: str = BASE_TEMPLATE) -> Variant:
-    labels = style.take(len(order))
-    options = "\n".join(f"{label}{style.separator} {item.options[i]}" for label, i in zip(labels, order))
-    prompt = render(template, question=item.question, options=options, labels=labels, category=item.category)
-    return Variant(item.id, family, name, labels, order, (Message("user", prompt),))
+def identity(item: Item) -> tuple[int, ...]:
+    return tuple(range(len(item.options)))
 
 
-def format_variants(item: Item) -> list[Variant]:
-    identity = tuple(range(len(item.options)))
-    return [make_variant(item, "format", name, style, identity) for name, style in LABEL_STYLES.items()]
-
-
-def order_variants(item: Item) -> list[Variant]:
-    style = LABEL_STYLES[BASE_STYLE]
-    variants = []
+def gold_swaps(item: Item) -> list[tuple[str, tuple[int, ...]]]:
+    """(name, order) for each position the gold can be swapped to: ``gold@A``, ``gold@B``, ..."""
+    out = []
     for position in range(len(item.options)):
-        order = list(range(len(item.options)))
+        order = list(identity(item))
         order[item.answer], order[position] = order[position], order[item.answer]
-        variants.append(make_variant(item, "order", f"gold@{style.labels[position]}", style, tuple(order)))
-    return variants
+        out.append((f"gold@{LETTERS[position]}", tuple(order)))
+    return out
 
 
-FAMILIES: dict[str, Callable[[Item], list[Variant]]] = {"format": format_variants, "order": order_variants}
-
-
-def expand(item: Item, families: list[str]) -> list[Variant]:
-    """All variants of one item for the requested families, in a stable order."""
-    return [v for family in families for v in FAMILIES[family](item)]
+def format_options(item: Item, style: LabelStyle, order: tuple[int, ...]) -> tuple[tuple[str, ...], str]:
+    """The labels shown and the option block, one labelled option per line."""
+    labels = style.take(len(order))
+    return labels, "\n".join(f"{label}{style.separator} {item.options[i]}" for label, i in zip(labels, order))

@@ -1,16 +1,73 @@
-"""Prompt templates. The base prompt asks for a fixed closing phrase so the answer can be read
-strictly ("The best answer is X"), as the SCORE robustness tasks do."""
+"""Prompt templates. Every template asks for a fixed closing phrase so one strict reader serves all
+("The best answer is X"), as the SCORE robustness tasks do. The `prompt` and `fewshot` families
+read theirs from a YAML data file (`robusteval/data/mcq_templates.yaml`, or `--templates FILE`)."""
 
 from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from robusteval.errors import UserError
 
 BASE_TEMPLATE = (
     "Answer the following multiple-choice question. End your reply with the sentence "
     '"The best answer is X", where X is one of {label_list}.\n\n'
     "Question: {question}\n\n{options}"
 )
+PLACEHOLDERS = {"question", "options", "label_list", "category"}
+REQUIRED = {"question", "options"}
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    text: str
+
+
+BASE = Template("base", BASE_TEMPLATE)
 
 
 def render(template: str, *, question: str, options: str, labels: tuple[str, ...], category: str | None) -> str:
     label_list = ", ".join(labels[:-1]) + f" or {labels[-1]}"
     return template.format(question=question, options=options, label_list=label_list,
                            category=category or "general knowledge")
+
+
+def load_templates(path: str | None = None) -> tuple[Template, ...]:
+    """The templates of a YAML file ``{templates: [{name, template}, ...]}``; the bundled set by default."""
+    if path is None:
+        text = resources.files("robusteval.data").joinpath("mcq_templates.yaml").read_text(encoding="utf-8")
+        where = "robusteval/data/mcq_templates.yaml"
+    else:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"--templates {path}: {exc.strerror}") from None
+        where = path
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise UserError(f"{where}:{mark.line + 1 if mark else '?'}: malformed YAML") from None
+    entries = data.get("templates") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise UserError(f"{where}: expected 'templates:' with a list of {{name, template}} entries")
+    out = []
+    for n, entry in enumerate(entries, 1):
+        if not isinstance(entry, dict) or not isinstance(entry.get("template"), str):
+            raise UserError(f"{where}: template #{n} needs a 'template' string")
+        name = str(entry.get("name") or f"t{n}")
+        fields = {f for _, f, _, _ in string.Formatter().parse(entry["template"]) if f}
+        if unknown := fields - PLACEHOLDERS:
+            raise UserError(f"{where}: template {name!r} uses unknown placeholder(s) {sorted(unknown)}; "
+                            f"allowed: {sorted(PLACEHOLDERS)}")
+        if missing := REQUIRED - fields:
+            raise UserError(f"{where}: template {name!r} lacks {sorted(missing)}")
+        out.append(Template(name, entry["template"]))
+    if len({t.name for t in out}) != len(out):
+        raise UserError(f"{where}: template names must be unique")
+    return tuple(out)

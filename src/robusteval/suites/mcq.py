@@ -7,12 +7,11 @@ variant is and how often the variants of one question agree.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from robusteval.engine import Engine
+from robusteval.engine import Engine, gather_all
 from robusteval.metrics.consistency import (
     consistency_rate,
     macro_accuracy,
@@ -22,7 +21,8 @@ from robusteval.metrics.consistency import (
     std_across_variants,
 )
 from robusteval.metrics.stats import Estimate, bootstrap
-from robusteval.probes.choices import FAMILIES, LETTERS, expand
+from robusteval.probes.choices import LETTERS
+from robusteval.probes.design import FAMILIES, Design, expand
 from robusteval.readers.labels import read_label
 from robusteval.types import GenParams, Item, Variant
 
@@ -42,7 +42,8 @@ class Sample:
     sample: int
     labels: tuple[str, ...]
     order: tuple[int, ...]
-    prompt: str
+    prompt: str  # the last user message (with fewshot, earlier turns hold the shots)
+    turns: int
     response: str | None
     error: str | None
     status: str  # ok | invalid | failed
@@ -59,16 +60,18 @@ class Sample:
 
 
 async def run(engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
-              params: GenParams, samples: int = 1) -> list[Sample]:
+              params: GenParams, samples: int = 1, design: Design = Design(),
+              cross: tuple[str, ...] = ()) -> list[Sample]:
     """Ask every variant of every item (``samples`` times each) and read the replies."""
-    jobs = [(item, v, k) for item in items for v in expand(item, list(families)) for k in range(samples)]
+    jobs = [(item, v, k) for item in items for v in expand(item, families, design, cross)
+            for k in range(samples)]
     engine.expect(len(jobs))
 
     async def one(item: Item, variant: Variant, k: int) -> Sample:
         response = await engine.chat(model, variant.messages, params, sample=k)
         return _sample(model, item, variant, k, response)
 
-    return list(await asyncio.gather(*(one(*job) for job in jobs)))
+    return await gather_all(one(*job) for job in jobs)
 
 
 def _sample(model: str, item: Item, variant: Variant, k: int, response) -> Sample:
@@ -77,7 +80,7 @@ def _sample(model: str, item: Item, variant: Variant, k: int, response) -> Sampl
     gold_position = variant.order.index(item.answer)
     return Sample(
         model=model, item_id=item.id, category=item.category, family=variant.family, variant=variant.name,
-        sample=k, labels=variant.labels, order=variant.order, prompt=variant.messages[-1].content,
+        sample=k, labels=variant.labels, order=variant.order, prompt=variant.messages[-1].content, turns=len(variant.messages),
         response=response.text, error=response.error, status=answer.status, answer_label=answer.label,
         answer_option=option, gold_option=item.answer, gold_label=variant.labels[gold_position],
         correct=None if answer.status == "failed" else option == item.answer, cached=response.cached,
@@ -190,10 +193,13 @@ def _share(column: np.ndarray, block: np.ndarray) -> float:
     return float(column.sum() / total) if total else float("nan")
 
 
-def metrics(samples: list[Sample], items: list[Item], families: tuple[str, ...], *, seed: int = 0) -> dict:
+def metrics(samples: list[Sample], items: list[Item], families: tuple[str, ...] | None = None, *,
+            seed: int = 0) -> dict:
+    """Metrics per family (crossed designs are one family named like ``format×order``)."""
     item_ids = [item.id for item in items]
-    return {family: family_metrics(samples, family, item_ids, seed=seed) for family in families
-            if any(s.family == family for s in samples)}
+    present = list(dict.fromkeys(s.family for s in samples))
+    wanted = present if families is None else [f for f in present if f in families or "×" in f]
+    return {family: family_metrics(samples, family, item_ids, seed=seed) for family in wanted}
 
 
 def _nanmean(x: np.ndarray) -> float:
