@@ -26,6 +26,12 @@ EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
 
 
+def _out_console() -> Console:
+    """stdout; when it is not a terminal (a file, a pipe, CI) tables get room instead of 80 columns."""
+    console = Console(soft_wrap=True)
+    return console if console.is_terminal else Console(soft_wrap=True, width=160)
+
+
 def _csv(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
@@ -33,7 +39,7 @@ def _csv(text: str) -> tuple[str, ...]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="robusteval", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"robusteval {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,cache}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,compare,cache}")
 
     run = sub.add_parser("run", help="run a suite against one or more models")
     run.add_argument("suite", choices=SUITES, help="the suite to run")
@@ -68,6 +74,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--run-id", dest="run_id", help="name of the run folder (default: SUITE-TIMESTAMP)")
     run.add_argument("--quiet", action="store_true", help="no progress bar or tables")
 
+    cmp = sub.add_parser("compare", help="paired comparison of two runs on the same questions")
+    cmp.add_argument("run_a", help="run folder (runs/<id>) or its samples.jsonl")
+    cmp.add_argument("run_b")
+    cmp.add_argument("--model-a", help="model of run A to compare (when it holds several)")
+    cmp.add_argument("--model-b", help="model of run B to compare")
+    cmp.add_argument("--json", dest="json_out", help="also write the comparison to this JSON file")
+
     cache = sub.add_parser("cache", help="inspect or clear the response store")
     cache.add_argument("action", choices=("stats", "clear"))
     cache.add_argument("--cache-dir", dest="cache_dir", default=None)
@@ -83,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _run(args, console)
+        if args.command == "compare":
+            return _compare(args)
         return _cache(args)
     except UserError as exc:
         console.print(f"[red]error:[/red] {exc}", highlight=False)
@@ -112,7 +127,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     config = _config_from_args(args)
     started = time.time()
     run_dir, summary = asyncio.run(run_suite(config, console=console, quiet=args.quiet))
-    out = Console(soft_wrap=True)
+    out = _out_console()
     if not args.quiet:
         from robusteval.report.table import print_mcq
 
@@ -127,6 +142,29 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     failed = sum(u["failed"] for u in summary["usage"].values())
     if failed:
         console.print(f"[yellow]{failed} requests failed[/yellow] (listed in results.json; rerun to retry them)")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    import json
+
+    from rich.table import Table
+
+    from robusteval.compare import compare
+
+    result = compare(args.run_a, args.run_b, model_a=args.model_a, model_b=args.model_b)
+    table = Table(title=f"B = {args.run_b}  vs  A = {args.run_a}", title_justify="left")
+    for column in ("family", "metric", "questions", "A", "B", "B - A [95% CI]", "p (paired permutation)"):
+        table.add_column(column)
+    for family, r in result.items():
+        for metric in ("accuracy", "consistency_rate"):
+            d = r[metric]
+            ci = "" if d["ci_low"] is None else f" [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
+            p = "n/a" if d["p_value"] is None else f"{d['p_value']:.4f}"
+            table.add_row(family, metric, str(d["n"]), f"{d['a']:.3f}", f"{d['b']:.3f}", f"{d['diff']:+.3f}{ci}", p)
+    _out_console().print(table)
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(result, indent=2))
     return 0
 
 
