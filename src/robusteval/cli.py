@@ -48,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="model spec kind:name?key=value (repeatable; default: the embedded llamacpp model)")
     run.add_argument("--data", help="dataset: 'mmlu' (offline) or a JSONL/CSV file (default: mmlu)")
     run.add_argument("--families", type=_csv, help="comma-separated perturbation families (default: order,format)")
+    run.add_argument("--scoring", choices=("generate", "loglik"),
+                     help="generate: the model writes its answer (default); loglik: options scored by log-likelihood")
     run.add_argument("--cross", type=_csv, help="also run the full design of these families crossed, e.g. format,order")
     run.add_argument("--templates", help="YAML file of prompt templates for the prompt/fewshot families")
     run.add_argument("--shots", help="JSONL/CSV file the few-shot examples are drawn from (default: the dataset's dev split)")
@@ -111,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
 def _config_from_args(args: argparse.Namespace) -> RunConfig:
     file_values = load_config_file(args.config) if args.config else {}
     flags = {k: getattr(args, k) for k in (
-        "suite", "models", "data", "families", "cross", "templates", "shots", "n_shots", "fewshot_multiturn", "limit", "seed", "temperature", "top_p", "max_tokens",
+        "suite", "models", "data", "families", "cross", "scoring", "templates", "shots", "n_shots", "fewshot_multiturn", "limit", "seed", "temperature", "top_p", "max_tokens",
         "samples", "rpm", "tpm", "concurrency", "timeout", "max_retries", "price_in", "price_out",
         "cache_dir", "out_dir", "run_id")}
     flags["models"] = tuple(args.models) if args.models else None

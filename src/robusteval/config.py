@@ -24,6 +24,7 @@ class RunConfig:
     data: str = "mmlu"
     families: tuple[str, ...] = ("order", "format")
     cross: tuple[str, ...] = ()
+    scoring: str = "generate"
     templates: str | None = None
     shots: str | None = None
     n_shots: int = 5
@@ -64,6 +65,8 @@ class RunConfig:
             (0 < self.top_p <= 1, "--top-p must be in (0, 1]"),
             (self.max_tokens > 0, "--max-tokens must be positive"),
             (self.samples >= 1, "--samples must be >= 1"),
+            (self.scoring in ("generate", "loglik"), "--scoring must be generate or loglik"),
+            (self.scoring == "generate" or self.samples == 1, "--samples applies to --scoring generate only"),
             (self.n_shots >= 1, "--shots-per-question must be >= 1"),
             (self.samples == 1 or self.temperature > 0,
              "--samples > 1 repeats identical greedy requests; set --temperature > 0"),

@@ -46,8 +46,12 @@ async def run_suite(config: RunConfig, *, console: Console | None = None, quiet:
                                    price_out_per_mtok=config.price_out)
         with progress:
             for spec in specs:
-                model_samples = await mcq.run(engine, spec.label, items, config.families, params, config.samples,
-                                              design, config.cross)
+                if config.scoring == "loglik":
+                    model_samples = await mcq.run_loglik(engine, spec.label, items, config.families, design,
+                                                         config.cross)
+                else:
+                    model_samples = await mcq.run(engine, spec.label, items, config.families, params,
+                                                  config.samples, design, config.cross)
                 samples.extend(model_samples)
                 metrics[spec.label] = mcq.metrics(model_samples, items, config.families, seed=config.seed)
         for spec in specs:

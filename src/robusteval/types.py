@@ -44,6 +44,9 @@ class Request:
     messages: tuple[Message, ...]
     params: GenParams = field(default_factory=GenParams)
     sample: int = 0
+    # Set for a log-likelihood request: score ``continuation`` after the reply begins with ``prefix``.
+    continuation: str | None = None
+    prefix: str = ""
 
     def messages_as_dicts(self) -> list[dict[str, str]]:
         return [{"role": m.role, "content": m.content} for m in self.messages]
@@ -67,6 +70,8 @@ class Completion:
     completion_tokens: int = 0
     finish_reason: str | None = None
     logprobs: tuple[TokenLogprob, ...] | None = None
+    loglik: float | None = None  # log P(continuation | prompt), for log-likelihood requests
+    greedy: bool | None = None  # whether greedy decoding would have produced the continuation
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,8 @@ class Response:
     cached: bool = False
     attempts: int = 1
     latency_s: float = 0.0
+    loglik: float | None = None
+    greedy: bool | None = None
 
     @property
     def ok(self) -> bool:

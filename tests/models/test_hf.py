@@ -9,37 +9,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
-tokenizers = pytest.importorskip("tokenizers")
 
 from robusteval.errors import UserError  # noqa: E402
 from robusteval.models import load_backend, parse_model_spec  # noqa: E402
 from robusteval.types import GenParams, Message  # noqa: E402
-
-WORDS = "the a cat dog sat on mat ran far away red blue green user assistant system : answer is".split()
-TEMPLATE = "{% for m in messages %}{{ m['role'] }} : {{ m['content'] }} {% endfor %}{% if add_generation_prompt %}assistant : {% endif %}"
-
-
-def _save_tiny_model(path, seed: int) -> None:
-    vocab = {w: i for i, w in enumerate(["<unk>", "<pad>", "</s>", *WORDS])}
-    raw = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="<unk>"))
-    raw.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
-    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=raw, unk_token="<unk>", pad_token="<pad>",
-                                               eos_token="</s>")
-    tok.chat_template = TEMPLATE
-    tok.save_pretrained(path)
-    config = transformers.LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64,
-                                      num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
-                                      max_position_embeddings=128, eos_token_id=2, pad_token_id=1, bos_token_id=None)
-    torch.manual_seed(seed)
-    transformers.LlamaForCausalLM(config).save_pretrained(path)
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    path = tmp_path_factory.mktemp("tiny")
-    _save_tiny_model(path, seed=0)
-    return path
-
 
 async def _with_backend(path, fn):
     backend = load_backend(parse_model_spec(f"hf:{path}"))
@@ -53,15 +26,15 @@ async def _with_backend(path, fn):
 MSG = (Message("user", "the cat sat on the mat"),)
 
 
-def test_greedy_generation_is_deterministic_with_logprobs(tiny):
+def test_greedy_generation_is_deterministic_with_logprobs(tiny_hf_model):
     params = GenParams(max_tokens=6, logprobs=True, top_logprobs=3)
 
     async def go(b):
         return await b.chat(MSG, params), await b.chat(MSG, params)
 
-    backend, (a, b) = asyncio.run(_with_backend(tiny, go))
+    backend, (a, b) = asyncio.run(_with_backend(tiny_hf_model, go))
     assert a == b
-    assert backend.fingerprint.startswith(f"hf:{tiny}:")
+    assert backend.fingerprint.startswith(f"hf:{tiny_hf_model}:")
     assert a.finish_reason in ("stop", "length") and a.completion_tokens <= 6
     assert a.prompt_tokens == len("user : the cat sat on the mat assistant :".split())
     assert len(a.logprobs) == a.completion_tokens
@@ -72,47 +45,46 @@ def test_greedy_generation_is_deterministic_with_logprobs(tiny):
         assert t.logprob == pytest.approx(values[0], abs=1e-5)  # greedy picks the most likely token
 
 
-def test_sampling_depends_on_seed(tiny):
+def test_sampling_depends_on_seed(tiny_hf_model):
     async def go(b):
         return [(await b.chat(MSG, GenParams(temperature=1.0, max_tokens=8, seed=s))).text for s in range(6)]
 
-    _, texts = asyncio.run(_with_backend(tiny, go))
+    _, texts = asyncio.run(_with_backend(tiny_hf_model, go))
     assert len(set(texts)) >= 2
 
-    _, again = asyncio.run(_with_backend(tiny, go))
+    _, again = asyncio.run(_with_backend(tiny_hf_model, go))
     assert again == texts  # the same seed gives the same sample
 
 
-def test_stop_string_truncates(tiny):
+def test_stop_string_truncates(tiny_hf_model):
     async def go(b):
         full = await b.chat(MSG, GenParams(max_tokens=8))
         word = full.text.split()[1] if len(full.text.split()) > 1 else full.text.split()[0]
         cut = await b.chat(MSG, GenParams(max_tokens=8, stop=(word,), logprobs=True))
         return full, word, cut
 
-    _, (full, word, cut) = asyncio.run(_with_backend(tiny, go))
+    _, (full, word, cut) = asyncio.run(_with_backend(tiny_hf_model, go))
     assert word not in cut.text and full.text.startswith(cut.text)
     assert cut.finish_reason == "stop" and len(cut.logprobs) == cut.completion_tokens < full.completion_tokens
 
 
-def test_loglikelihood(tiny):
+def test_loglikelihood(tiny_hf_model):
     async def go(b):
-        greedy = await b.chat(MSG, GenParams(max_tokens=1))
-        context = b._prompt(MSG)
-        return greedy, await b.loglikelihood(context, " " + greedy.text), await b.loglikelihood(context, " red blue")
+        greedy = await b.chat(MSG, GenParams(max_tokens=1, logprobs=True, top_logprobs=1))
+        return greedy, await b.loglikelihood(MSG, "", " " + greedy.text), await b.loglikelihood(MSG, "", " red blue")
 
-    _, (greedy, (lp, is_greedy), (lp2, _)) = asyncio.run(_with_backend(tiny, go))
-    assert math.isfinite(lp) and lp < 0 and is_greedy
-    assert math.isfinite(lp2) and lp2 < 0
+    _, (greedy, first, other) = asyncio.run(_with_backend(tiny_hf_model, go))
+    assert first.greedy and first.loglik == pytest.approx(greedy.logprobs[0].logprob, abs=1e-4)
+    assert math.isfinite(other.loglik) and other.loglik < 0 and not other.greedy
 
 
-def test_fingerprint_tracks_weights(tiny, tmp_path):
-    _save_tiny_model(tmp_path, seed=1)
+def test_fingerprint_tracks_weights(tiny_hf_model, tmp_path, save_tiny_hf_model):
+    save_tiny_hf_model(tmp_path, seed=1)
 
     async def nothing(b):
         return None
 
-    a, _ = asyncio.run(_with_backend(tiny, nothing))
+    a, _ = asyncio.run(_with_backend(tiny_hf_model, nothing))
     b, _ = asyncio.run(_with_backend(tmp_path, nothing))
     assert a.fingerprint.split(":")[-1] != b.fingerprint.split(":")[-1]
 
@@ -122,17 +94,17 @@ def test_missing_model_is_a_user_error(tmp_path):
         asyncio.run(_with_backend(tmp_path / "nope" / "model", lambda b: None))
 
 
-def test_mcq_suite_runs_on_hf_backend(tiny, tmp_path, mcq_file):
+def test_mcq_suite_runs_on_hf_backend(tiny_hf_model, tmp_path, mcq_file):
     import json
 
     from robusteval.cli import main
 
-    code = main(["run", "mcq", "--quiet", "--model", f"hf:{tiny}", "--data", str(mcq_file), "--limit", "2",
+    code = main(["run", "mcq", "--quiet", "--model", f"hf:{tiny_hf_model}", "--data", str(mcq_file), "--limit", "2",
                  "--families", "format", "--max-tokens", "4", "--cache-dir", str(tmp_path / "c"),
                  "--out", str(tmp_path / "runs"), "--run-id", "hf"])
     assert code == 0
     results = json.loads((tmp_path / "runs" / "hf" / "results.json").read_text())
-    usage = results["models"][f"hf:{tiny}"]["usage"]
+    usage = results["models"][f"hf:{tiny_hf_model}"]["usage"]
     assert usage["new"] == 12 and usage["failed"] == 0
     # a random model never writes "The best answer is": every reply is invalid, none failed
-    assert results["metrics"][f"hf:{tiny}"]["format"]["invalid"] == 12
+    assert results["metrics"][f"hf:{tiny_hf_model}"]["format"]["invalid"] == 12

@@ -118,8 +118,21 @@ class Engine:
 
     async def chat(self, model: str, messages: tuple[Message, ...] | list[Message],
                    params: GenParams | None = None, sample: int = 0) -> Response:
+        return await self._ask(model, Request(tuple(messages), params or GenParams(), sample))
+
+    async def loglik(self, model: str, messages: tuple[Message, ...], continuation: str, prefix: str = "") -> Response:
+        """log P(continuation | messages, reply so far = prefix); cached and scheduled like chat."""
+        backend = self._models[model].backend
+        if not hasattr(backend, "loglikelihood"):
+            raise UserError(f"model {model} cannot score log-likelihoods; use --scoring generate")
+        return await self._ask(model, Request(tuple(messages), GenParams(max_tokens=0), 0, continuation, prefix))
+
+    def supports_text_loglik(self, model: str) -> bool:
+        """Whether the backend scores multi-token continuations (option texts), not only labels."""
+        return getattr(self._models[model].backend, "loglik_text", False)
+
+    async def _ask(self, model: str, request: Request) -> Response:
         m = self._models[model]
-        request = Request(tuple(messages), params or GenParams(), sample)
         key = cache_key(m.backend.fingerprint, request)
         m.usage.requests += 1
         if key in self._done:  # asked before in this run
@@ -172,8 +185,9 @@ class Engine:
             started = time.monotonic()
             wait_s: float | None = None
             try:
-                completion = await asyncio.wait_for(
-                    m.backend.chat(request.messages, request.params), self.retry.timeout_s)
+                call = (m.backend.chat(request.messages, request.params) if request.continuation is None else
+                        m.backend.loglikelihood(request.messages, request.prefix, request.continuation))
+                completion = await asyncio.wait_for(call, self.retry.timeout_s)
             except TimeoutError:
                 error = f"timed out after {self.retry.timeout_s:g} s"
             except BackendError as exc:
@@ -225,7 +239,7 @@ async def gather_all(coros) -> list:
 def _response(key: str, c: Completion, *, cached: bool, attempts: int, latency_s: float) -> Response:
     return Response(key=key, text=c.text, prompt_tokens=c.prompt_tokens, completion_tokens=c.completion_tokens,
                     finish_reason=c.finish_reason, logprobs=c.logprobs, cached=cached, attempts=attempts,
-                    latency_s=latency_s)
+                    latency_s=latency_s, loglik=c.loglik, greedy=c.greedy)
 
 
 def _as_cached(r: Response) -> Response:

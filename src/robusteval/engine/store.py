@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS responses (
     finish_reason TEXT,
     logprobs TEXT,
     latency_s REAL NOT NULL,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    extra TEXT
 );
 CREATE INDEX IF NOT EXISTS responses_fingerprint ON responses(fingerprint);
 CREATE TABLE IF NOT EXISTS failures (
@@ -53,6 +54,8 @@ def cache_key(fingerprint: str, request: Request) -> str:
         "params": request.params.as_dict(),
         "sample": request.sample,
     }
+    if request.continuation is not None:  # only then, so generation keys stay as they were
+        payload |= {"continuation": request.continuation, "prefix": request.prefix}
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -86,37 +89,40 @@ class Store:
         self._db.execute("PRAGMA synchronous=NORMAL")
         with self._lock:
             _retry_locked(lambda: self._db.executescript(SCHEMA))
+            columns = {r[1] for r in self._db.execute("PRAGMA table_info(responses)")}
+            if "extra" not in columns:  # a store written by an earlier version
+                _retry_locked(lambda: self._db.execute("ALTER TABLE responses ADD COLUMN extra TEXT"))
 
     def get(self, key: str) -> StoredResponse | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT text, prompt_tokens, completion_tokens, finish_reason, logprobs, latency_s "
+                "SELECT text, prompt_tokens, completion_tokens, finish_reason, logprobs, latency_s, extra "
                 "FROM responses WHERE key = ?",
                 (key,),
             ).fetchone()
         if row is None:
             return None
-        text, pt, ct, finish, logprobs, latency = row
+        text, pt, ct, finish, logprobs, latency, extra = row
+        extra = json.loads(extra) if extra else {}
         return StoredResponse(
             Completion(text=text, prompt_tokens=pt, completion_tokens=ct, finish_reason=finish,
-                       logprobs=_decode_logprobs(logprobs)),
+                       logprobs=_decode_logprobs(logprobs), loglik=extra.get("loglik"), greedy=extra.get("greedy")),
             latency,
         )
 
     def put(self, key: str, fingerprint: str, request: Request, completion: Completion,
             latency_s: float) -> None:
         """Commit one response; returns only once it is durable in the WAL."""
-        req = json.dumps(
-            {"messages": request.messages_as_dicts(), "params": request.params.as_dict(),
-             "sample": request.sample},
-            ensure_ascii=False,
-        )
+        req = {"messages": request.messages_as_dicts(), "params": request.params.as_dict(), "sample": request.sample}
+        if request.continuation is not None:
+            req |= {"continuation": request.continuation, "prefix": request.prefix}
         lp = None if completion.logprobs is None else json.dumps([asdict(t) for t in completion.logprobs])
+        extra = None if completion.loglik is None else json.dumps({"loglik": completion.loglik, "greedy": completion.greedy})
         with self._lock:
             self._db.execute(
-                "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (key, fingerprint, req, completion.text, completion.prompt_tokens,
-                 completion.completion_tokens, completion.finish_reason, lp, latency_s, time.time()),
+                "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (key, fingerprint, json.dumps(req, ensure_ascii=False), completion.text, completion.prompt_tokens,
+                 completion.completion_tokens, completion.finish_reason, lp, latency_s, time.time(), extra),
             )
 
     def record_failure(self, key: str, fingerprint: str, error: str, attempts: int) -> None:

@@ -58,3 +58,8 @@ def parse_chat_completion(out: object, *, source: str = "server") -> Completion:
         )
     except (KeyError, IndexError, TypeError) as exc:
         raise BackendError(f"{source}: bad response: missing {exc}") from None
+
+
+def plain_prompt(messages: tuple[Message, ...]) -> str:
+    """The conversation as plain text, for base models scored through a completions endpoint."""
+    return "\n\n".join(m.content for m in messages) + "\n"

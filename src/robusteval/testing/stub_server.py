@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import signal
 import threading
 import time
@@ -34,6 +35,11 @@ def request_hash(body: dict) -> str:
     """Identity of a request as the server sees it: messages plus the parameters that matter."""
     key = {k: body.get(k) for k in ("model", "messages", "temperature", "top_p", "max_tokens", "seed", "stop")}
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def token_logprob(token: str) -> float:
+    """The stub's log-probability of a token: fixed by its text, in (-5, 0)."""
+    return -(int(hashlib.sha256(token.encode()).hexdigest()[:6], 16) % 500) / 100 - 0.01
 
 
 def answer_for(body: dict) -> str:
@@ -135,9 +141,28 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
                       "total_tokens": prompt_tokens + len(text.split())},
         })
 
+    async def completions(request: web.Request) -> web.Response:
+        """Echoed prompt log-probabilities, as vLLM returns them for loglik scoring: one token per
+        whitespace-led word, each with a log-probability fixed by its text."""
+        body = await request.json()
+        if not body.get("echo"):
+            return _error(400, "this stub only echoes prompt log-probabilities")
+        record("ok", request_hash(body))
+        prompt = body["prompt"]
+        tokens = re.findall(r"\s*\S+", prompt)
+        offsets = [sum(len(t) for t in tokens[:i]) for i in range(len(tokens))]
+        values = [None] + [token_logprob(t) for t in tokens[1:]]
+        return web.json_response({
+            "object": "text_completion", "model": body.get("model"),
+            "choices": [{"index": 0, "text": prompt, "finish_reason": "length", "logprobs": {
+                "tokens": tokens, "token_logprobs": values, "text_offset": offsets,
+                "top_logprobs": [None] + [{t: token_logprob(t)} for t in tokens[1:]]}}],
+        })
+
     app = web.Application()
     app.router.add_get("/v1/models", models)
     app.router.add_post("/v1/chat/completions", chat)
+    app.router.add_post("/v1/completions", completions)
     return app
 
 
