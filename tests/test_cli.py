@@ -171,3 +171,30 @@ def test_cost_accounting_and_no_cache(tmp_path, mcq_file):
     assert first["cost"] == pytest.approx(expected, abs=1e-6) and first["cost"] > 0
     assert cached["new"] == 0 and cached["cost"] == 0  # cached answers cost nothing
     assert fresh["new"] == 30 and hits == 60
+
+
+def test_prompt_fewshot_and_cross_through_the_cli(tmp_path, mcq_file):
+    import json
+
+    from robusteval.cli import main
+    from robusteval.testing.stub_server import StubServer
+
+    templates = tmp_path / "t.yaml"
+    templates.write_text("templates:\n  - name: one\n    template: 'Q: {question}\\n{options}\\nEnd with The best answer is X.'\n"
+                         "  - name: two\n    template: '{options}\\n{question} ({category})'\n")
+    with StubServer() as stub:
+        code = main(["run", "mcq", "--quiet", "--data", str(mcq_file), "--families", "prompt,fewshot",
+                     "--cross", "format,order", "--templates", str(templates), "--shots-per-question", "2",
+                     "--no-fewshot-as-multiturn", "--model", f"openai:stub?base_url={stub.base_url}",
+                     "--cache-dir", str(tmp_path / "c"), "--out", str(tmp_path), "--run-id", "d"])
+    assert code == 0
+    results = json.loads((tmp_path / "d" / "results.json").read_text())
+    assert results["design"]["templates"] == ["one", "two"] and results["design"]["cross"] == ["format", "order"]
+    assert results["design"]["shots_per_question"] == 2 and results["design"]["fewshot_as_multiturn"] is False
+    assert "evaluated set itself" in results["design"]["shots_source"]
+    assert set(results["metrics"]["openai:stub"]) == {"prompt", "fewshot", "format×order"}
+    samples = [json.loads(x) for x in (tmp_path / "d" / "samples.jsonl").read_text().splitlines()]
+    crossed = [s for s in samples if s["family"] == "format×order"]
+    assert len(crossed) == 4 * 6 * 4 + 6 * 3  # four 4-option questions, one with 3 options
+    shots = [s for s in samples if s["family"] == "fewshot"]
+    assert len(shots) == 10 and all(s["turns"] == 1 and s["prompt"].count("The best answer is") >= 2 for s in shots)

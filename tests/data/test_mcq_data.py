@@ -80,3 +80,44 @@ def test_offline_mmlu():
     assert len(items) == 14042
     assert all(len(i.options) == 4 and 0 <= i.answer < 4 and i.question != "question" for i in items)
     assert len({i.category for i in items}) == 57
+
+
+def test_agieval_original_and_hub_schemas(tmp_path):
+    from robusteval.data.mcq import load_file
+
+    f = _jsonl(tmp_path / "agi.jsonl", [
+        {"passage": "A short passage.", "question": "What follows?", "options": ["(A)one", "(B) two", "(C)three"],
+         "label": "B"},
+        {"query": "Q: How many? Answer Choices: (A)1 (B)2", "choices": ["(A)1", "(B)2"], "gold": [1]},
+    ])
+    first, second = load_file(f)
+    assert first.question == "A short passage.\n\nWhat follows?" and first.options == ("one", "two", "three")
+    assert first.answer == 1
+    assert second.question == "How many?" and second.options == ("1", "2") and second.answer == 1
+
+
+def test_offline_arc_and_mmlu_dev():
+    pytest.importorskip("pyarrow")
+    from robusteval.data.mcq import load_dev_items
+
+    arc = load_items("arc-challenge", limit=None)
+    assert len(arc) == 299 and all(0 <= i.answer < len(i.options) for i in arc)
+    assert {len(i.options) for i in arc} >= {4}
+    dev, source = load_dev_items("mmlu")
+    assert len(dev) == 285 and "dev" in source
+    assert {i.category for i in dev} == {i.category for i in load_items("mmlu", limit=None)}  # names match
+
+
+def test_hub_datasets_fail_clearly_offline(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_datasets(name, *args, **kwargs):
+        if name == "datasets":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_datasets)
+    with pytest.raises(UserError, match="Hugging Face hub: pip install 'robusteval\\[hub\\]'"):
+        load_items("mmlu-pro")
