@@ -78,47 +78,41 @@ class OpenAIBackend:
             return self.model
         return ids[0] if len(ids) == 1 else "unlisted"
 
-    async def chat(self, messages: tuple[Message, ...], params: GenParams) -> Completion:
-        body = {"model": self.model, **chat_body(messages, params)}
+    async def _post(self, path: str, body: dict) -> dict:
+        """POST through the SDK's low-level client and decode the JSON; every failure becomes a
+        BackendError the engine knows how to retry (or not). The raw bytes skip the SDK's per-call
+        TypedDict transform and pydantic parsing: about 40% of the client's CPU per request
+        (benchmarks/engine_throughput.py)."""
         try:
-            # The SDK's low-level post with a raw response: same transport, auth and error mapping,
-            # without its per-call TypedDict transform and pydantic parsing (about 40% of the client's
-            # CPU per request, measured in benchmarks/engine_throughput.py).
-            raw = await self._client.post("/chat/completions", body=body, cast_to=bytes)
+            raw = await self._client.post(path, body=body, cast_to=bytes)
         except openai.RateLimitError as exc:
             raise BackendError(f"429 rate limited: {_short(exc)}", rate_limited=True,
                                retry_after=_retry_after(exc.response)) from None
         except openai.APIStatusError as exc:
             retryable = exc.status_code >= 500 or exc.status_code in (408, 409)
-            raise BackendError(f"HTTP {exc.status_code}: {_short(exc)}", retryable=retryable) from None
+            raise BackendError(f"HTTP {exc.status_code} from {path}: {_short(exc)}", retryable=retryable) from None
         except (openai.APITimeoutError, openai.APIConnectionError) as exc:
             raise BackendError(f"{type(exc).__name__}: {exc}") from None
         try:
-            out = json.loads(raw)
+            return json.loads(raw)
         except ValueError as exc:
             raise BackendError(f"bad response: invalid JSON ({exc})") from None
+
+    async def chat(self, messages: tuple[Message, ...], params: GenParams) -> Completion:
+        out = await self._post("/chat/completions", {"model": self.model, **chat_body(messages, params)})
         return parse_chat_completion(out, source=self.base_url)
 
     async def loglikelihood(self, messages: tuple[Message, ...], prefix: str, continuation: str) -> Completion:
         """log P(continuation | plain-text prompt + prefix) from a completions endpoint that echoes
         prompt log-probabilities (vLLM, TGI and others; not OpenAI's chat models, nor llama.cpp)."""
         context = plain_prompt(messages) + prefix
-        body = {"model": self.model, "prompt": context + continuation, "max_tokens": 0, "echo": True,
-                "logprobs": 1, "temperature": 0}
+        out = await self._post("/completions", {"model": self.model, "prompt": context + continuation,
+                                                "max_tokens": 0, "echo": True, "logprobs": 1, "temperature": 0})
         try:
-            raw = await self._client.post("/completions", body=body, cast_to=bytes)
-            lp = json.loads(raw)["choices"][0]["logprobs"]
+            lp = out["choices"][0]["logprobs"]
             offsets, tokens, values = lp["text_offset"], lp["tokens"], lp["token_logprobs"]
-        except openai.RateLimitError as exc:
-            raise BackendError(f"429 rate limited: {_short(exc)}", rate_limited=True,
-                               retry_after=_retry_after(exc.response)) from None
-        except openai.APIStatusError as exc:
-            raise BackendError(f"HTTP {exc.status_code} from /completions (echo of prompt log-probabilities "
-                               f"unsupported?): {_short(exc)}", retryable=exc.status_code >= 500) from None
-        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-            raise BackendError(f"{type(exc).__name__}: {exc}") from None
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise BackendError(f"bad /completions response: {_short(exc)}") from None
+        except (KeyError, IndexError, TypeError) as exc:
+            raise BackendError(f"bad /completions response (no echoed log-probabilities): {_short(exc)}") from None
         picked = [i for i, off in enumerate(offsets) if off >= len(context) and values[i] is not None]
         if not picked:
             raise BackendError("the server echoed no log-probabilities for the continuation", retryable=False)
