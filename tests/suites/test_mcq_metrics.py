@@ -89,5 +89,5 @@ def test_position_bias_and_invalid_rate():
     bias = m["order"]["position_bias"]
     assert bias["A"]["chosen"]["value"] == 1.0 and bias["B"]["chosen"]["value"] == 0.0
     assert bias["A"]["correct"] == pytest.approx(0.25)
-    assert m["order"]["variants"]["gold@D"]["invalid_rate"] == 1.0
-    assert m["order"]["variants"]["gold@A"]["invalid_rate"] == 0.0
+    assert m["order"]["variants"]["gold@D"]["invalid_rate"]["value"] == 1.0
+    assert m["order"]["variants"]["gold@A"]["invalid_rate"]["value"] == 0.0

@@ -31,6 +31,7 @@ def print_mcq(console: Console, model: str, metrics: dict) -> None:
         table.add_row("[bold]consistency rate (per question)", _fmt(fm["consistency_rate"]), "", "", "")
         table.add_row("[bold]consistency rate (pooled pairs)", _fmt(fm["consistency_rate_pooled"]), "", "", "")
         table.add_row("[bold]spread (max-min accuracy)", _fmt(fm["spread"]), "", "", "")
+        table.add_row("[bold]std of variant accuracies", _fmt(fm["std_across_variants"]), "", "", "")
         console.print(table)
         bias = Table(title=f"{model} · {family} · position bias", title_justify="left")
         bias.add_column("position")

@@ -191,6 +191,7 @@ def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, s
     def boot(stat) -> Estimate:
         return bootstrap(packed_c, stat, n_resamples=n_resamples, seed=seed)
 
+    per_variant = n_answers // max(1, n_vars)  # answer columns per variant (one per sample)
     variants = {}
     for j, name in enumerate(m.variants):
         vs = [s for s in rows if s.variant == name]
@@ -200,7 +201,8 @@ def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, s
             "accuracy": boot(lambda r, j=j: _nanmean(r[:, 1 + j])).as_dict(),
             "answered": answered,
             "invalid": invalid,
-            "invalid_rate": invalid / answered if answered else None,
+            "invalid_rate": boot(lambda r, j=j: _invalid_share(
+                r[:, 1 + n_vars + j * per_variant:1 + n_vars + (j + 1) * per_variant])).as_dict(),
             "failed": sum(s.status == "failed" for s in vs),
         }
     result = {
@@ -209,7 +211,7 @@ def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, s
         "consistency_rate": boot(lambda r: consistency_rate(r[:, 1 + n_vars:chosen_from])).as_dict(),
         "consistency_rate_pooled": boot(lambda r: pooled_consistency_rate(r[:, 1 + n_vars:chosen_from])).as_dict(),
         "spread": boot(lambda r: spread(r[:, 1:1 + n_vars])).as_dict(),
-        "std_across_variants": _none_if_nan(std_across_variants(m.correct)),
+        "std_across_variants": boot(lambda r: std_across_variants(r[:, 1:1 + n_vars])).as_dict(),
         "samples": len(rows),
         "invalid": sum(s.status == "invalid" for s in rows),
         "failed": sum(s.status == "failed" for s in rows),
@@ -232,6 +234,11 @@ def position_bias(m: FamilyMatrices, boot, chosen_from: int, rows: list[Sample])
     return out
 
 
+def _invalid_share(block: np.ndarray) -> float:
+    given = block[~np.isnan(block)]
+    return float(np.mean(given == -1)) if len(given) else float("nan")
+
+
 def _share(column: np.ndarray, block: np.ndarray) -> float:
     total = block.sum()
     return float(column.sum() / total) if total else float("nan")
@@ -249,10 +256,6 @@ def metrics(samples: list[Sample], items: list[Item], families: tuple[str, ...] 
 def _nanmean(x: np.ndarray) -> float:
     x = x[~np.isnan(x)]
     return float(x.mean()) if len(x) else float("nan")
-
-
-def _none_if_nan(x: float) -> float | None:
-    return None if np.isnan(x) else x
 
 
 __all__ = ["DEFAULT_FAMILIES", "FAMILIES", "NAME", "Sample", "family_metrics", "matrices", "metrics", "run"]
