@@ -75,7 +75,6 @@ async def run(engine: Engine, model: str, items: list[Item], families: tuple[str
 
 
 ANSWER_PREFIX = "The best answer is"
-LOGLIK_RULES = ("label", "text", "text-norm")
 
 
 async def run_loglik(engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
