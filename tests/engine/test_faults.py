@@ -1,5 +1,6 @@
-"""Fault injection: 429 with Retry-After, 500, replies past the timeout and malformed JSON at random.
-The run completes and every request is accounted for, as an answer or as a reported failure."""
+"""Fault injection over real HTTP: the stub answers 429 with Retry-After, 500, past the timeout and with
+malformed JSON at random. The run completes, every request is accounted for as an answer or as a
+reported failure, and every answer is the stub's deterministic one."""
 
 from __future__ import annotations
 
@@ -7,59 +8,114 @@ import asyncio
 
 from robusteval.engine import Engine, RetryPolicy, Store
 from robusteval.models import load_backend, parse_model_spec
-from robusteval.testing.stub_server import StubConfig, StubServer, answer_for
+from robusteval.testing.openai_stub import StubConfig, StubServer, expected_answer
 from robusteval.types import GenParams, Message
 
 N = 200
-FAULTS = StubConfig(p_429=0.1, p_500=0.1, p_slow=0.1, p_malformed=0.1, slow_s=2.0, retry_after_s=0.05, seed=3)
+DUPLICATES = 20  # the first 20 questions asked a second time, concurrently
+CONCURRENCY = 16
+PARAMS = GenParams(max_tokens=16)
+FAULT_KINDS = ("429", "500", "slow", "malformed")
+FAULTS = StubConfig(p_429=0.1, p_500=0.1, p_slow=0.1, p_malformed=0.1, slow_s=2.5, retry_after_s=0.05, seed=3)
+# The timeout is well below a slow reply (2.5 s) and well above a normal one (~1 ms), so only the
+# injected slow replies time out, even on a busy machine.
+RETRYING = RetryPolicy(max_retries=12, timeout_s=1.0, backoff_base_s=0.01, backoff_cap_s=0.1)
+NO_RETRIES = RetryPolicy(max_retries=0, timeout_s=1.0)
 
 
-async def _ask_all(base_url: str, store_path, retry: RetryPolicy):
+def _questions(n: int = N) -> list[tuple[Message, ...]]:
+    return [(Message("user", f"Question {i}: which option is right?"),) for i in range(n)]
+
+
+async def _ask_all(base_url: str, store_path, retry: RetryPolicy, questions):
     engine = Engine(Store(store_path), retry=retry)
-    await engine.add_model("stub", load_backend(parse_model_spec(f"openai:stub?base_url={base_url}&max_concurrency=16")))
-    params = GenParams(max_tokens=16)
-    messages = [(Message("user", f"question {i}"),) for i in range(N)]
+    spec = parse_model_spec(f"openai:stub?base_url={base_url}&max_concurrency={CONCURRENCY}&timeout=30")
+    await engine.add_model("stub", load_backend(spec))
     try:
-        responses = await asyncio.gather(*(engine.chat("stub", m, params) for m in messages))
+        responses = await asyncio.gather(*(engine.chat("stub", m, PARAMS) for m in questions))
     finally:
         await engine.close()
-    return engine, messages, responses
+        engine.store.close()
+    return engine.usage["stub"], responses
 
 
-def _expected(m) -> str:
-    return answer_for({"model": "stub", "messages": [{"role": "user", "content": m[0].content}], "temperature": 0.0,
-                       "top_p": 1.0, "max_tokens": 16, "seed": 0, "stop": None})
+def _accounted(usage, responses) -> None:
+    assert usage.requests == len(responses)
+    assert usage.new + usage.failed + usage.cached == usage.requests
+    assert sum(r.ok and not r.cached for r in responses) == usage.new
+    assert sum(not r.ok for r in responses) == usage.failed
+    assert sum(r.ok and r.cached for r in responses) == usage.cached
+    for r in responses:
+        assert (r.text is not None and r.error is None) if r.ok else (r.text is None and r.error)
 
 
 def test_every_request_completes_through_random_faults(tmp_path):
-    retry = RetryPolicy(max_retries=12, timeout_s=0.5, backoff_base_s=0.01, backoff_cap_s=0.1)
+    questions = _questions()
+    asked = questions + questions[:DUPLICATES]
     with StubServer(FAULTS) as stub:
-        engine, messages, responses = asyncio.run(_ask_all(stub.base_url, tmp_path / "s.sqlite", retry))
-        outcomes = dict(stub.state.outcomes)
+        usage, responses = asyncio.run(_ask_all(stub.base_url, tmp_path / "s.sqlite", RETRYING, asked))
+        first = stub.counters()
+        # the same run again on the same store: everything from the cache, nothing reaches the server
+        usage2, responses2 = asyncio.run(_ask_all(stub.base_url, tmp_path / "s.sqlite", RETRYING, asked))
+        second = stub.counters()
+
     assert all(r.ok for r in responses), [r.error for r in responses if not r.ok][:3]
-    assert [r.text for r in responses] == [_expected(m) for m in messages]
-    usage = engine.usage["stub"]
-    assert usage.new == N and usage.failed == 0 and usage.requests == N
-    # every fault kind really happened, and each one cost a retry
-    assert all(outcomes.get(k, 0) > 0 for k in ("429", "500", "slow", "malformed"))
-    faults = sum(outcomes[k] for k in ("429", "500", "slow", "malformed"))
-    assert usage.retries == faults
+    assert [r.text for r in responses] == [expected_answer("stub", m, PARAMS) for m in asked]
+    _accounted(usage, responses)
+    assert (usage.new, usage.cached, usage.failed) == (N, DUPLICATES, 0)
+
+    outcomes = first["outcomes"]
+    assert all(outcomes.get(k, 0) > 0 for k in FAULT_KINDS), outcomes  # every fault kind really happened
+    faults = sum(outcomes[k] for k in FAULT_KINDS)
+    assert first["total"] == outcomes["ok"] + faults
+    assert usage.retries == faults  # each fault cost exactly one retry, and nothing else did
     assert usage.rate_limited == outcomes["429"]
+    # Each request was answered by the server exactly once: no completed request was sent twice,
+    # the duplicates never reached it, and every retry was of a request that had not been answered.
+    assert len(first["requests"]) == N and set(first["requests"].values()) == {1}
+    assert outcomes["ok"] == N
+    assert sum(first["hits"].values()) == first["total"]
+
+    _accounted(usage2, responses2)
+    assert (usage2.cached, usage2.new, usage2.failed) == (N + DUPLICATES, 0, 0)
+    assert [r.text for r in responses2] == [r.text for r in responses]
+    assert second["total"] == first["total"]
 
 
-def test_without_retries_failures_are_reported_not_dropped(tmp_path):
-    retry = RetryPolicy(max_retries=0, timeout_s=0.5)
+def test_without_retries_failures_are_reported_not_dropped_and_retried_by_a_rerun(tmp_path):
+    questions = _questions()
+    store_path = tmp_path / "s.sqlite"
     with StubServer(FAULTS) as stub:
-        engine, messages, responses = asyncio.run(_ask_all(stub.base_url, tmp_path / "s.sqlite", retry))
-        outcomes = dict(stub.state.outcomes)
+        usage, responses = asyncio.run(_ask_all(stub.base_url, store_path, NO_RETRIES, questions))
+        first = stub.counters()
+        store = Store(store_path)
+        stats = store.stats()
+        store.close()
+        usage2, responses2 = asyncio.run(_ask_all(stub.base_url, store_path, RETRYING, questions))
+        second = stub.counters()
+
     failed = [r for r in responses if not r.ok]
-    usage = engine.usage["stub"]
-    assert len(responses) == N and usage.new + usage.failed == N
+    outcomes = first["outcomes"]
+    assert len(responses) == N and first["total"] == N  # one attempt each
+    _accounted(usage, responses)
     assert len(failed) == usage.failed == N - outcomes["ok"] > 0
-    assert all(r.text is None and r.error for r in failed)
-    kinds = {r.error.split(":")[0].split(" ")[0] for r in failed}
-    assert {"429", "HTTP", "timed", "bad"} <= kinds, kinds
-    store = Store(tmp_path / "s.sqlite")
-    stats = store.stats()
-    store.close()
+    assert usage.new == outcomes["ok"] and usage.retries == 0
+    assert all(r.attempts == 1 for r in responses)
+    # each kind of fault surfaces as its own clear error
+    errors = [r.error for r in failed]
+    assert sum(e.startswith("429 rate limited") for e in errors) == outcomes["429"]
+    assert sum(e.startswith("HTTP 500") for e in errors) == outcomes["500"]
+    assert sum(e.startswith("timed out after 1 s") for e in errors) == outcomes["slow"]
+    assert sum("bad response: invalid JSON" in e for e in errors) == outcomes["malformed"]
+    for r, m in zip(responses, questions):
+        if r.ok:
+            assert r.text == expected_answer("stub", m, PARAMS)
+
     assert stats.responses == outcomes["ok"] and stats.failures == len(failed)  # failures never cached
+
+    # a rerun (now with retries) asks only what failed, and then everything is answered
+    assert all(r.ok for r in responses2)
+    assert [r.text for r in responses2] == [expected_answer("stub", m, PARAMS) for m in questions]
+    assert (usage2.cached, usage2.new, usage2.failed) == (N - len(failed), len(failed), 0)
+    assert second["outcomes"]["ok"] - outcomes["ok"] == len(failed)
+    assert len(second["requests"]) == N and set(second["requests"].values()) == {1}

@@ -24,8 +24,8 @@ class Pacer:
         self._lock = asyncio.Lock()
 
     async def wait(self) -> None:
-        if not self.interval:
-            return
+        if not self.interval and self._next <= time.monotonic():
+            return  # no pacing and no Retry-After pending: the fast path
         async with self._lock:
             now = time.monotonic()
             start = max(now, self._next)

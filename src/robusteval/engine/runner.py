@@ -160,15 +160,15 @@ class Engine:
 
     def _count(self, m: _Model, response: Response, *, from_store: bool) -> Response:
         u = m.usage
-        if from_store:
+        if not response.ok:  # also a duplicate that shared a failed request's outcome: nothing was cached
+            u.failed += 1
+        elif from_store:
             u.cached += 1
-            response = response if response.cached or not response.ok else _as_cached(response)
-        elif response.ok:
+            response = response if response.cached else _as_cached(response)
+        else:
             u.new += 1
             u.prompt_tokens += response.prompt_tokens
             u.completion_tokens += response.completion_tokens
-        else:
-            u.failed += 1
         if self.progress:
             self.progress.record(response)
         return response

@@ -50,7 +50,7 @@ def _number(spec: ModelSpec, key: str, default, cast):
 
 def parse_model_spec(text: str | None) -> ModelSpec:
     """Parse ``kind:name?k=v&k=v``; an empty spec means the embedded default model."""
-    text = (text or DEFAULT_SPEC).strip()
+    text = (text or "").strip() or DEFAULT_SPEC
     head, _, query = text.partition("?")
     kind, _, name = head.partition(":")
     kind = kind.strip().lower()

@@ -41,6 +41,9 @@ def label_position(token: str, labels: tuple[str, ...]) -> int | None:
     n = len(labels)
     if token in labels:
         return labels.index(token)
+    shown = [label.upper() for label in labels]
+    if token.upper() in shown:  # the shown style in another case: "i" under I: is I, not the letter I (IX)
+        return shown.index(token.upper())
     candidates = []
     if len(token) == 1 and token.upper() in LETTERS:
         candidates.append(LETTERS.index(token.upper()))

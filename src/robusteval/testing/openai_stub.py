@@ -1,0 +1,362 @@
+"""A deterministic OpenAI-compatible chat server on loopback, with injectable faults and hit counters.
+
+Tests and benchmarks need an endpoint whose answers are known in advance, whose latency is fixed,
+that misbehaves on demand and that counts what it was asked:
+
+- ``POST /v1/chat/completions``: a well-formed ``chat.completion`` with usage. The reply text is a pure
+  function of the request (model, messages, temperature, top_p, max_tokens, seed, stop), so two runs
+  can be compared exactly: ``"Let me think. The best answer is X."`` with X in A-D picked by its hash
+  (`answer_for`, or `expected_answer` from the engine's own types).
+- ``GET /v1/models``: one model id.
+- ``POST /v1/completions`` with ``echo``: prompt log-probabilities, as vLLM returns them (loglik scoring).
+
+Faults are drawn per hit from a seeded RNG, so a retry of the same request can succeed: 429 with
+Retry-After, 500, "slow" (waits ``slow_s``, longer than the client's timeout, then answers 504) and
+"malformed" (status 200 with a body that is not JSON). ``rpm`` enforces a request rate server-side
+(token bucket holding one second's worth; 429 with the Retry-After the bucket needs).
+
+Counters: total hits, hits by outcome (ok, 429, 500, slow, malformed), hits per request hash
+(``hits``, every attempt) and completed answers per request hash (``requests``: a value above 1 means
+a request that had already been answered was sent again).
+
+In this process (a background thread with its own event loop, or the running loop)::
+
+    with StubServer(StubConfig(latency_s=0.01, p_500=0.1)) as stub:   # or: async with ...
+        ... stub.base_url ...; stub.counters()["outcomes"]
+
+As a subprocess (the port is the first stdout line; the hits file holds `StubState.snapshot` as JSON,
+rewritten at most every ``--hits-interval`` seconds while hits arrive, 0 = at every hit, and on exit)::
+
+    python -m robusteval.testing.openai_stub --port 0 --latency 0.05 --p-429 0.1 --rpm 600 --hits-file hits.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import math
+import os
+import random
+import re
+import signal
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+from aiohttp import web
+
+LETTERS = "ABCD"
+OUTCOMES = ("ok", "429", "500", "slow", "malformed")
+HASHED_FIELDS = ("model", "messages", "temperature", "top_p", "max_tokens", "seed", "stop")
+
+
+def request_hash(body: dict) -> str:
+    """Identity of a request as the server sees it: model, messages and the parameters that matter."""
+    key = {k: body.get(k) for k in HASHED_FIELDS}
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def answer_for(body: dict) -> str:
+    """The deterministic reply to a request body: a label picked by the request hash."""
+    return f"Let me think. The best answer is {LETTERS[int(request_hash(body), 16) % 4]}."
+
+
+def expected_answer(model: str, messages, params=None) -> str:
+    """The reply the stub gives to ``engine.chat`` with an ``openai:MODEL`` backend (same body builder)."""
+    from robusteval.models.chat_format import chat_body
+    from robusteval.types import GenParams
+
+    return answer_for({"model": model, **chat_body(tuple(messages), params or GenParams())})
+
+
+def token_logprob(token: str) -> float:
+    """The stub's log-probability of a token: fixed by its text, in (-5, 0)."""
+    return -(int(hashlib.sha256(token.encode()).hexdigest()[:6], 16) % 500) / 100 - 0.01
+
+
+@dataclass
+class StubConfig:
+    latency_s: float = 0.0  # added to every reply that is not a fault
+    p_429: float = 0.0
+    p_500: float = 0.0
+    p_slow: float = 0.0
+    p_malformed: float = 0.0
+    slow_s: float = 5.0  # how long a "slow" reply waits before its 504
+    retry_after_s: float = 0.05  # Retry-After of an injected 429
+    rpm: float | None = None
+    seed: int = 0
+    hits_file: str | None = None
+    hits_interval_s: float = 0.1
+    model_id: str = "stub-model"
+
+
+class StubState:
+    """Hit counters; thread-safe, so a test can read them while the server thread writes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.total = 0
+        self.outcomes: Counter[str] = Counter()
+        self.hits: Counter[str] = Counter()  # request hash -> every hit
+        self.requests: Counter[str] = Counter()  # request hash -> hits answered ok
+
+    def record(self, outcome: str, request_hash: str | None) -> None:
+        with self._lock:
+            self.total += 1
+            self.outcomes[outcome] += 1
+            if request_hash is not None:
+                self.hits[request_hash] += 1
+                if outcome == "ok":
+                    self.requests[request_hash] += 1
+
+    def snapshot(self) -> dict:
+        with self._lock:
+            return {"total": self.total, "outcomes": dict(self.outcomes), "hits": dict(self.hits),
+                    "requests": dict(self.requests)}
+
+
+class RateLimit:
+    """Server-side RPM: a token bucket holding one second's worth (at least one), refilled at rpm/60 per
+    second. `take` returns 0 when a request may pass, else the seconds until one may."""
+
+    def __init__(self, rpm: float):
+        self.rate = rpm / 60.0
+        self.capacity = max(1.0, self.rate)
+        self.level = self.capacity
+        self.stamp = time.monotonic()
+
+    def take(self) -> float:
+        now = time.monotonic()
+        self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.level >= 1:
+            self.level -= 1
+            return 0.0
+        return (1 - self.level) / self.rate
+
+
+def make_app(config: StubConfig, state: StubState) -> web.Application:
+    rng = random.Random(config.seed)
+    limiter = RateLimit(config.rpm) if config.rpm else None
+
+    async def models(_request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": config.model_id, "object": "model",
+                                                              "owned_by": "robusteval-stub"}]})
+
+    async def chat(request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+            h = request_hash(body)
+        except (ValueError, TypeError, AttributeError):
+            return _error(400, "the body is not a JSON object")
+        if limiter is not None and (wait := limiter.take()):
+            state.record("429", h)
+            return _error(429, "rate limit exceeded", {"Retry-After": f"{math.ceil(wait * 1000) / 1000:g}"})
+        roll = rng.random()
+        if roll < config.p_429:
+            state.record("429", h)
+            return _error(429, "injected rate limit", {"Retry-After": f"{config.retry_after_s:g}"})
+        roll -= config.p_429
+        if roll < config.p_500:
+            state.record("500", h)
+            return _error(500, "injected server error")
+        roll -= config.p_500
+        if roll < config.p_slow:
+            state.record("slow", h)
+            await asyncio.sleep(config.slow_s)
+            return _error(504, "injected slow reply")
+        roll -= config.p_slow
+        if config.latency_s:
+            await asyncio.sleep(config.latency_s)
+        if roll < config.p_malformed:
+            state.record("malformed", h)
+            return web.Response(text='{"id": "chatcmpl-x", "choices": [', content_type="application/json")
+        state.record("ok", h)
+        text = answer_for(body)
+        prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages") or ())
+        completion_tokens = len(text.split())
+        return web.json_response({
+            "id": f"chatcmpl-{h}", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model") or config.model_id, "system_fingerprint": "stub",
+            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens},
+        })
+
+    async def completions(request: web.Request) -> web.Response:
+        """Echoed prompt log-probabilities: one token per whitespace-led word, each with a
+        log-probability fixed by its text."""
+        body = await request.json()
+        if not body.get("echo"):
+            return _error(400, "this stub only echoes prompt log-probabilities")
+        state.record("ok", request_hash(body | {"messages": body.get("prompt")}))
+        prompt = body["prompt"]
+        tokens = re.findall(r"\s*\S+", prompt)
+        offsets = [sum(len(t) for t in tokens[:i]) for i in range(len(tokens))]
+        values = [None] + [token_logprob(t) for t in tokens[1:]]
+        return web.json_response({
+            "object": "text_completion", "model": body.get("model"),
+            "choices": [{"index": 0, "text": prompt, "finish_reason": "length", "logprobs": {
+                "tokens": tokens, "token_logprobs": values, "text_offset": offsets,
+                "top_logprobs": [None] + [{t: token_logprob(t)} for t in tokens[1:]]}}],
+        })
+
+    app = web.Application()
+    app.router.add_get("/v1/models", models)
+    app.router.add_post("/v1/chat/completions", chat)
+    app.router.add_post("/v1/completions", completions)
+    return app
+
+
+def _error(status: int, message: str, headers: dict | None = None) -> web.Response:
+    return web.json_response({"error": {"message": message, "type": "stub_error", "code": status}},
+                             status=status, headers=headers)
+
+
+def write_hits(state: StubState, path: str) -> None:
+    """Replace the hits file atomically (a reader never sees half a file)."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(state.snapshot(), f)
+    os.replace(tmp, path)
+
+
+async def _flush_hits(state: StubState, path: str, interval_s: float) -> None:
+    """Rewrite the hits file whenever hits arrived, at most every ``interval_s`` (rewriting the whole
+    file at every hit is quadratic in the run's size; interval 0 polls at every loop turn)."""
+    seen = -1
+    while True:
+        if state.total != seen:
+            seen = state.total
+            write_hits(state, path)
+        await asyncio.sleep(interval_s)
+
+
+async def _start_site(config: StubConfig, state: StubState, port: int = 0) -> tuple[web.AppRunner, int]:
+    runner = web.AppRunner(make_app(config, state), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", port, backlog=1024)
+    await site.start()
+    return runner, runner.addresses[0][1]
+
+
+class StubServer:
+    """The stub in this process.
+
+    ``with StubServer(cfg) as s`` serves from a background thread with its own event loop (a client
+    using ``asyncio.run`` in the test's thread then does not share a loop with it); ``async with``
+    serves on the running loop. Either way ``s.port``, ``s.base_url`` and ``s.counters()``.
+    """
+
+    def __init__(self, config: StubConfig | None = None, port: int = 0):
+        self.config = config or StubConfig()
+        self.state = StubState()
+        self.port = port
+        self._runner: web.AppRunner | None = None
+        self._flusher: asyncio.Task | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def counters(self) -> dict:
+        """``{"total", "outcomes", "hits", "requests"}`` as of now (a copy)."""
+        return self.state.snapshot()
+
+    async def start(self) -> None:
+        self._runner, self.port = await _start_site(self.config, self.state, self.port)
+        if self.config.hits_file:
+            write_hits(self.state, self.config.hits_file)  # the file exists once the server answers
+            self._flusher = asyncio.create_task(_flush_hits(self.state, self.config.hits_file,
+                                                            self.config.hits_interval_s))
+
+    async def stop(self) -> None:
+        if self._flusher is not None:
+            self._flusher.cancel()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self.config.hits_file:
+            write_hits(self.state, self.config.hits_file)
+
+    async def __aenter__(self) -> StubServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.stop()
+
+    def __enter__(self) -> StubServer:
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        async def serve() -> None:
+            self._loop = asyncio.get_running_loop()
+            self._stop = asyncio.Event()
+            try:
+                await self.start()
+            except BaseException as exc:  # e.g. no socket: report it in the caller's thread
+                failure.append(exc)
+                ready.set()
+                return
+            ready.set()
+            await self._stop.wait()
+            await self.stop()
+
+        self._thread = threading.Thread(target=asyncio.run, args=(serve(),), name="openai-stub", daemon=True)
+        self._thread.start()
+        if not ready.wait(30):
+            raise RuntimeError("the stub server did not start within 30 s")
+        if failure:
+            raise failure[0]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._loop is not None and self._stop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(10)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed on stdout)")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every reply that is not a fault")
+    parser.add_argument("--p-429", type=float, default=0.0, help="share of hits answered 429 with Retry-After")
+    parser.add_argument("--p-500", type=float, default=0.0, help="share of hits answered 500")
+    parser.add_argument("--p-slow", type=float, default=0.0, help="share of hits that wait --slow seconds, then 504")
+    parser.add_argument("--p-malformed", type=float, default=0.0, help="share of hits answered 200 with invalid JSON")
+    parser.add_argument("--slow", type=float, default=5.0, help="seconds a slow reply takes")
+    parser.add_argument("--retry-after", type=float, default=0.05, help="Retry-After of an injected 429, seconds")
+    parser.add_argument("--rpm", type=float, default=None, help="enforce this many requests per minute")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the fault RNG")
+    parser.add_argument("--model-id", default="stub-model", help="the id /v1/models reports")
+    parser.add_argument("--hits-file", help="write the counters here as JSON")
+    parser.add_argument("--hits-interval", type=float, default=0.1, help="seconds between hits-file rewrites")
+    args = parser.parse_args(argv)
+    config = StubConfig(args.latency, args.p_429, args.p_500, args.p_slow, args.p_malformed, args.slow,
+                        args.retry_after, args.rpm, args.seed, args.hits_file, args.hits_interval, args.model_id)
+
+    async def serve() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        server = StubServer(config, port=args.port)
+        await server.start()
+        print(server.port, flush=True)
+        await stop.wait()
+        await server.stop()  # writes the hits file a last time
+
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    main()
