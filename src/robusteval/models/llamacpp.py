@@ -35,8 +35,12 @@ def embedded_model_path() -> Path:
     return Path(spec.submodule_search_locations[0]) / EMBEDDED_FILE
 
 
-def server_params(path: Path, n_parallel: int, n_ctx_per_slot: int, n_threads: int, port: int = 0):
-    """llama.cpp server settings shared by the in-process backend and the loopback test server."""
+def server_params(path: Path, n_parallel: int, n_ctx_per_slot: int, n_threads: int, port: int = 0,
+                  cache_ram_mib: int = 1024):
+    """llama.cpp server settings shared by the in-process backend and the loopback test server.
+
+    ``cache_ram_mib`` caps llama.cpp's host-memory prompt cache (its default, 8 GiB, let a 600-request
+    run of the 135M model grow to 5 GB resident)."""
     import xllamacpp as xl
 
     params = xl.CommonParams()
@@ -48,6 +52,7 @@ def server_params(path: Path, n_parallel: int, n_ctx_per_slot: int, n_threads: i
     params.warmup = False
     params.verbosity = -1
     params.hostnames = ["127.0.0.1"]  # never listens beyond loopback
+    params.cache_ram_mib = cache_ram_mib
     if port:
         params.port = port
     return params
@@ -59,6 +64,7 @@ class LlamaCppBackend:
     n_parallel: int = 4
     n_ctx_per_slot: int = 4096
     n_threads: int = 0
+    cache_ram_mib: int = 1024
     fingerprint: str = ""
     loglik_text = False  # llama.cpp returns no prompt log-probabilities: labels (one token) only
 
@@ -74,6 +80,7 @@ class LlamaCppBackend:
             n_parallel=spec.int_option("n_parallel", 4),
             n_ctx_per_slot=spec.int_option("n_ctx", 4096),
             n_threads=spec.int_option("n_threads", os.cpu_count() or 2),
+            cache_ram_mib=spec.int_option("cache_ram_mib", 1024),
         )
 
     async def start(self) -> None:
@@ -104,7 +111,8 @@ class LlamaCppBackend:
         import xllamacpp as xl
 
         try:
-            return xl.Server(server_params(self.path, self.n_parallel, self.n_ctx_per_slot, self.n_threads))
+            return xl.Server(server_params(self.path, self.n_parallel, self.n_ctx_per_slot, self.n_threads,
+                                           cache_ram_mib=self.cache_ram_mib))
         except Exception as exc:
             raise UserError(f"llama.cpp could not load {self.path}: {exc}") from None
 
