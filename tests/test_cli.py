@@ -152,7 +152,7 @@ def test_cost_accounting_and_no_cache(tmp_path, mcq_file):
     import json
 
     from robusteval.cli import main
-    from robusteval.testing.stub_server import StubServer
+    from robusteval.testing.openai_stub import StubServer
 
     def run(run_id, *extra):
         code = main(["run", "mcq", "--quiet", "--data", str(mcq_file), "--families", "format",
@@ -177,7 +177,7 @@ def test_prompt_fewshot_and_cross_through_the_cli(tmp_path, mcq_file):
     import json
 
     from robusteval.cli import main
-    from robusteval.testing.stub_server import StubServer
+    from robusteval.testing.openai_stub import StubServer
 
     templates = tmp_path / "t.yaml"
     templates.write_text("templates:\n  - name: one\n    template: 'Q: {question}\\n{options}\\nEnd with The best answer is X.'\n"

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from robusteval.testing.stub_server import request_hash
+from robusteval.testing.openai_stub import request_hash
 
 N_ITEMS = 30
 TOTAL = N_ITEMS * 6  # format family: six label styles per question

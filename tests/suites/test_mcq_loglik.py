@@ -8,7 +8,7 @@ import pytest
 
 from robusteval.cli import main
 from robusteval.suites.mcq import ANSWER_PREFIX
-from robusteval.testing.stub_server import StubServer, token_logprob
+from robusteval.testing.openai_stub import StubServer, token_logprob
 
 
 def _run(tmp_path, model, *extra):
