@@ -123,11 +123,12 @@ async def bare_sdk_run(base_url: str, n: int, concurrency: int, tag: str) -> Mea
 
 
 def part_a(args) -> None:
-    print(f"(a) fixed latency {args.latency * 1000:g} ms, stub in its own process")
+    print(f"(a) latency {args.latency * 1000:g} ms" + (f" ± {args.jitter * 1000:g} ms" if args.jitter else " fixed")
+          + ", stub in its own process")
     print(f"{'C':>4} {'requests':>8} {'wall s':>7} {'req/s':>8} {'ideal':>8} {'ratio':>6} {'cpu ms/req':>10} "
           f"{'stub cpu ms':>11}"
           + ("" if args.no_bare else f" {'bare req/s':>10} {'bare ratio':>10} {'bare cpu ms':>11} {'engine/bare':>11}"))
-    with stub("--latency", str(args.latency)) as (url, hits, pid):
+    with stub("--latency", str(args.latency), "--jitter", str(args.jitter)) as (url, hits, pid):
         asyncio.run(engine_run(url, 200, 16, None, "warm-up"))  # imports, first connections
         for c in args.concurrency:
             ideal = c / args.latency
@@ -163,7 +164,7 @@ def part_b(args) -> None:
 
 def profile(args) -> None:
     c = max(args.concurrency)
-    with stub("--latency", str(args.latency)) as (url, hits, _pid):
+    with stub("--latency", str(args.latency), "--jitter", str(args.jitter)) as (url, hits, _pid):
         asyncio.run(engine_run(url, 200, 16, None, "warm-up"))
         profiler = cProfile.Profile()
         profiler.enable()
@@ -198,6 +199,8 @@ def _package(filename: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.05, help="stub latency L in seconds")
+    parser.add_argument("--jitter", type=float, default=0.0,
+                        help="stub latency varies uniformly by ± this many seconds (0: every reply takes exactly L)")
     parser.add_argument("--requests", type=int, default=2000, help="requests N per row of (a)")
     parser.add_argument("--concurrency", default="1,8,64", help="comma-separated concurrencies C for (a)")
     parser.add_argument("--rpm", type=float, default=1200, help="requests/minute R the stub enforces in (b)")

@@ -125,7 +125,8 @@ def test_cache_key_covers_everything_that_changes_the_answer():
     k = cache_key("fp", base)
     # equal inputs built separately give the same key
     assert k == cache_key("fp", Request((Message("user", "hi"),), GenParams(), 0))
-    assert cache_key("fp", Request(HI, GenParams(stop=("a", "b")))) == cache_key("fp", Request(HI, GenParams(stop=("a", "b"))))
+    stop = GenParams(stop=("a", "b"))
+    assert cache_key("fp", Request(HI, stop)) == cache_key("fp", Request(HI, GenParams(stop=("a", "b"))))
     variants = {
         "fingerprint": cache_key("fp2", base),
         "message text": cache_key("fp", Request((Message("user", "hi!"),), GenParams())),

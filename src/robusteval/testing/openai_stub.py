@@ -80,6 +80,7 @@ def token_logprob(token: str) -> float:
 @dataclass
 class StubConfig:
     latency_s: float = 0.0  # added to every reply that is not a fault
+    jitter_s: float = 0.0  # the latency is drawn uniformly from latency_s ± jitter_s
     p_429: float = 0.0
     p_500: float = 0.0
     p_slow: float = 0.0
@@ -141,6 +142,12 @@ class RateLimit:
 def make_app(config: StubConfig, state: StubState) -> web.Application:
     rng = random.Random(config.seed)
     limiter = RateLimit(config.rpm) if config.rpm else None
+    write_each_hit = bool(config.hits_file) and config.hits_interval_s <= 0
+
+    def record(outcome: str, h: str | None) -> None:
+        state.record(outcome, h)
+        if write_each_hit:
+            write_hits(state, config.hits_file)
 
     async def models(_request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": config.model_id, "object": "model",
@@ -153,28 +160,28 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
         except (ValueError, TypeError, AttributeError):
             return _error(400, "the body is not a JSON object")
         if limiter is not None and (wait := limiter.take()):
-            state.record("429", h)
+            record("429", h)
             return _error(429, "rate limit exceeded", {"Retry-After": f"{math.ceil(wait * 1000) / 1000:g}"})
         roll = rng.random()
         if roll < config.p_429:
-            state.record("429", h)
+            record("429", h)
             return _error(429, "injected rate limit", {"Retry-After": f"{config.retry_after_s:g}"})
         roll -= config.p_429
         if roll < config.p_500:
-            state.record("500", h)
+            record("500", h)
             return _error(500, "injected server error")
         roll -= config.p_500
         if roll < config.p_slow:
-            state.record("slow", h)
+            record("slow", h)
             await asyncio.sleep(config.slow_s)
             return _error(504, "injected slow reply")
         roll -= config.p_slow
-        if config.latency_s:
-            await asyncio.sleep(config.latency_s)
+        if config.latency_s or config.jitter_s:
+            await asyncio.sleep(max(0.0, config.latency_s + config.jitter_s * (2 * rng.random() - 1)))
         if roll < config.p_malformed:
-            state.record("malformed", h)
+            record("malformed", h)
             return web.Response(text='{"id": "chatcmpl-x", "choices": [', content_type="application/json")
-        state.record("ok", h)
+        record("ok", h)
         text = answer_for(body)
         prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages") or ())
         completion_tokens = len(text.split())
@@ -193,7 +200,7 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
         body = await request.json()
         if not body.get("echo"):
             return _error(400, "this stub only echoes prompt log-probabilities")
-        state.record("ok", request_hash(body | {"messages": body.get("prompt")}))
+        record("ok", request_hash(body | {"messages": body.get("prompt")}))
         prompt = body["prompt"]
         tokens = re.findall(r"\s*\S+", prompt)
         offsets = [sum(len(t) for t in tokens[:i]) for i in range(len(tokens))]
@@ -227,7 +234,7 @@ def write_hits(state: StubState, path: str) -> None:
 
 async def _flush_hits(state: StubState, path: str, interval_s: float) -> None:
     """Rewrite the hits file whenever hits arrived, at most every ``interval_s`` (rewriting the whole
-    file at every hit is quadratic in the run's size; interval 0 polls at every loop turn)."""
+    file at every hit is quadratic in the run's size; interval 0 does that, from the handlers)."""
     seen = -1
     while True:
         if state.total != seen:
@@ -274,6 +281,7 @@ class StubServer:
         self._runner, self.port = await _start_site(self.config, self.state, self.port)
         if self.config.hits_file:
             write_hits(self.state, self.config.hits_file)  # the file exists once the server answers
+        if self.config.hits_file and self.config.hits_interval_s > 0:
             self._flusher = asyncio.create_task(_flush_hits(self.state, self.config.hits_file,
                                                             self.config.hits_interval_s))
 
@@ -329,6 +337,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed on stdout)")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every reply that is not a fault")
+    parser.add_argument("--jitter", type=float, default=0.0, help="latency varies uniformly by ± this many seconds")
     parser.add_argument("--p-429", type=float, default=0.0, help="share of hits answered 429 with Retry-After")
     parser.add_argument("--p-500", type=float, default=0.0, help="share of hits answered 500")
     parser.add_argument("--p-slow", type=float, default=0.0, help="share of hits that wait --slow seconds, then 504")
@@ -339,10 +348,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the fault RNG")
     parser.add_argument("--model-id", default="stub-model", help="the id /v1/models reports")
     parser.add_argument("--hits-file", help="write the counters here as JSON")
-    parser.add_argument("--hits-interval", type=float, default=0.1, help="seconds between hits-file rewrites")
+    parser.add_argument("--hits-interval", type=float, default=0.1,
+                        help="seconds between hits-file rewrites; 0 rewrites it at every hit")
     args = parser.parse_args(argv)
-    config = StubConfig(args.latency, args.p_429, args.p_500, args.p_slow, args.p_malformed, args.slow,
-                        args.retry_after, args.rpm, args.seed, args.hits_file, args.hits_interval, args.model_id)
+    config = StubConfig(latency_s=args.latency, jitter_s=args.jitter, p_429=args.p_429, p_500=args.p_500,
+                        p_slow=args.p_slow, p_malformed=args.p_malformed, slow_s=args.slow,
+                        retry_after_s=args.retry_after, rpm=args.rpm, seed=args.seed, hits_file=args.hits_file,
+                        hits_interval_s=args.hits_interval, model_id=args.model_id)
 
     async def serve() -> None:
         stop = asyncio.Event()
