@@ -71,3 +71,34 @@ def tiny_hf_model(tmp_path_factory, save_tiny_hf_model):
     path = tmp_path_factory.mktemp("tiny-hf")
     save_tiny_hf_model(path, seed=0)
     return path
+
+
+NLI_LABELS = {0: "entailment", 1: "neutral", 2: "contradiction"}
+
+
+@pytest.fixture(scope="session")
+def tiny_nli_model(tmp_path_factory):
+    """A randomly initialised two-layer BERT NLI classifier with a word-level tokenizer, built offline.
+
+    Its predictions are meaningless; it exercises the real loading and scoring path of NLI judges."""
+    pytest.importorskip("transformers")
+    import tokenizers
+    import torch
+    import transformers
+
+    path = tmp_path_factory.mktemp("tiny-nli")
+    vocab = {w: i for i, w in enumerate(["[UNK]", "[PAD]", "[CLS]", "[SEP]", *TINY_WORDS])}
+    raw = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="[UNK]"))
+    raw.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
+    raw.post_processor = tokenizers.processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
+    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=raw, unk_token="[UNK]", pad_token="[PAD]",
+                                               cls_token="[CLS]", sep_token="[SEP]")
+    tok.save_pretrained(path)
+    config = transformers.BertConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                     num_attention_heads=2, max_position_embeddings=128, num_labels=3,
+                                     id2label=NLI_LABELS, label2id={v: k for k, v in NLI_LABELS.items()})
+    torch.manual_seed(0)
+    transformers.BertForSequenceClassification(config).save_pretrained(path)
+    return path

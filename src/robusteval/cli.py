@@ -12,14 +12,15 @@ import asyncio
 import signal
 import sys
 import time
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 from rich.console import Console
 
 from robusteval import __version__
-from robusteval.config import SUITES, RunConfig, build_config, default_cache_dir, load_config_file
+from robusteval.config import RunConfig, build_config, default_cache_dir, load_config_file
 from robusteval.errors import UserError
+from robusteval.suites import SUITES, get_suite
 
 STORE_FILE = "responses.sqlite"
 EXIT_USER_ERROR = 2
@@ -32,33 +33,44 @@ def _out_console() -> Console:
     return console if console.is_terminal else Console(soft_wrap=True, width=160)
 
 
-def _csv(text: str) -> tuple[str, ...]:
-    return tuple(part.strip() for part in text.split(",") if part.strip())
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="robusteval", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"robusteval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{run,compare,cache}")
 
     run = sub.add_parser("run", help="run a suite against one or more models")
-    run.add_argument("suite", choices=SUITES, help="the suite to run")
+    suites = run.add_subparsers(dest="suite", required=True, metavar="SUITE")
+    common = _common_run_arguments()
+    for name in SUITES:
+        module = get_suite(name)
+        p = suites.add_parser(name, parents=[common], help=(module.__doc__ or "").splitlines()[0],
+                              description=module.__doc__)
+        module.add_arguments(p)
+
+    cmp = sub.add_parser("compare", help="paired comparison of two runs on the same questions")
+    cmp.add_argument("run_a", help="run folder (runs/<id>) or its samples.jsonl")
+    cmp.add_argument("run_b")
+    cmp.add_argument("--model-a", help="model of run A to compare (when it holds several)")
+    cmp.add_argument("--model-b", help="model of run B to compare")
+    cmp.add_argument("--json", dest="json_out", help="also write the comparison to this JSON file")
+
+    cache = sub.add_parser("cache", help="inspect or clear the response store")
+    cache.add_argument("action", choices=("stats", "clear"))
+    cache.add_argument("--cache-dir", dest="cache_dir", default=None)
+    cache.add_argument("--model-prefix", help="with clear: only responses whose model fingerprint starts with this")
+    return parser
+
+
+def _common_run_arguments() -> argparse.ArgumentParser:
+    """Flags every suite takes: models, data, sampling, limits, cache and output."""
+    run = argparse.ArgumentParser(add_help=False)
     run.add_argument("--config", help="YAML file with the same settings as the flags (flags win)")
     run.add_argument("--model", dest="models", action="append",
                      help="model spec kind:name?key=value (repeatable; default: the embedded llamacpp model)")
-    run.add_argument("--data", help="dataset: 'mmlu' (offline) or a JSONL/CSV file (default: mmlu)")
-    run.add_argument("--families", type=_csv, help="comma-separated perturbation families (default: order,format)")
-    run.add_argument("--scoring", choices=("generate", "loglik"),
-                     help="generate: the model writes its answer (default); loglik: options scored by log-likelihood")
-    run.add_argument("--cross", type=_csv, help="also run the full design of these families crossed, e.g. format,order")
-    run.add_argument("--templates", help="YAML file of prompt templates for the prompt/fewshot families")
-    run.add_argument("--shots", help="JSONL/CSV file the few-shot examples are drawn from (default: the dataset's dev split)")
-    run.add_argument("--shots-per-question", dest="n_shots", type=int, help="worked examples per question (default: 5)")
-    run.add_argument("--fewshot-as-multiturn", dest="fewshot_multiturn", action=argparse.BooleanOptionalAction,
-                     default=None, help="shots as user/assistant turns (default) or in one prompt")
-    run.add_argument("--limit", type=int, help="number of questions, a seeded random sample (default: 20)")
-    run.add_argument("--all", dest="all_items", action="store_true", help="use every question (no --limit)")
-    run.add_argument("--seed", type=int, help="seed for sampling questions and bootstrap (default: 0)")
+    run.add_argument("--data", help="dataset name or file (default: the suite's own set)")
+    run.add_argument("--limit", type=int, help="number of items, a seeded random sample (default: 20)")
+    run.add_argument("--all", dest="all_items", action="store_true", help="use every item (no --limit)")
+    run.add_argument("--seed", type=int, help="seed for sampling items and bootstrap (default: 0)")
     run.add_argument("--temperature", type=float, help="sampling temperature (default: 0, greedy)")
     run.add_argument("--top-p", dest="top_p", type=float, help="nucleus sampling mass (default: 1)")
     run.add_argument("--max-tokens", dest="max_tokens", type=int, help="reply length limit (default: 256)")
@@ -75,19 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", dest="out_dir", help="directory for run folders (default: runs)")
     run.add_argument("--run-id", dest="run_id", help="name of the run folder (default: SUITE-TIMESTAMP)")
     run.add_argument("--quiet", action="store_true", help="no progress bar or tables")
-
-    cmp = sub.add_parser("compare", help="paired comparison of two runs on the same questions")
-    cmp.add_argument("run_a", help="run folder (runs/<id>) or its samples.jsonl")
-    cmp.add_argument("run_b")
-    cmp.add_argument("--model-a", help="model of run A to compare (when it holds several)")
-    cmp.add_argument("--model-b", help="model of run B to compare")
-    cmp.add_argument("--json", dest="json_out", help="also write the comparison to this JSON file")
-
-    cache = sub.add_parser("cache", help="inspect or clear the response store")
-    cache.add_argument("action", choices=("stats", "clear"))
-    cache.add_argument("--cache-dir", dest="cache_dir", default=None)
-    cache.add_argument("--model-prefix", help="with clear: only responses whose model fingerprint starts with this")
-    return parser
+    return run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,11 +111,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _config_from_args(args: argparse.Namespace) -> RunConfig:
-    file_values = load_config_file(args.config) if args.config else {}
-    flags = {k: getattr(args, k) for k in (
-        "suite", "models", "data", "families", "cross", "scoring", "templates", "shots", "n_shots", "fewshot_multiturn", "limit", "seed", "temperature", "top_p", "max_tokens",
-        "samples", "rpm", "tpm", "concurrency", "timeout", "max_retries", "price_in", "price_out",
-        "cache_dir", "out_dir", "run_id")}
+    file_values = load_config_file(args.config, args.suite) if args.config else {}
+    names = {f.name for f in fields(RunConfig)} | {f.name for f in fields(get_suite(args.suite).Options)}
+    flags = {k: getattr(args, k) for k in names if hasattr(args, k)}
     flags["models"] = tuple(args.models) if args.models else None
     if args.no_cache:
         flags["use_cache"] = False
@@ -128,20 +126,17 @@ def _run(args: argparse.Namespace, console: Console) -> int:
 
     config = _config_from_args(args)
     started = time.time()
-    run_dir, summary = asyncio.run(run_suite(config, console=console, quiet=args.quiet))
+    run_dir, result, usages = asyncio.run(run_suite(config, console=console, quiet=args.quiet))
     out = _out_console()
     if not args.quiet:
-        from robusteval.report.table import print_mcq
-
-        for model, metrics in summary["metrics"].items():
-            print_mcq(out, model, metrics)
-    for model, usage in summary["usage"].items():
+        get_suite(config.suite).print_summary(out, result)
+    for model, usage in usages.items():
         out.print(f"{model}: {usage['requests']} requests ({usage['cached']} cached, {usage['new']} new, "
                   f"{usage['failed']} failed), {usage['prompt_tokens'] + usage['completion_tokens']} new tokens, "
                   f"cost {usage['cost']:.4f}", highlight=False)
     out.print(f"wrote {run_dir / 'results.json'} and {run_dir / 'samples.jsonl'} "
               f"in {time.time() - started:.1f} s", highlight=False)
-    failed = sum(u["failed"] for u in summary["usage"].values())
+    failed = sum(u["failed"] for u in usages.values())
     if failed:
         console.print(f"[yellow]{failed} requests failed[/yellow] (listed in results.json; rerun to retry them)")
     return 0

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from robusteval.errors import UserError
 
-SUITES = ("mcq",)
+from robusteval.suites import SUITES, get_suite
 
 
 def default_cache_dir() -> Path:
@@ -21,7 +22,7 @@ def default_cache_dir() -> Path:
 class RunConfig:
     suite: str = "mcq"
     models: tuple[str, ...] = ("llamacpp",)
-    data: str = "mmlu"
+    data: str | None = None  # None: the suite's own default set
     families: tuple[str, ...] = ("order", "format")
     cross: tuple[str, ...] = ()
     scoring: str = "generate"
@@ -46,28 +47,16 @@ class RunConfig:
     use_cache: bool = True
     out_dir: str = "runs"
     run_id: str | None = None
+    options: Any = None  # the suite's own settings (its Options dataclass)
 
     def validated(self) -> RunConfig:
-        from robusteval.probes.design import FAMILIES
-
-        if self.suite not in SUITES:
-            raise UserError(f"unknown suite {self.suite!r}; available: {', '.join(SUITES)}")
-        for flag, names in (("--families", self.families), ("--cross", self.cross)):
-            if unknown := [f for f in names if f not in FAMILIES]:
-                raise UserError(f"unknown {flag} {','.join(unknown)}; available: {', '.join(FAMILIES)}")
-        if not self.families and not self.cross:
-            raise UserError("give at least one family with --families (or a design with --cross)")
-        if len(self.cross) == 1:
-            raise UserError("--cross needs two or more families, e.g. --cross format,order")
+        suite = get_suite(self.suite)
         checks = [
             (self.limit is None or self.limit > 0, "--limit must be a positive number"),
             (self.temperature >= 0, "--temperature must be >= 0"),
             (0 < self.top_p <= 1, "--top-p must be in (0, 1]"),
             (self.max_tokens > 0, "--max-tokens must be positive"),
             (self.samples >= 1, "--samples must be >= 1"),
-            (self.scoring in ("generate", "loglik"), "--scoring must be generate or loglik"),
-            (self.scoring == "generate" or self.samples == 1, "--samples applies to --scoring generate only"),
-            (self.n_shots >= 1, "--shots-per-question must be >= 1"),
             (self.samples == 1 or self.temperature > 0,
              "--samples > 1 repeats identical greedy requests; set --temperature > 0"),
             (self.rpm is None or self.rpm > 0, "--rpm must be positive"),
@@ -80,14 +69,16 @@ class RunConfig:
         for ok, message in checks:
             if not ok:
                 raise UserError(message)
+        suite.validate(self, self.options)
         return self
 
 
 TUPLE_FIELDS = {"models", "families", "cross"}
 
 
-def load_config_file(path: str) -> dict:
-    """Read a YAML config; errors name the file and line."""
+def load_config_file(path: str, suite: str | None = None) -> dict:
+    """Read a YAML config; errors name the file and line. ``suite``: the one named on the command
+    line, whose own settings the file may also hold."""
     try:
         with open(path, encoding="utf-8") as f:
             data = yaml.safe_load(f)
@@ -101,7 +92,10 @@ def load_config_file(path: str) -> dict:
         return {}
     if not isinstance(data, dict):
         raise UserError(f"{path}: expected a mapping of settings (key: value), got {type(data).__name__}")
-    known = {f.name for f in fields(RunConfig)} | {"model"}
+    known = {f.name for f in fields(RunConfig)} - {"options"} | {"model"}
+    suite = suite or data.get("suite")
+    if suite is not None:
+        known |= {f.name for f in fields(get_suite(str(suite)).Options)}
     out = {}
     for key, value in data.items():
         name = str(key).replace("-", "_")
@@ -116,10 +110,22 @@ def load_config_file(path: str) -> dict:
 
 
 def build_config(file_values: dict, flag_values: dict) -> RunConfig:
-    """Defaults, overridden by the file, overridden by flags the user actually gave."""
+    """Defaults, overridden by the file, overridden by flags the user actually gave.
+
+    Keys that are not RunConfig fields are the suite's own settings (its ``Options``)."""
     merged = {**file_values, **{k: v for k, v in flag_values.items() if v is not None}}
+    suite = get_suite(str(merged.get("suite", RunConfig.suite)))
+    common = {f.name for f in fields(RunConfig)}
+    option_names = {f.name for f in fields(suite.Options)}
+    if unknown := sorted(set(merged) - common - option_names):
+        raise UserError(f"settings {', '.join(unknown)} do not apply to suite {suite.NAME!r}")
+    for f in fields(suite.Options):  # YAML lists and "a,b" strings for tuple settings
+        if f.name in merged and isinstance(f.default, tuple) and not isinstance(merged[f.name], tuple):
+            value = merged[f.name]
+            merged[f.name] = tuple(value) if isinstance(value, list) else tuple(str(value).split(","))
     try:
-        config = replace(RunConfig(), **merged)
+        options = suite.Options(**{k: v for k, v in merged.items() if k in option_names})
+        config = replace(RunConfig(), **{k: v for k, v in merged.items() if k in common}, options=options)
     except TypeError as exc:
         raise UserError(f"bad configuration: {exc}") from None
     for f in fields(RunConfig):  # YAML may give "5" where a number is meant

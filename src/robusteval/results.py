@@ -13,6 +13,10 @@ from pathlib import Path
 from robusteval.config import RunConfig
 
 
+# The fields of a failed sample worth listing in results.json (suites have different samples).
+FAILURE_KEYS = ("model", "item_id", "family", "variant", "step", "context", "node", "sample", "error")
+
+
 def versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
     for package in ("robusteval", "openai", "xllamacpp", "numpy", "transformers", "torch"):
@@ -31,10 +35,8 @@ def write_run(run_dir: Path, *, config: RunConfig, models: dict[str, dict], metr
               started: float, finished: float, extra: dict | None = None) -> Path:
     """Write results.json and samples.jsonl atomically (temp file + rename)."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    failures = [
-        {"model": s.model, "item_id": s.item_id, "family": s.family, "variant": s.variant, "error": s.error}
-        for s in samples if s.status == "failed"
-    ]
+    failures = [{k: v for k, v in s.as_dict().items() if k in FAILURE_KEYS}
+                for s in samples if s.status == "failed"]
     results = {
         "run_id": run_dir.name,
         "suite": config.suite,

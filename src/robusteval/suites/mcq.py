@@ -7,11 +7,14 @@ variant is and how often the variants of one question agree.
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from robusteval.data.mcq import load_dev_items, load_file, load_items
 from robusteval.engine import Engine, gather_all
+from robusteval.errors import UserError
 from robusteval.metrics.consistency import (
     consistency_rate,
     macro_accuracy,
@@ -23,11 +26,93 @@ from robusteval.metrics.consistency import (
 from robusteval.metrics.stats import Estimate, bootstrap
 from robusteval.probes.choices import LETTERS
 from robusteval.probes.design import FAMILIES, Design, expand
+from robusteval.probes.fewshot import ShotPool
+from robusteval.probes.templates import BASE, load_templates
 from robusteval.readers.labels import read_label
+from robusteval.suites.base import SuiteContext, SuiteResult, csv_arg
 from robusteval.types import GenParams, Item, Response, Variant
 
 NAME = "mcq"
 DEFAULT_FAMILIES = ("order", "format")
+DEFAULT_DATA = "mmlu"
+
+
+@dataclass(frozen=True)
+class Options:
+    """The mcq settings live in RunConfig (families, cross, scoring, templates, shots, ...) since
+    mcq was the first suite; nothing more here."""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--families", type=csv_arg, help="comma-separated perturbation families (default: order,format)")
+    p.add_argument("--scoring", choices=("generate", "loglik"),
+                   help="generate: the model writes its answer (default); loglik: options scored by log-likelihood")
+    p.add_argument("--cross", type=csv_arg, help="also run the full design of these families crossed, e.g. format,order")
+    p.add_argument("--templates", help="YAML file of prompt templates for the prompt/fewshot families")
+    p.add_argument("--shots", help="JSONL/CSV file the few-shot examples are drawn from (default: the dataset's dev split)")
+    p.add_argument("--shots-per-question", dest="n_shots", type=int, help="worked examples per question (default: 5)")
+    p.add_argument("--fewshot-as-multiturn", dest="fewshot_multiturn", action=argparse.BooleanOptionalAction,
+                   default=None, help="shots as user/assistant turns (default) or in one prompt")
+
+
+def validate(config, options: Options) -> None:
+    for flag, names in (("--families", config.families), ("--cross", config.cross)):
+        if unknown := [f for f in names if f not in FAMILIES]:
+            raise UserError(f"unknown {flag} {','.join(unknown)}; available: {', '.join(FAMILIES)}")
+    if not config.families and not config.cross:
+        raise UserError("give at least one family with --families (or a design with --cross)")
+    if len(config.cross) == 1:
+        raise UserError("--cross needs two or more families, e.g. --cross format,order")
+    for ok, message in (
+        (config.scoring in ("generate", "loglik"), "--scoring must be generate or loglik"),
+        (config.scoring == "generate" or config.samples == 1, "--samples applies to --scoring generate only"),
+        (config.n_shots >= 1, "--shots-per-question must be >= 1"),
+    ):
+        if not ok:
+            raise UserError(message)
+
+
+async def execute(ctx: SuiteContext) -> SuiteResult:
+    config = ctx.config
+    data = config.data or DEFAULT_DATA
+    items = load_items(data, limit=config.limit, seed=config.seed)
+    design, design_info = build_design(config, data)
+    samples, metrics_by_model = [], {}
+    for model in ctx.models:
+        if config.scoring == "loglik":
+            model_samples = await run_loglik(ctx.engine, model, items, config.families, design, config.cross)
+        else:
+            model_samples = await run(ctx.engine, model, items, config.families, ctx.params, config.samples,
+                                      design, config.cross)
+        samples.extend(model_samples)
+        metrics_by_model[model] = metrics(model_samples, items, config.families, seed=config.seed)
+    return SuiteResult(metrics=metrics_by_model, samples=samples, extra={"design": design_info})
+
+
+def print_summary(console, result: SuiteResult) -> None:
+    from robusteval.report.table import print_mcq
+
+    for model, model_metrics in result.metrics.items():
+        print_mcq(console, model, model_metrics)
+
+
+def build_design(config, data: str) -> tuple[Design, dict]:
+    """Templates and shot pool for the families asked; the info dict goes into results.json."""
+    families = set(config.families) | set(config.cross)
+    templates = load_templates(config.templates) if families & {"prompt", "fewshot"} else (BASE,)
+    info: dict = {"templates": [t.name for t in templates], "cross": list(config.cross)}
+    shots = None
+    if "fewshot" in families:
+        if config.shots:
+            shots = ShotPool(tuple(load_file(config.shots)), config.shots)
+        elif (dev := load_dev_items(data)) is not None:
+            shots = ShotPool(tuple(dev[0]), dev[1])
+        else:
+            shots = ShotPool(tuple(load_items(data)),
+                             "the evaluated set itself (it has no dev split), never the question being asked")
+        info |= {"shots_source": shots.source, "shots_per_question": config.n_shots,
+                 "fewshot_as_multiturn": config.fewshot_multiturn}
+    return Design(templates, shots, config.n_shots, config.fewshot_multiturn, config.seed), info
 
 
 @dataclass(frozen=True)
@@ -257,4 +342,5 @@ def _nanmean(x: np.ndarray) -> float:
     return float(x.mean()) if len(x) else float("nan")
 
 
-__all__ = ["DEFAULT_FAMILIES", "FAMILIES", "NAME", "Sample", "family_metrics", "matrices", "metrics", "run"]
+__all__ = ["DEFAULT_FAMILIES", "FAMILIES", "NAME", "Options", "Sample", "add_arguments", "build_design", "execute",
+           "family_metrics", "matrices", "metrics", "print_summary", "run", "validate"]
