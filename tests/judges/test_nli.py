@@ -35,3 +35,16 @@ def test_tiny_model_scores_pairs(tiny_nli_model):
 def test_missing_model_is_a_user_error(tmp_path):
     with pytest.raises(UserError, match="cannot load NLI model"):
         NLIModel(str(tmp_path / "nope"))
+
+
+def test_nli_judge_scales_bidirectional_entailment(tiny_nli_model):
+    import asyncio
+
+    from robusteval.judges.nli import NLIJudge, load_nli
+
+    judge = NLIJudge(str(tiny_nli_model))
+    answers = ["the cat sat", "the dog ran", "a red mat"]
+    rating = asyncio.run(judge.rate(answers, None, ("en",) * 3))
+    assert rating.score == pytest.approx(5 * mean_bidirectional(load_nli(str(tiny_nli_model)), answers))
+    assert 0 <= rating.score <= 5
+    assert asyncio.run(judge.rate(["alone"], None, ("en",))).score is None

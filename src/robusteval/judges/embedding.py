@@ -64,6 +64,9 @@ def load_embedder(name: str = "minilm") -> Embedder:
     else:
         path = name
     try:
+        import transformers
+
+        transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar in the run's output
         model = SentenceTransformer(path, device="cpu")
     except OSError as exc:
         raise UserError(f"cannot load embedding model {name!r}: {exc}") from None
@@ -78,3 +81,37 @@ def mean_pairwise_cosine(vectors: np.ndarray) -> float:
         return float("nan")
     sims = vectors @ vectors.T
     return float(sims[np.triu_indices(n, k=1)].mean())
+
+
+class EmbeddingJudge:
+    """Mean pairwise cosine of the answers' embeddings, mapped to 0-5 by the embedder's calibration.
+
+    ``embedder='auto'`` uses MiniLM when every variant is English and multilingual E5 otherwise."""
+
+    name = "embedding"
+
+    def __init__(self, embedder: str = "auto"):
+        self.embedder = embedder
+        self.calibrations: dict[str, dict] = {}  # the calibrations used, for results.json
+
+    def embedder_for(self, languages: tuple[str, ...]) -> str:
+        if self.embedder != "auto":
+            return self.embedder
+        return "minilm" if all(lang.lower().startswith("en") for lang in languages) else "e5"
+
+    async def rate(self, answers: list[str], hint: str | None, languages: tuple[str, ...]):
+        from robusteval.judges.base import Rating
+        from robusteval.judges.calibration import calibrate
+
+        name = self.embedder_for(languages)
+        if len(answers) < 2:
+            return Rating(None, detail="fewer than two answers")
+        cosine = mean_pairwise_cosine(load_embedder(name).encode(answers))
+        crosslingual = len({lang.lower()[:2] for lang in languages}) > 1
+        calibration = calibrate(name, crosslingual)
+        self.calibrations[f"{name}{'/crosslingual' if crosslingual else ''}"] = calibration.as_dict()
+        score = calibration.to_scale(cosine)
+        if not np.isfinite(score):
+            return Rating(None, raw=cosine, detail=f"{name}: its calibration anchors are not in order "
+                                                   f"(it cannot tell these languages apart); use --embedder e5")
+        return Rating(score, raw=cosine, detail=name)

@@ -87,3 +87,21 @@ def mean_bidirectional(model: NLIModel, texts: list[str]) -> float:
     results = model.predict([p for a, b in pairs for p in ((a, b), (b, a))])
     scores = np.array([r.entailment for r in results]).reshape(-1, 2).mean(axis=1)
     return float(scores.mean())
+
+
+class NLIJudge:
+    """Mean bidirectional entailment between every pair of answers, times 5: two answers that each
+    imply the other score 5, answers that imply nothing about each other 0."""
+
+    name = "nli"
+
+    def __init__(self, model_name: str):
+        self.model_name = model_name
+
+    async def rate(self, answers: list[str], hint: str | None, languages: tuple[str, ...]):
+        from robusteval.judges.base import SCALE_MAX, Rating
+
+        if len(answers) < 2:
+            return Rating(None, detail="fewer than two answers")
+        value = mean_bidirectional(load_nli(self.model_name), answers)
+        return Rating(SCALE_MAX * value, raw=value, detail=self.model_name)

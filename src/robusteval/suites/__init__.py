@@ -8,6 +8,7 @@ from types import ModuleType
 
 SUITE_MODULES = {
     "mcq": "robusteval.suites.mcq",
+    "consistency": "robusteval.suites.consistency",
 }
 SUITES = tuple(SUITE_MODULES)
 
