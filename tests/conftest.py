@@ -102,3 +102,45 @@ def tiny_nli_model(tmp_path_factory):
     torch.manual_seed(0)
     transformers.BertForSequenceClassification(config).save_pretrained(path)
     return path
+
+
+@pytest.fixture(scope="session")
+def real_mcq_run(tmp_path_factory):
+    """A real mcq run with the embedded model (3 questions, order family, short replies): the run
+    folder, with its report written at the end of the run as every run does."""
+    import asyncio
+
+    from robusteval.config import build_config
+    from robusteval.run import run_suite
+
+    root = tmp_path_factory.mktemp("real-run")
+    config = build_config({}, {"suite": "mcq", "data": str(FIXTURES / "mcq_small.jsonl"), "limit": 3,
+                               "families": ("order",), "max_tokens": 24, "cache_dir": str(root / "cache"),
+                               "out_dir": str(root / "runs"), "run_id": "real-mcq"})
+    run_dir, _, _ = asyncio.run(run_suite(config, quiet=True))
+    return run_dir
+
+
+HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
+
+
+@pytest.fixture
+def hostile_run(real_mcq_run, tmp_path):
+    """A copy of the real run in which a model answer and a dataset prompt carry HTML/JS payloads."""
+    import json
+    import shutil
+
+    run = tmp_path / "runs" / "hostile"
+    shutil.copytree(real_mcq_run, run)
+    rows = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
+    rows[0]["response"] = f"The best answer is {HOSTILE}"
+    rows[1]["prompt"] = f"{rows[1]['prompt']} {HOSTILE}"
+    (run / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    results = json.loads((run / "results.json").read_text())
+    results["run_id"] = "hostile"
+    results["models"][f"evil{HOSTILE}"] = results["models"]["llamacpp"]
+    results["metrics"][f"evil{HOSTILE}"] = results["metrics"]["llamacpp"]
+    (run / "results.json").write_text(json.dumps(results))
+    for stale in ("report.html", "report.md"):
+        (run / stale).unlink(missing_ok=True)
+    return run

@@ -37,3 +37,22 @@ def test_compare_two_runs(tmp_path, capsys):
 def test_compare_errors(tmp_path, capsys):
     assert main(["compare", str(tmp_path / "none"), str(tmp_path / "none")]) == 2
     assert "not a run folder" in capsys.readouterr().err
+
+
+def test_compare_headlines_across_runs_writes_table_and_plots(tmp_path, capsys):
+    for run_id, acc in (("r1", 0.25), ("r2", 0.75)):
+        (tmp_path / run_id).mkdir()
+        est = {"value": acc, "ci_low": acc - 0.1, "ci_high": acc + 0.1, "n": 30}
+        (tmp_path / run_id / "results.json").write_text(json.dumps({
+            "run_id": run_id, "suite": "consistency", "models": {"m": {}},
+            "metrics": {"judges": {"oracle": {"models": {"m": {"mean": est}}}}}}))
+    out = tmp_path / "cmp"
+    assert main(["compare", str(tmp_path / "r1"), str(tmp_path / "r2"), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "oracle mean similarity" in printed and "0.250 [0.150, 0.350]" in printed and "0.750" in printed
+    md = (out / "compare.md").read_text()
+    assert "| r2 | m | 0.750 [0.650, 0.850] |" in md
+    assert (out / "compare-1.png").read_bytes()[:4] == b"\x89PNG"
+    (tmp_path / "r2" / "results.json").write_text(json.dumps({"run_id": "r2", "suite": "mcq", "models": {}, "metrics": {}}))
+    assert main(["compare", str(tmp_path / "r1"), str(tmp_path / "r2")]) == 2
+    assert "different suites" in capsys.readouterr().err

@@ -36,7 +36,7 @@ def _out_console() -> Console:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="robusteval", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"robusteval {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,compare,cache}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,report,compare,serve,cache}")
 
     run = sub.add_parser("run", help="run a suite against one or more models")
     suites = run.add_subparsers(dest="suite", required=True, metavar="SUITE")
@@ -47,12 +47,21 @@ def build_parser() -> argparse.ArgumentParser:
                               description=module.__doc__)
         module.add_arguments(p)
 
-    cmp = sub.add_parser("compare", help="paired comparison of two runs on the same questions")
-    cmp.add_argument("run_a", help="run folder (runs/<id>) or its samples.jsonl")
-    cmp.add_argument("run_b")
+    report = sub.add_parser("report", help="write report.html, report.md and plots/ for a run folder")
+    report.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run folder(s), e.g. runs/mcq-20261123-101500")
+
+    cmp = sub.add_parser("compare", help="compare runs: headline metrics across runs and models, with CIs; "
+                                         "paired differences for two mcq runs on the same questions")
+    cmp.add_argument("runs", nargs="+", metavar="RUN", help="run folders (or samples.jsonl for mcq); the first is A")
+    cmp.add_argument("--out", dest="compare_out", help="also write compare.md and one plot per metric into this folder")
     cmp.add_argument("--model-a", help="model of run A to compare (when it holds several)")
     cmp.add_argument("--model-b", help="model of run B to compare")
     cmp.add_argument("--json", dest="json_out", help="also write the comparison to this JSON file")
+
+    serve = sub.add_parser("serve", help="a local, read-only web page: leaderboards per suite, linked to reports")
+    serve.add_argument("runs_dir", nargs="?", default="runs", metavar="RUNS_DIR", help="folder of runs (default: runs)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 = any free port)")
 
     cache = sub.add_parser("cache", help="inspect or clear the response store")
     cache.add_argument("action", choices=("stats", "clear"))
@@ -100,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
             return _run(args, console)
         if args.command == "compare":
             return _compare(args)
+        if args.command == "report":
+            return _report(args)
+        if args.command == "serve":
+            return _serve(args)
         return _cache(args)
     except UserError as exc:
         console.print(f"[red]error:[/red] {exc}", highlight=False)
@@ -134,11 +147,33 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         out.print(f"{model}: {usage['requests']} requests ({usage['cached']} cached, {usage['new']} new, "
                   f"{usage['failed']} failed), {usage['prompt_tokens'] + usage['completion_tokens']} new tokens, "
                   f"cost {usage['cost']:.4f}", highlight=False)
-    out.print(f"wrote {run_dir / 'results.json'} and {run_dir / 'samples.jsonl'} "
+    out.print(f"wrote {run_dir / 'results.json'}, {run_dir / 'samples.jsonl'} and {run_dir / 'report.html'} "
               f"in {time.time() - started:.1f} s", highlight=False)
     failed = sum(u["failed"] for u in usages.values())
     if failed:
         console.print(f"[yellow]{failed} requests failed[/yellow] (listed in results.json; rerun to retry them)")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from robusteval.report.render import write_report
+
+    for run_dir in args.run_dirs:
+        files = write_report(run_dir)
+        print(f"wrote {files.html}, {files.markdown} and {len(files.plots)} plots in {files.html.parent / 'plots'}")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from robusteval.web.server import make_server
+
+    server = make_server(args.runs_dir, args.host, args.port)
+    host, port = server.server_address[:2]
+    print(f"serving {Path(args.runs_dir).resolve()} at http://{host}:{port}/ (read-only; Ctrl-C stops)", flush=True)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
     return 0
 
 
@@ -147,22 +182,45 @@ def _compare(args: argparse.Namespace) -> int:
 
     from rich.table import Table
 
-    from robusteval.compare import compare
+    from robusteval.compare import compare, compare_headlines
 
-    result = compare(args.run_a, args.run_b, model_a=args.model_a, model_b=args.model_b)
-    table = Table(title=f"B = {args.run_b}  vs  A = {args.run_a}", title_justify="left")
-    for column in ("family", "metric", "questions", "A", "B", "B - A [95% CI]", "p (paired permutation)"):
-        table.add_column(column)
-    for family, r in result.items():
-        for metric in ("accuracy", "consistency_rate"):
-            d = r[metric]
-            ci = "" if d["ci_low"] is None else f" [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
-            p = "n/a" if d["p_value"] is None else f"{d['p_value']:.4f}"
-            table.add_row(family, metric, str(d["n"]), f"{d['a']:.3f}", f"{d['b']:.3f}", f"{d['diff']:+.3f}{ci}", p)
-    _out_console().print(table)
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps(result, indent=2))
+    if len(args.runs) < 2:
+        raise UserError("give two or more runs to compare")
+    out = _out_console()
+    board = compare_headlines(args.runs, out_dir=args.compare_out)
+    if board is not None:
+        table = Table(title="headline metrics across runs (95% CI)", title_justify="left")
+        for column in ("run", "model", *board.metrics):
+            table.add_column(column)
+        for row in board.rows:
+            table.add_row(row.run_id, row.model, *[_cell(row.values.get(m)) for m in board.metrics])
+        out.print(table)
+    if board is None or board.suite == "mcq":
+        a = args.runs[0]
+        for b in args.runs[1:]:
+            result = compare(a, b, model_a=args.model_a, model_b=args.model_b)
+            paired = Table(title=f"paired: B = {b}  vs  A = {a}", title_justify="left")
+            for column in ("family", "metric", "questions", "A", "B", "B - A [95% CI]", "p (paired permutation)"):
+                paired.add_column(column)
+            for family, r in result.items():
+                for metric in ("accuracy", "consistency_rate"):
+                    d = r[metric]
+                    ci = "" if d["ci_low"] is None else f" [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
+                    p = "n/a" if d["p_value"] is None else f"{d['p_value']:.4f}"
+                    paired.add_row(family, metric, str(d["n"]), f"{d['a']:.3f}", f"{d['b']:.3f}",
+                                   f"{d['diff']:+.3f}{ci}", p)
+            out.print(paired)
+            if args.json_out:
+                Path(args.json_out).write_text(json.dumps(result, indent=2))
+    if args.compare_out and board is not None:
+        out.print(f"wrote {Path(args.compare_out) / 'compare.md'} and plots", highlight=False)
     return 0
+
+
+def _cell(v) -> str:
+    if v is None or v[0] is None:
+        return "n/a"
+    return f"{v[0]:.3f}" + ("" if v[1] is None else f" [{v[1]:.3f}, {v[2]:.3f}]")
 
 
 def _cache(args: argparse.Namespace) -> int:

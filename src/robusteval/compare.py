@@ -1,5 +1,6 @@
-"""``robusteval compare RUN_A RUN_B``: did accuracy or consistency change between two runs
-(two models, two prompts, two versions) on the same questions?"""
+"""``robusteval compare RUN...``: headline metrics of several runs side by side (any suite), and
+for mcq, did accuracy or consistency change between two runs (two models, two prompts, two
+versions) on the same questions, as paired differences with CIs?"""
 
 from __future__ import annotations
 
@@ -79,3 +80,47 @@ def compare(run_a: str, run_b: str, *, model_a: str | None = None, model_b: str 
     if not out:
         raise UserError(f"{run_a} and {run_b} share no family to compare")
     return out
+
+
+def compare_headlines(runs: list[str], *, out_dir: str | None = None):
+    """A leaderboard of the given runs (all of one suite); with ``out_dir``, also compare.md and
+    one bar chart per headline metric (every run × model, with its CI)."""
+    from robusteval.report.plots import bars_with_ci
+    from robusteval.report.render import load_run
+    from robusteval.web.leaderboard import Board, Row, boards_from
+
+    folders = [Path(r).parent if Path(r).is_file() else Path(r) for r in runs]
+    if not all((f / "results.json").is_file() for f in folders):
+        return None  # samples.jsonl only (older or hand-made runs): the paired mcq comparison still works
+    loaded = [load_run(f) for f in folders]
+    suites = {run.suite for run in loaded}
+    if len(suites) > 1:
+        raise UserError(f"these runs are of different suites ({', '.join(sorted(suites))}); compare one suite at a time")
+    board: Board = boards_from([(run.path.name, run.results) for run in loaded])[0]
+    if out_dir:
+        folder = Path(out_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = ["| run | model | " + " | ".join(board.metrics) + " |", "|---|---|" + "---|" * len(board.metrics)]
+        for row in board.rows:
+            lines.append(f"| {row.run_id} | {row.model} | " + " | ".join(_md_cell(row.values.get(m)) for m in board.metrics) + " |")
+        for n, metric in enumerate(board.metrics):
+            labels = [f"{row.run_id}/{row.model}" for row in board.rows]
+            estimates = [_estimate(row, metric) for row in board.rows]
+            values = [e["value"] for e in estimates if e and e["value"] is not None]
+            top = max([1.0, *values, *[e["ci_high"] for e in estimates if e and e.get("ci_high") is not None]])
+            png = bars_with_ci(labels, estimates, title=metric, ylabel=metric, ylim=(0, top * 1.05))
+            (folder / f"compare-{n + 1}.png").write_bytes(png)
+            lines += ["", f"![{metric}](compare-{n + 1}.png)"]
+        (folder / "compare.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return board
+
+
+def _estimate(row, metric: str) -> dict | None:
+    v = row.values.get(metric)
+    return None if v is None else {"value": v[0], "ci_low": v[1], "ci_high": v[2]}
+
+
+def _md_cell(v) -> str:
+    if v is None or v[0] is None:
+        return "n/a"
+    return f"{v[0]:.3f}" + ("" if v[1] is None else f" [{v[1]:.3f}, {v[2]:.3f}]")

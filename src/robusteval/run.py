@@ -71,4 +71,16 @@ async def run_suite(config: RunConfig, *, console: Console | None = None,
     write_run(run_dir, config=config, models=model_info, metrics=result.metrics, samples=result.samples,
               started=started, finished=time.time(), extra=result.extra)
     result.write_files(run_dir)
+    _write_report(run_dir, console)
     return run_dir, result, {m: info["usage"] for m, info in model_info.items()}
+
+
+def _write_report(run_dir: Path, console: Console) -> None:
+    """The HTML/Markdown report of the run; a failure here never loses the results already written."""
+    from robusteval.report.render import write_report
+
+    try:
+        write_report(run_dir)
+    except Exception as exc:  # noqa: BLE001 - the run's results are safe; say what to do
+        console.print(f"[yellow]could not write the report[/yellow] ({type(exc).__name__}: {exc}); "
+                      f"results are in {run_dir}; try `robusteval report {run_dir}`", highlight=False)

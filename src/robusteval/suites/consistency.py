@@ -340,33 +340,15 @@ def _fmt(x: float | None) -> str:
 
 
 def heatmap_png(judge_metrics: dict, items: list[PromptSet], models: list[str], judge: str) -> bytes | None:
-    """The items × models table as a heatmap (NaN cells grey), for reports and papers."""
-    import io
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """The items × models table as a heatmap (missing cells grey), for reports and papers."""
+    from robusteval.report.plots import heatmap
 
     table = np.array([[np.nan if judge_metrics["table"][i.id][m] is None else judge_metrics["table"][i.id][m]
                        for m in models] for i in items], dtype=float)
     if table.size == 0:
         return None
-    fig, ax = plt.subplots(figsize=(4.5 + 1.4 * len(models), 1.4 + 0.32 * len(items)))
-    cmap = matplotlib.colormaps["viridis"].with_extremes(bad="lightgrey")
-    image = ax.imshow(np.ma.masked_invalid(table), cmap=cmap, vmin=0, vmax=5, aspect="auto")
-    ax.set_xticks(range(len(models)), [m[-24:] for m in models], rotation=20, ha="right")
-    ax.set_yticks(range(len(items)), [f"{i.id} ({i.variation})" for i in items])
-    for (r, c), value in np.ndenumerate(table):
-        ax.text(c, r, "–" if np.isnan(value) else f"{value:.1f}", ha="center", va="center",
-                color="white" if not np.isnan(value) and value < 2.5 else "black", fontsize=8)
-    fig.colorbar(image, ax=ax, label="0 different .. 5 same content")
-    ax.set_title(f"Similarity of answers across variants: {judge}", fontsize=10)
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
-    plt.close(fig)
-    return buffer.getvalue()
+    return heatmap(table, [f"{i.id} ({i.variation})" for i in items], models, vmin=0, vmax=5, fmt="{:.1f}",
+                   title=f"Similarity of answers across variants: {judge}", colorbar="0 different .. 5 same content")
 
 
 def print_summary(console, result: SuiteResult) -> None:

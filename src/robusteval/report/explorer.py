@@ -1,0 +1,91 @@
+"""The sample explorer: the variants of one item side by side, with what changed between them.
+
+Works on any suite's samples.jsonl: rows are grouped by ``item_id``; each row's label is made of
+whatever identifies it (model, family, variant, sample, ...); the prompt is diffed word by word
+against the group's first prompt, so a reader sees exactly which words a perturbation touched.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+LABEL_KEYS = ("model", "family", "variant", "language", "step", "context", "node", "level", "kind", "judge",
+              "scope", "sample")
+PROMPT_KEYS = ("prompt", "question", "source", "text")
+RESPONSE_KEYS = ("response", "answer", "output")
+
+
+@dataclass(frozen=True)
+class DiffPart:
+    op: str  # "same" | "ins" | "del"
+    text: str
+
+
+@dataclass(frozen=True)
+class ExplorerRow:
+    label: str
+    prompt_diff: tuple[DiffPart, ...]
+    response: str | None
+    verdict: str
+    status: str
+
+
+@dataclass(frozen=True)
+class ExplorerItem:
+    item_id: str
+    rows: tuple[ExplorerRow, ...]
+    verdicts_differ: bool
+
+
+def word_diff(base: str, other: str) -> tuple[DiffPart, ...]:
+    """``other`` against ``base`` as runs of same / inserted / deleted words."""
+    a, b = base.split(), other.split()
+    parts: list[DiffPart] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "equal":
+            parts.append(DiffPart("same", " ".join(b[j1:j2])))
+            continue
+        if op in ("delete", "replace"):
+            parts.append(DiffPart("del", " ".join(a[i1:i2])))
+        if op in ("insert", "replace"):
+            parts.append(DiffPart("ins", " ".join(b[j1:j2])))
+    return tuple(parts)
+
+
+def verdict(sample: dict) -> str:
+    if sample.get("status") == "failed":
+        return "failed"
+    if "correct" in sample and sample["correct"] is not None:
+        shown = sample.get("answer_label") or sample.get("prediction") or ""
+        return f"{'correct' if sample['correct'] else 'wrong'}{f' ({shown})' if shown else ''}"
+    if sample.get("score") is not None:
+        return f"score {float(sample['score']):.2f}"
+    if sample.get("status") == "invalid":
+        return "invalid"
+    return sample.get("status") or ""
+
+
+def build_explorer(samples: list[dict], *, max_items: int = 200) -> list[ExplorerItem]:
+    groups: dict[str, list[dict]] = {}
+    for s in samples:
+        groups.setdefault(str(s.get("item_id", "?")), []).append(s)
+    items = []
+    for item_id, rows in list(groups.items())[:max_items]:
+        base = _first(rows[0], PROMPT_KEYS) or ""
+        built = tuple(ExplorerRow(
+            label=" · ".join(f"{s[k]}" for k in LABEL_KEYS if s.get(k) not in (None, "")),
+            prompt_diff=word_diff(base, _first(s, PROMPT_KEYS) or ""),
+            response=_first(s, RESPONSE_KEYS) or (s.get("detail") if s.get("kind") == "rating" else None),
+            verdict=verdict(s), status=str(s.get("status", ""))) for s in rows)
+        answers = {s.get("answer_option", s.get("answer_label")) for s in rows if s.get("status") == "ok"}
+        items.append(ExplorerItem(item_id, built, len(answers) > 1))
+    return items
+
+
+def _first(sample: dict, keys: tuple[str, ...]) -> str | None:
+    for key in keys:
+        value = sample.get(key)
+        if isinstance(value, str):
+            return value
+    return None

@@ -1,0 +1,72 @@
+"""What a report is made of: sections with figures and tables, and headline numbers for leaderboards.
+
+Suites build these from their own results (``report_section`` and ``headlines`` in the suite's
+module); `report.render` turns them into HTML and Markdown. Every string in them is plain text
+and is escaped when rendered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str  # file name stem for the PNG beside the Markdown summary
+    title: str
+    png: bytes
+
+
+@dataclass(frozen=True)
+class TableData:
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    figures: tuple[Figure, ...] = ()
+    tables: tuple[TableData, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One number a leaderboard ranks models by (higher is better unless said otherwise)."""
+
+    model: str
+    metric: str
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    higher_is_better: bool = True
+
+
+@dataclass
+class Run:
+    """A finished run as read back from its folder."""
+
+    path: object  # pathlib.Path
+    results: dict
+    samples: list[dict] = field(default_factory=list)
+
+    @property
+    def suite(self) -> str:
+        return self.results.get("suite", "?")
+
+    @property
+    def run_id(self) -> str:
+        return self.results.get("run_id", getattr(self.path, "name", "?"))
+
+
+def estimate_text(est: dict | None, digits: int = 3) -> str:
+    from robusteval.report.table import fmt_estimate
+
+    return fmt_estimate(est, digits)
+
+
+def headline_from(model: str, metric: str, est: dict | None, higher_is_better: bool = True) -> Headline:
+    est = est or {}
+    return Headline(model, metric, est.get("value"), est.get("ci_low"), est.get("ci_high"), higher_is_better)

@@ -1,0 +1,113 @@
+"""``robusteval report RUN_DIR``: one self-contained HTML file, a Markdown summary and PNG plots.
+
+The HTML needs no network: plots are embedded as data URIs, styles and the small script that
+filters the sample explorer are inline. Every string from a model or a dataset goes through
+jinja2's autoescaping, so an answer containing ``<script>`` or ``onerror=`` renders as text.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from robusteval.errors import UserError
+from robusteval.report.explorer import build_explorer
+from robusteval.report.model import Run
+from robusteval.report.sections import headlines, sections
+
+REPORT_HTML = "report.html"
+REPORT_MD = "report.md"
+PLOTS_DIR = "plots"
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    html: Path
+    markdown: Path
+    plots: tuple[Path, ...]
+
+
+def load_run(run_dir: str | Path) -> Run:
+    path = Path(run_dir)
+    results_file = path / "results.json"
+    if not results_file.is_file():
+        raise UserError(f"{path}: not a run folder (no results.json)")
+    try:
+        results = json.loads(results_file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{results_file}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    samples = []
+    samples_file = path / "samples.jsonl"
+    if samples_file.is_file():
+        for line in samples_file.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                samples.append(json.loads(line))
+    return Run(path, results, samples)
+
+
+def environment() -> Environment:
+    env = Environment(loader=PackageLoader("robusteval.report", "templates"),
+                      autoescape=select_autoescape(["html", "j2"], default=True), trim_blocks=True, lstrip_blocks=True)
+    env.filters["data_uri"] = lambda png: "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+    env.filters["num"] = lambda x, d=3: "n/a" if x is None else f"{x:.{d}f}"
+    return env
+
+
+def render_html(run: Run) -> tuple[str, list]:
+    """The report page and its sections (the sections' figures are also written as PNG files)."""
+    built = sections(run)
+    page = environment().get_template("report.html.j2").render(
+        run=run, results=run.results, config=run.results.get("config", {}), versions=run.results.get("versions", {}),
+        models=run.results.get("models", {}), sections=built, headlines=headlines(run.results),
+        explorer=build_explorer(run.samples), failures=run.results.get("failures", []))
+    return page, built
+
+
+def markdown_summary(run: Run, built: list) -> str:
+    r = run.results
+    lines = [f"# robusteval {run.suite} run `{run.run_id}`", "",
+             f"Started {r.get('started', '?')}, wall time {r.get('wall_time_s', '?')} s, "
+             f"robusteval {r.get('versions', {}).get('robusteval', '?')}.", "", "## Headline metrics", "",
+             "| model | metric | value [95% CI] |", "|---|---|---|"]
+    for h in headlines(r):
+        ci = "" if h.low is None else f" [{h.low:.3f}, {h.high:.3f}]"
+        lines.append(f"| {_md(h.model)} | {_md(h.metric)} | {'n/a' if h.value is None else f'{h.value:.3f}'}{ci} |")
+    for section in built:
+        lines += ["", f"## {_md(section.title)}", ""]
+        for table in section.tables:
+            lines += [f"**{_md(table.title)}**", "", "| " + " | ".join(map(_md, table.columns)) + " |",
+                      "|" + "---|" * len(table.columns)]
+            lines += ["| " + " | ".join(map(_md, row)) + " |" for row in table.rows]
+            lines.append("")
+        for figure in section.figures:
+            lines += [f"![{_md(figure.title)}]({PLOTS_DIR}/{figure.name}.png)", ""]
+        lines += [_md(note) for note in section.notes]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_report(run_dir: str | Path) -> ReportFiles:
+    run = load_run(run_dir)
+    page, built = render_html(run)
+    html = run.path / REPORT_HTML
+    html.write_text(page, encoding="utf-8")
+    plots_dir = run.path / PLOTS_DIR
+    plots_dir.mkdir(exist_ok=True)
+    plots = []
+    for section in built:
+        for figure in section.figures:
+            path = plots_dir / f"{figure.name}.png"
+            path.write_bytes(figure.png)
+            plots.append(path)
+    markdown = run.path / REPORT_MD
+    markdown.write_text(markdown_summary(run, built), encoding="utf-8")
+    return ReportFiles(html, markdown, tuple(plots))
+
+
+def _md(text) -> str:
+    """Text safe inside a Markdown table cell (pipes and newlines would break the row; HTML is escaped)."""
+    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("|", "\\|").replace("\n", " "))

@@ -1,0 +1,1 @@
+"""The read-only leaderboard server (`robusteval serve RUNS_DIR`)."""

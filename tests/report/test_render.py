@@ -1,0 +1,73 @@
+import json
+
+import pytest
+
+from robusteval.errors import UserError
+from robusteval.report.explorer import build_explorer, word_diff
+from robusteval.report.render import load_run, markdown_summary, render_html, write_report
+from robusteval.report.sections import generic_headlines, generic_section
+
+from tests.conftest import HOSTILE
+
+
+def test_word_diff_marks_inserted_and_deleted_words():
+    parts = word_diff("Which planet is closest to the Sun?", "Which planet is nearest the Sun?")
+    assert [(p.op, p.text) for p in parts] == [("same", "Which planet is"), ("del", "closest to"),
+                                               ("ins", "nearest"), ("same", "the Sun?")]
+
+
+def test_explorer_groups_by_item_and_flags_differing_answers():
+    samples = [{"item_id": "q1", "model": "m", "variant": "v1", "prompt": "a b", "response": "A",
+                "correct": True, "answer_label": "A", "answer_option": 0, "status": "ok"},
+               {"item_id": "q1", "model": "m", "variant": "v2", "prompt": "a c", "response": "B",
+                "correct": False, "answer_label": "B", "answer_option": 1, "status": "ok"},
+               {"item_id": "q2", "model": "m", "variant": "v1", "prompt": "x", "response": None, "status": "failed",
+                "correct": None}]
+    items = build_explorer(samples)
+    assert [i.item_id for i in items] == ["q1", "q2"]
+    assert items[0].verdicts_differ and not items[1].verdicts_differ
+    assert [r.verdict for r in items[0].rows] == ["correct (A)", "wrong (B)"]
+    assert items[1].rows[0].verdict == "failed"
+    assert items[0].rows[1].label == "m · v2"
+
+
+@pytest.mark.slow
+def test_report_of_a_real_run(real_mcq_run):
+    # every run writes its report at the end
+    assert (real_mcq_run / "report.html").is_file() and (real_mcq_run / "report.md").is_file()
+    files = write_report(real_mcq_run)
+    html = files.html.read_text()
+    assert "Headline metrics" in html and "order accuracy" in html and "Sample explorer" in html
+    assert html.count('src="data:image/png;base64,') == len(files.plots) >= 2  # accuracy + position bias
+    assert "http://" not in html and "https://" not in html  # self-contained: nothing to fetch
+    assert all(p.read_bytes()[:4] == b"\x89PNG" for p in files.plots)
+    md = files.markdown.read_text()
+    assert "| llamacpp | order accuracy |" in md and "](plots/" in md
+
+
+@pytest.mark.slow
+def test_hostile_strings_are_escaped(hostile_run):
+    files = write_report(hostile_run)
+    html = files.html.read_text()
+    assert "<script>window.__pwned" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in html
+    md = files.markdown.read_text()
+    assert "<script>" not in md and "&lt;script&gt;" in md
+
+
+def test_generic_section_lists_every_estimate():
+    results = {"suite": "other", "models": {"m": {}},
+               "metrics": {"m": {"f1": {"value": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 10},
+                                 "deep": {"x": {"value": 1.0, "ci_low": None, "ci_high": None, "n": 3}}}}}
+    section = generic_section(results)
+    assert ("m / f1", "0.500 [0.400, 0.600]") in section.tables[0].rows
+    heads = generic_headlines(results)
+    assert [(h.model, h.metric, h.value) for h in heads] == [("m", "f1", 0.5), ("m", "deep / x", 1.0)]
+
+
+def test_not_a_run_folder_is_a_user_error(tmp_path):
+    with pytest.raises(UserError, match="not a run folder"):
+        load_run(tmp_path)
+    (tmp_path / "results.json").write_text("{broken")
+    with pytest.raises(UserError, match="not valid JSON"):
+        load_run(tmp_path)
