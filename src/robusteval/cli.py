@@ -88,7 +88,7 @@ def _common_run_arguments() -> argparse.ArgumentParser:
     run.add_argument("--tpm", type=float, help="tokens per minute limit per model")
     run.add_argument("--concurrency", type=int, help="max requests in flight per model (default: the backend's)")
     run.add_argument("--timeout", type=float, help="seconds before a request is abandoned and retried (default: 300)")
-    run.add_argument("--max-retries", dest="max_retries", type=int, help="retries per request (default: 5)")
+    run.add_argument("--max-retries", dest="max_retries", type=int, help="retries per request on errors (default: 5); 429s get up to 20 more, paced")
     run.add_argument("--price-in", dest="price_in", type=float, help="price per 1M prompt tokens, for cost accounting")
     run.add_argument("--price-out", dest="price_out", type=float, help="price per 1M completion tokens")
     run.add_argument("--cache-dir", dest="cache_dir", help=f"where the response store lives (default: {default_cache_dir()})")

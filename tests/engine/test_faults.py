@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from robusteval.engine import Engine, RetryPolicy, Store
 from robusteval.models import load_backend, parse_model_spec
 from robusteval.testing.openai_stub import StubConfig, StubServer, expected_answer
@@ -20,7 +22,7 @@ FAULTS = StubConfig(p_429=0.1, p_500=0.1, p_slow=0.1, p_malformed=0.1, slow_s=2.
 # The timeout is well below a slow reply (2.5 s) and well above a normal one (~1 ms), so only the
 # injected slow replies time out, even on a busy machine.
 RETRYING = RetryPolicy(max_retries=12, timeout_s=1.0, backoff_base_s=0.01, backoff_cap_s=0.1)
-NO_RETRIES = RetryPolicy(max_retries=0, timeout_s=1.0)
+NO_RETRIES = RetryPolicy(max_retries=0, rate_limit_retries=0, timeout_s=1.0)
 
 
 def _questions(n: int = N) -> list[tuple[Message, ...]]:
@@ -119,3 +121,45 @@ def test_without_retries_failures_are_reported_not_dropped_and_retried_by_a_reru
     assert (usage2.cached, usage2.new, usage2.failed) == (N - len(failed), len(failed), 0)
     assert second["outcomes"]["ok"] - outcomes["ok"] == len(failed)
     assert len(second["requests"]) == N and set(second["requests"].values()) == {1}
+
+
+def test_an_rpm_limit_the_engine_was_not_told_is_learned(tmp_path):
+    """The server enforces 1,200/min; the engine has no --rpm. On the first 429s it paces itself at
+    the rate that succeeded, so every request completes instead of burning its retries in bursts."""
+    questions = [(Message("user", f"Question {i}: what is {i} + {i}?"),) for i in range(200)]
+    default = RetryPolicy(timeout_s=5.0)  # the CLI's retry allowances
+    with StubServer(StubConfig(latency_s=0.01, rpm=1200, retry_after_s=0.05, seed=1)) as stub:
+        engine_usage, responses = asyncio.run(_ask_all(stub.base_url, tmp_path / "s.sqlite", default, questions))
+        counters = stub.counters()
+    assert all(r.ok for r in responses), [r.error for r in responses if not r.ok][:3]
+    assert engine_usage.failed == 0 and engine_usage.new == 200
+    assert counters["outcomes"]["429"] == engine_usage.rate_limited > 0  # it did hit the limit, and learned
+    assert counters["outcomes"]["429"] < 200  # far fewer push-backs than requests
+
+
+def test_adaptive_pacer_cuts_to_the_measured_rate_and_recovers():
+    from robusteval.engine.limits import Pacer
+
+    told = Pacer(rpm=600)
+    told.on_rate_limited()
+    assert told.rpm == 600  # a rate the user gave is never changed
+    pacer = Pacer(rpm=None)
+    assert pacer.rpm is None
+    pacer.on_rate_limited()  # a 429 before any success: one per second to start
+    assert pacer.rpm == 60
+    pacer._last_cut -= 10
+    pacer._started -= 10
+    for _ in range(100):  # 100 successes in the last 10 s = 600/min measured
+        pacer.on_success()
+    pacer.on_rate_limited()
+    # 0.8 x min(current pace, grown by 100 successes to 60/0.99**100 per min, and the measured 600/min)
+    assert pacer.rpm == pytest.approx(0.8 * 60 / 0.99**100)
+    grown = Pacer(rpm=None)
+    grown._started -= 10
+    for _ in range(50):
+        grown.on_success()  # 300/min measured while unpaced
+    grown.on_rate_limited()
+    assert grown.rpm == pytest.approx(0.8 * 300, rel=0.05)
+    before = grown.interval
+    grown.on_success()
+    assert grown.interval == pytest.approx(before * 0.99)

@@ -1,7 +1,11 @@
 """Limits that keep a backend busy without tripping its rate limits.
 
 - `Pacer`: requests per minute, spread evenly (a server that enforces R/min with a token bucket or a
-  sliding window then never sees a burst above R, so it sends no 429s).
+  sliding window then never sees a burst above R, so it sends no 429s). When the user gave no
+  ``--rpm``, the pacer learns one: on a 429 it paces at 80% of the success rate it just measured,
+  and each success shortens the interval by 1% until pacing switches itself off again (AIMD on
+  the rate, not only on concurrency: a server's RPM limit is a rate, and halving concurrency alone
+  lets the waiting requests retry in one burst after a short Retry-After).
 - `TokenBudget`: tokens per minute, charged with an estimate before sending and corrected with the
   real usage afterwards.
 - `AdaptiveLimit`: concurrency that halves on a 429 and grows back by one per window of successes
@@ -18,10 +22,52 @@ from collections import deque
 class Pacer:
     """Spaces request starts at least 60/rpm seconds apart (GCRA with a burst of one)."""
 
+    WINDOW_S = 10.0  # successes counted over this window to measure the rate the server accepts
+    CUT = 0.8  # on a 429, pace at this share of the measured rate
+    RECOVER = 0.99  # each success shortens the learned interval by 1%
+    COOLDOWN_S = 1.0  # one cut per cooldown: a burst of 429s from one overload is one signal
+
     def __init__(self, rpm: float | None):
         self.interval = 60.0 / rpm if rpm else 0.0
+        self.adaptive = not rpm
         self._next = 0.0
         self._lock = asyncio.Lock()
+        self._successes: deque[float] = deque()
+        self._last_cut = -1e9
+        self._started = time.monotonic()
+
+    @property
+    def rpm(self) -> float | None:
+        """The pace in force (requests per minute), or None when unpaced."""
+        return 60.0 / self.interval if self.interval else None
+
+    def on_success(self) -> None:
+        if not self.adaptive:
+            return
+        now = time.monotonic()
+        self._successes.append(now)
+        while self._successes and self._successes[0] < now - self.WINDOW_S:
+            self._successes.popleft()
+        if self.interval:
+            self.interval *= self.RECOVER
+            if self.interval < 1e-3:
+                self.interval = 0.0  # the server keeps up: stop pacing
+
+    def on_rate_limited(self) -> None:
+        """Learn a pace from the rate that succeeded just before the server pushed back."""
+        if not self.adaptive:
+            return
+        now = time.monotonic()
+        if now - self._last_cut < self.COOLDOWN_S:
+            return
+        self._last_cut = now
+        window = max(1.0, min(self.WINDOW_S, now - self._started))
+        measured = sum(1 for t in self._successes if t >= now - window) * 60.0 / window
+        current = self.rpm or float("inf")
+        target = max(1.0, self.CUT * min(current, measured if measured > 0 else current))
+        if target == float("inf"):
+            target = 60.0  # a 429 before any success: start at one request per second and learn
+        self.interval = 60.0 / target
 
     async def wait(self) -> None:
         if not self.interval and self._next <= time.monotonic():

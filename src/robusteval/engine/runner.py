@@ -56,6 +56,7 @@ class Usage:
 @dataclass(frozen=True)
 class RetryPolicy:
     max_retries: int = 5
+    rate_limit_retries: int = 20  # 429s retried on top of max_retries (paced, so they do not pile up)
     timeout_s: float = 300.0
     backoff_base_s: float = 0.5
     backoff_cap_s: float = 30.0
@@ -178,7 +179,10 @@ class Engine:
         estimate = _estimate_tokens(request)
         error = "not attempted"
         attempt = 0
-        for attempt in range(1, self.retry.max_retries + 2):
+        retries_left, throttles_left = self.retry.max_retries, self.retry.rate_limit_retries
+        while True:
+            attempt += 1
+            throttled = False
             await m.pacer.wait()
             await m.budget.take(estimate)
             await m.limit.acquire()
@@ -193,8 +197,10 @@ class Engine:
             except BackendError as exc:
                 error = str(exc)
                 if exc.rate_limited:
+                    throttled = True
                     m.usage.rate_limited += 1
                     m.limit.on_rate_limited()
+                    m.pacer.on_rate_limited()
                     if exc.retry_after is not None:
                         wait_s = min(exc.retry_after, self.retry.retry_after_cap_s)
                         m.pacer.push_back(wait_s)
@@ -207,14 +213,21 @@ class Engine:
             else:
                 latency = time.monotonic() - started
                 m.limit.on_success()
+                m.pacer.on_success()
                 m.budget.settle(estimate, completion.prompt_tokens + completion.completion_tokens)
                 self.store.put(key, m.backend.fingerprint, request, completion, latency)
                 return _response(key, completion, cached=False, attempts=attempt, latency_s=latency)
             finally:
                 await m.limit.release()
-            if attempt <= self.retry.max_retries:
-                m.usage.retries += 1
-                await asyncio.sleep(wait_s if wait_s is not None else self.retry.backoff(attempt, self._rng))
+            # A 429 is the server asking us to wait, not a fault: it has its own, larger allowance.
+            if throttled and throttles_left > 0:
+                throttles_left -= 1
+            elif retries_left > 0:
+                retries_left -= 1
+            else:
+                break
+            m.usage.retries += 1
+            await asyncio.sleep(wait_s if wait_s is not None else self.retry.backoff(attempt, self._rng))
         self.store.record_failure(key, m.backend.fingerprint, error, attempt)
         return Response(key=key, text=None, error=error, attempts=attempt)
 
