@@ -96,6 +96,8 @@ def _common_run_arguments() -> argparse.ArgumentParser:
     run.add_argument("--out", dest="out_dir", help="directory for run folders (default: runs)")
     run.add_argument("--run-id", dest="run_id", help="name of the run folder (default: SUITE-TIMESTAMP)")
     run.add_argument("--quiet", action="store_true", help="no progress bar or tables")
+    run.add_argument("--estimate", action="store_true", default=None,
+                     help="ask nothing: print the requests (after dedupe and cache), tokens, time and cost a run would take")
     return run
 
 
@@ -138,6 +140,8 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     from robusteval.run import run_suite
 
     config = _config_from_args(args)
+    if config.estimate:
+        return _estimate(config, console)
     started = time.time()
     run_dir, result, usages = asyncio.run(run_suite(config, console=console, quiet=args.quiet))
     out = _out_console()
@@ -152,6 +156,30 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     failed = sum(u["failed"] for u in usages.values())
     if failed:
         console.print(f"[yellow]{failed} requests failed[/yellow] (listed in results.json; rerun to retry them)")
+    return 0
+
+
+def _estimate(config: RunConfig, console: Console) -> int:
+    from rich.table import Table
+
+    from robusteval.run import estimate_suite
+
+    estimates = asyncio.run(estimate_suite(config, console=console))
+    table = Table(title=f"estimate for `robusteval run {config.suite}` (nothing was asked)", title_justify="left")
+    for column in ("model", "requests", "cached", "duplicates", "to send", "prompt tokens", "completion tokens",
+                   "time", "cost"):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    for e in estimates:
+        seconds = "unknown" if e.seconds is None else f"{e.seconds:.0f} s"
+        table.add_row(e.model, str(e.requests), str(e.cached), str(e.duplicates), str(e.to_send), str(e.prompt_tokens),
+                      str(e.completion_tokens), seconds, f"{e.cost:.4f}")
+    out = _out_console()
+    out.print(table)
+    for e in estimates:
+        out.print(f"{e.model}: completions and time from {e.basis}", highlight=False)
+    if config.suite != "mcq":
+        out.print("later stages (ratings of answers, next conversation turns) depend on answers not yet "
+                  "given and are not counted", highlight=False)
     return 0
 
 

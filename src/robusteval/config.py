@@ -48,6 +48,7 @@ class RunConfig:
     out_dir: str = "runs"
     run_id: str | None = None
     options: Any = None  # the suite's own settings (its Options dataclass)
+    estimate: bool = False  # count requests, tokens, time and cost; ask nothing
 
     def validated(self) -> RunConfig:
         suite = get_suite(self.suite)

@@ -84,3 +84,34 @@ def _write_report(run_dir: Path, console: Console) -> None:
     except Exception as exc:  # noqa: BLE001 - the run's results are safe; say what to do
         console.print(f"[yellow]could not write the report[/yellow] ({type(exc).__name__}: {exc}); "
                       f"results are in {run_dir}; try `robusteval report {run_dir}`", highlight=False)
+
+
+async def estimate_suite(config: RunConfig, *, console: Console | None = None) -> list:
+    """Run the suite against a dry-run engine and estimate each model's requests, tokens, time and cost."""
+    from robusteval.engine.estimate import estimate
+
+    console = console or Console(stderr=True)
+    suite = get_suite(config.suite)
+    params = GenParams(temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens,
+                       seed=config.seed)
+    store = Store(Path(config.cache_dir).expanduser() / STORE_FILE)
+    engine = Engine(store, use_cache=config.use_cache, dry_run=True)
+    started: dict[str, str] = {}
+
+    async def add_model(spec_text: str) -> str:
+        spec = parse_model_spec(spec_text)
+        if spec.label not in started:
+            await engine.add_model(spec.label, load_backend(spec), concurrency=config.concurrency,
+                                   price_in_per_mtok=config.price_in, price_out_per_mtok=config.price_out)
+            started[spec.label] = spec_text
+        return spec.label
+
+    try:
+        labels = [await add_model(text) for text in config.models]
+        ctx = SuiteContext(config=config, options=config.options, engine=engine, models=labels, params=params,
+                           console=console, _add_model=add_model)
+        await suite.execute(ctx)
+        return [estimate(engine, store, label) for label in started]
+    finally:
+        await engine.close()
+        store.close()

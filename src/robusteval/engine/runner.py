@@ -21,6 +21,9 @@ from robusteval.models.base import Backend
 from robusteval.types import Completion, GenParams, Message, Request, Response
 
 
+DRY_RUN = "not sent: --estimate"
+
+
 class ProgressSink(Protocol):
     def expect(self, n: int) -> None: ...
 
@@ -85,8 +88,12 @@ class Engine:
     """
 
     def __init__(self, store: Store, *, use_cache: bool = True, retry: RetryPolicy | None = None,
-                 progress: ProgressSink | None = None, seed: int = 0):
+                 progress: ProgressSink | None = None, seed: int = 0, dry_run: bool = False):
         self.store = store
+        # dry_run: nothing is sent; each new request is recorded in `planned` and answered as failed,
+        # so a suite runs through to the end and `--estimate` can count what a real run would ask.
+        self.dry_run = dry_run
+        self.planned: dict[str, dict[str, Request]] = {}
         self.use_cache = use_cache
         self.retry = retry or RetryPolicy()
         self.progress = progress
@@ -144,6 +151,9 @@ class Engine:
             response = _response(key, hit.completion, cached=True, attempts=0, latency_s=hit.latency_s)
             self._done[key] = response
             return self._count(m, response, from_store=True)
+        if self.dry_run:
+            self.planned.setdefault(model, {})[key] = request
+            return Response(key=key, text=None, error=DRY_RUN)
         future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
@@ -176,7 +186,7 @@ class Engine:
 
     async def _call(self, m: _Model, key: str, request: Request) -> Response:
         """Send one request with limits and retries; the success is stored before it is returned."""
-        estimate = _estimate_tokens(request)
+        estimate = estimate_tokens(request)
         error = "not attempted"
         attempt = 0
         retries_left, throttles_left = self.retry.max_retries, self.retry.rate_limit_retries
@@ -259,7 +269,7 @@ def _as_cached(r: Response) -> Response:
     return replace(r, cached=True)
 
 
-def _estimate_tokens(request: Request) -> int:
+def estimate_tokens(request: Request) -> int:
     """Rough token estimate for the TPM budget: ~4 characters a token plus the output allowance."""
     chars = sum(len(m.content) for m in request.messages)
     return chars // 4 + request.params.max_tokens

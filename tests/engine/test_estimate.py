@@ -1,0 +1,58 @@
+"""`--estimate` against what a real run then does, on the deterministic stub."""
+
+import asyncio
+
+import pytest
+
+from robusteval.engine import Engine, Store
+from robusteval.engine.estimate import estimate
+from robusteval.models import load_backend, parse_model_spec
+from robusteval.suites import mcq
+from robusteval.testing.openai_stub import StubConfig, StubServer
+from robusteval.types import GenParams, Item
+
+PARAMS = GenParams(max_tokens=16)
+
+
+def _items(start, n):
+    return [Item(f"q{i}", f"What is {i} plus {i + 1}?", (str(2 * i + 1), str(2 * i), str(i), str(i + 7)), 0)
+            for i in range(start, start + n)]
+
+
+async def _run(url, store_path, items, *, dry_run):
+    store = Store(store_path)
+    engine = Engine(store, dry_run=dry_run)
+    await engine.add_model("stub", load_backend(parse_model_spec(f"openai:stub?base_url={url}&max_concurrency=8")))
+    try:
+        await mcq.run(engine, "stub", items, ("order", "format"), PARAMS)
+        return (estimate(engine, store, "stub") if dry_run else engine.usage["stub"]), engine
+    finally:
+        await engine.close()
+        store.close()
+
+
+def test_estimate_counts_exactly_and_tokens_closely(tmp_path):
+    path = tmp_path / "s.sqlite"
+    with StubServer(StubConfig(latency_s=0.001)) as stub:
+        asyncio.run(_run(stub.base_url, path, _items(0, 6), dry_run=False))  # history for the model
+        cached_part = _items(3, 3)  # half of the next run is already in the store
+        new_part = _items(100, 3)
+        est, dry_engine = asyncio.run(_run(stub.base_url, path, cached_part + new_part, dry_run=True))
+        assert stub.counters()["total"] == 6 * 9  # the dry run sent nothing
+        actual, _ = asyncio.run(_run(stub.base_url, path, cached_part + new_part, dry_run=False))
+    # 10 variants per question, 9 distinct (gold@A is the A. format variant)
+    assert est.requests == actual.requests == 60
+    assert est.cached == 30 and est.duplicates == 3  # gold@A = the A. format variant, once per new question
+    assert est.cached + est.duplicates == actual.cached
+    assert est.to_send == actual.new == 27
+    assert est.completion_tokens == pytest.approx(actual.completion_tokens, rel=0.15)
+    assert est.prompt_tokens == pytest.approx(actual.prompt_tokens, rel=0.15)
+    assert est.seconds is not None and "stored answers" in est.basis
+
+
+def test_without_history_completions_are_an_upper_bound(tmp_path):
+    with StubServer(StubConfig(latency_s=0.001)) as stub:
+        est, _ = asyncio.run(_run(stub.base_url, tmp_path / "s.sqlite", _items(0, 2), dry_run=True))
+    assert est.to_send == 18 and est.cached == 0
+    assert est.completion_tokens == 18 * PARAMS.max_tokens and "upper bound" in est.basis
+    assert est.seconds is None
