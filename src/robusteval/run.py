@@ -25,6 +25,27 @@ from robusteval.types import GenParams
 STORE_FILE = "responses.sqlite"
 
 
+class ModelStarter:
+    """Starts each model spec once (models under test, then judges or interlocutors a suite asks for);
+    calling it returns the model's label for ``engine.chat``."""
+
+    def __init__(self, engine: Engine, config: RunConfig):
+        self.engine, self.config = engine, config
+        self.started: dict[str, str] = {}  # label -> spec text
+
+    async def __call__(self, spec_text: str) -> str:
+        spec = parse_model_spec(spec_text)
+        if spec.label in self.started and parse_model_spec(self.started[spec.label]) != spec:
+            raise UserError(f"models {self.started[spec.label]!r} and {spec_text!r} would share the name "
+                            f"{spec.label!r}; give one of them another name")
+        if spec.label not in self.started:
+            c = self.config
+            await self.engine.add_model(spec.label, load_backend(spec), rpm=c.rpm, tpm=c.tpm, concurrency=c.concurrency,
+                                        price_in_per_mtok=c.price_in, price_out_per_mtok=c.price_out)
+            self.started[spec.label] = spec_text
+        return spec.label
+
+
 async def run_suite(config: RunConfig, *, console: Console | None = None,
                     quiet: bool = False) -> tuple[Path, SuiteResult, dict]:
     """Run ``config`` and write ``runs/<id>/``; returns the run folder, the suite's result and the
@@ -40,19 +61,8 @@ async def run_suite(config: RunConfig, *, console: Console | None = None,
     progress = RichProgress(f"{config.suite}", console=console, enabled=not quiet and console.is_terminal)
     engine = Engine(store, use_cache=config.use_cache, progress=progress,
                     retry=RetryPolicy(max_retries=config.max_retries, timeout_s=config.timeout))
-    started_models: dict[str, str] = {}
-
-    async def add_model(spec_text: str) -> str:
-        spec = parse_model_spec(spec_text)
-        if spec.label in started_models and parse_model_spec(started_models[spec.label]) != spec:
-            raise UserError(f"models {started_models[spec.label]!r} and {spec_text!r} would share the name "
-                            f"{spec.label!r}; give one of them another name")
-        if spec.label not in started_models:
-            await engine.add_model(spec.label, load_backend(spec), rpm=config.rpm, tpm=config.tpm,
-                                   concurrency=config.concurrency, price_in_per_mtok=config.price_in,
-                                   price_out_per_mtok=config.price_out)
-            started_models[spec.label] = spec_text
-        return spec.label
+    add_model = ModelStarter(engine, config)
+    started_models = add_model.started
 
     try:
         labels = [await add_model(text) for text in config.models]
@@ -96,22 +106,14 @@ async def estimate_suite(config: RunConfig, *, console: Console | None = None) -
                        seed=config.seed)
     store = Store(Path(config.cache_dir).expanduser() / STORE_FILE)
     engine = Engine(store, use_cache=config.use_cache, dry_run=True)
-    started: dict[str, str] = {}
-
-    async def add_model(spec_text: str) -> str:
-        spec = parse_model_spec(spec_text)
-        if spec.label not in started:
-            await engine.add_model(spec.label, load_backend(spec), concurrency=config.concurrency,
-                                   price_in_per_mtok=config.price_in, price_out_per_mtok=config.price_out)
-            started[spec.label] = spec_text
-        return spec.label
+    add_model = ModelStarter(engine, config)
 
     try:
         labels = [await add_model(text) for text in config.models]
         ctx = SuiteContext(config=config, options=config.options, engine=engine, models=labels, params=params,
                            console=console, _add_model=add_model)
         await suite.execute(ctx)
-        return [estimate(engine, store, label) for label in started]
+        return [estimate(engine, store, label) for label in add_model.started]
     finally:
         await engine.close()
         store.close()
