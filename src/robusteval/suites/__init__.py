@@ -8,6 +8,7 @@ from types import ModuleType
 
 SUITE_MODULES = {
     "mcq": "robusteval.suites.mcq",
+    "hallucination": "robusteval.suites.hallucination",
 }
 SUITES = tuple(SUITE_MODULES)
 
