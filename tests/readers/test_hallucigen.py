@@ -76,6 +76,7 @@ def test_separate():
     ("Looking at hyp1 and hyp2 ... Answer: hyp2", 2),  # the label after the last answer mark wins
     ("hyp 2", 2),
     ("`hyp_1`", 1),
+    ("hyp2: The mural was painted by Anna.", 2),  # an echo of one line only: its label is the only one named
 ])
 def test_detection_ok(reply, position):
     d = read_detection(reply)
@@ -89,6 +90,8 @@ def test_detection_ok(reply, position):
     ("hyp3", "outside {hyp1, hyp2}"),
     ("Answer: hyp0", "outside {hyp1, hyp2}"),
     ("Answer with exactly one word: hyp1 or hyp2.", "ambiguous"),  # an echo of the instruction
+    ("Hyp1: My sister likes bicycles.\nHyp2", "ambiguous"),  # an echo of the listing, not an answer
+    ("hyp1 (English): The cat sleeps.\nhyp2 (English): The dog sleeps.", "ambiguous"),
 ])
 def test_detection_invalid(reply, reason):
     d = read_detection(reply)
