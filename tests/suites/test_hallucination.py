@@ -63,7 +63,7 @@ def judge(prompt: str) -> str:
     return "Yes." if re.search(r"Indeed\.$", prompt.split("\n\n")[0]) else "No."
 
 
-async def _execute(tmp_path, options: Options, limit: int = 6):
+async def _execute(tmp_path, options: Options, limit: int | None = 6, data: str | None = None):
     models = {"gen": generator, "oracle": oracle, "first": always_first, "judge": judge}
     store = Store(tmp_path / "s.sqlite")
     engine = Engine(store)
@@ -75,7 +75,7 @@ async def _execute(tmp_path, options: Options, limit: int = 6):
         return spec
 
     options = replace(options, bootstrap=100)  # CIs are not what these tests check; keep them quick
-    config = RunConfig(suite="hallucination", models=("gen",), limit=limit, options=options)
+    config = RunConfig(suite="hallucination", models=("gen",), limit=limit, data=data, options=options)
     ctx = SuiteContext(config=config, options=options, engine=engine, models=["gen"],
                        params=GenParams(max_tokens=32), console=Console(), _add_model=add)
     try:
@@ -154,6 +154,20 @@ def test_joint_generation_and_unparsed_outputs_skip_cross(tmp_path):
     assert result.metrics["cross"]["matrix"] == {} and result.metrics["generation"]["gen"]["judges"] == {}
     assert result.metrics["generation"]["gen"]["invalid_reasons"] == {"no hyp+": 3}
     assert "matrix.csv" in result.files
+
+
+def test_generation_step_needs_sources_only(tmp_path):
+    path = tmp_path / "sources.jsonl"
+    path.write_text('{"id": "s1", "source": "Snow fell all night.", "lang": "en", "type": "date"}\n'
+                    '{"id": "s2", "langpair": "de-en", "source": "Es schneit seit Montag."}\n')
+    result = asyncio.run(_execute(tmp_path, Options(step="generation", judge="judge"), limit=None, data=str(path)))
+    gen = [s for s in result.samples if s.step == "generation"]
+    assert [(g.item_id, g.status, g.type) for g in gen] == [("s1", "ok", "date"), ("s2", "ok", None)]
+    assert gen[0].hyp_plus == "Snow fell all night. Indeed." and gen[1].hyp_minus == "Es schneit seit Montag. Not."
+    assert "type date" in gen[0].prompts[1] and "translation into English" in gen[1].prompts[0]
+    assert set(result.metrics) == {"generation"} and "matrix.csv" not in result.files
+    with pytest.raises(UserError, match="detection needs hyp1, hyp2 and a label"):
+        asyncio.run(_execute(tmp_path, Options(step="detection"), limit=None, data=str(path)))
 
 
 def _det(config, order, predicted, status="ok", gold="hyp1"):
