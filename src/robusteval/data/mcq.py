@@ -51,7 +51,7 @@ def _load_all(source: str) -> list[Item]:
     if not path.is_file():
         known = ", ".join(["mmlu", *offline.ARROW_SETS, *hub.HUB_SETS])
         raise UserError(f"--data {source!r}: no such file, and not a known dataset ({known})")
-    return list(_parse_rows(_file_rows(path), path.stem))
+    return list(_parse_rows(file_rows(path), path.stem))
 
 
 def load_dev_items(source: str) -> tuple[list[Item], str] | None:
@@ -71,10 +71,10 @@ def load_file(path: str) -> list[Item]:
     p = Path(path).expanduser()
     if not p.is_file():
         raise UserError(f"{path}: no such file")
-    return list(_parse_rows(_file_rows(p), p.stem))
+    return list(_parse_rows(file_rows(p), p.stem))
 
 
-def _file_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+def file_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     return _csv_rows(path) if path.suffix.lower() in (".csv", ".tsv") else _jsonl_rows(path)
 
 

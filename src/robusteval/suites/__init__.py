@@ -9,6 +9,7 @@ from types import ModuleType
 SUITE_MODULES = {
     "mcq": "robusteval.suites.mcq",
     "consistency": "robusteval.suites.consistency",
+    "hallucination": "robusteval.suites.hallucination",
 }
 SUITES = tuple(SUITE_MODULES)
 
