@@ -71,3 +71,22 @@ def test_not_a_run_folder_is_a_user_error(tmp_path):
     (tmp_path / "results.json").write_text("{broken")
     with pytest.raises(UserError, match="not valid JSON"):
         load_run(tmp_path)
+
+
+def test_hallucination_section_and_headlines_from_metrics():
+    from robusteval.report.model import Run
+    from robusteval.report.sections import headlines, sections
+
+    est = {"value": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 6}
+    det = {"f1": est, "accuracy": est, "precision": est, "recall": est, "position_bias": {"chose_first": est},
+           "order_consistency": est, "invalid": 1, "failed": 0}
+    results = {"suite": "hallucination", "metrics": {
+        "detection": {"detectors": {"m/incorrect": det}, "agreement": {"fleiss_kappa": 0.2, "pairwise": {}}},
+        "cross": {"detectors": {"m/incorrect": det}, "matrix": {"m": {"m/incorrect": {"f1": est}}}},
+        "generation": {"m": {"valid": est, "invalid": 2, "judges": {"m": {"hyp+_faithful": est}}}}}}
+    (section,) = sections(Run(None, results))
+    assert [f.name for f in section.figures] == ["detection-f1", "cross-f1", "generator-detector"]
+    assert section.tables[0].rows[0][:2] == ("m/incorrect", "0.500 [0.400, 0.600]")
+    assert any("Fleiss' kappa 0.200" in n for n in section.notes)
+    assert [(h.model, h.metric, h.value) for h in headlines(results)] == [
+        ("m", "detection F1 (m/incorrect)", 0.5), ("m", "cross F1 (m/incorrect)", 0.5)]

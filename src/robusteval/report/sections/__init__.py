@@ -10,6 +10,7 @@ from robusteval.report.model import Headline, Run, Section, TableData, estimate_
 SECTION_MODULES = {
     "mcq": "robusteval.report.sections.mcq",
     "consistency": "robusteval.report.sections.consistency",
+    "hallucination": "robusteval.report.sections.hallucination",
 }
 
 
