@@ -8,6 +8,7 @@ from types import ModuleType
 
 SUITE_MODULES = {
     "mcq": "robusteval.suites.mcq",
+    "tree": "robusteval.suites.tree",
 }
 SUITES = tuple(SUITE_MODULES)
 
