@@ -96,7 +96,10 @@ def _unescape(quoted: str) -> str:
 
 
 def _clean_line(line: str) -> str:
-    return _BULLET.sub("", line.strip()).strip().rstrip(",").strip()
+    line = line.strip()
+    while (stripped := _BULLET.sub("", line, count=1).strip()) != line:  # "- Paraphrase 2: ..."
+        line = stripped
+    return line.rstrip(",").strip()
 
 
 def _clean(text: str) -> str:
