@@ -133,12 +133,12 @@ def validate(config, o: Options) -> None:
         if not ok:
             raise UserError(message)
     data = config.data or DEFAULT_DATA
+    if config.data and config.data not in NAMED and not Path(config.data).expanduser().is_file():
+        raise UserError(f"--data {config.data!r}: no such file, and not a known dataset ({', '.join(NAMED)})")
     if "rag" in o.modes and not o.build_only and o.kb == "local" and not o.corpus and data != "squad" \
             and not o.trees:
         raise UserError(f"--data {data} has no local corpus for --modes rag: give --corpus FILE, use --kb wikipedia, "
                         "or --modes closed")
-    if config.data and config.data not in NAMED and not Path(config.data).expanduser().is_file():
-        raise UserError(f"--data {config.data!r}: no such file, and not a known dataset ({', '.join(NAMED)})")
 
 
 # ---------------------------------------------------------------------------------------------
