@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from robusteval.errors import UserError
-from robusteval.rag.ner import parse_entities, spacy_entities, subject_found
+from robusteval.rag.ner import checkable_subject, parse_entities, spacy_entities, subject_found
 
 Q = "When did Marla Quenby start keeping the light on Hesk?"
 
@@ -50,3 +50,10 @@ def test_spacy_without_spacy_is_a_user_error():
     else:
         with pytest.raises(UserError, match="not installed"):
             spacy_entities(Q, "no_such_spacy_model_xyz")
+
+
+def test_only_subjects_the_question_names_are_checked():
+    assert checkable_subject("Marla Quenby", Q) == "Marla Quenby"
+    assert checkable_subject("Harvard University", "When was Harvard founded?") == "Harvard University"
+    assert checkable_subject("Ctenophora", "Which species are ribbon-shaped planktonic animals?") is None
+    assert checkable_subject(None, Q) is None

@@ -80,6 +80,13 @@ def subject_found(entities: list[str], subject: str | None) -> bool | None:
     return False
 
 
+def checkable_subject(subject: str | None, question: str) -> str | None:
+    """The subject when the original question names it (at least half of its words), else None:
+    entity extraction cannot be blamed for missing a subject the question never mentions (SQuAD's
+    article titles often are not in the question)."""
+    return subject if subject and subject_found([question], subject) else None
+
+
 @functools.lru_cache(maxsize=2)
 def _spacy(model: str):
     try:

@@ -38,7 +38,7 @@ from robusteval.probes.tree import (
     trees_document,
     validate_kinds,
 )
-from robusteval.rag.ner import ner_messages, parse_entities, spacy_entities, subject_found
+from robusteval.rag.ner import checkable_subject, ner_messages, parse_entities, spacy_entities, subject_found
 from robusteval.rag.pipeline import STAGES, attribute, closed_messages, context_has_answer, rag_messages, search
 from robusteval.rag.retrievers import RETRIEVERS, make_retriever
 from robusteval.suites.base import SuiteContext, SuiteResult, csv_arg
@@ -356,7 +356,9 @@ class Evaluator:
         else:
             entities = spacy_entities(node.text, o.ner.split(":", 1)[1])
         found = await search(self.kb, entities, node.text, item.answers, o.search_docs)
-        stages = {"ner_response": ner_reply, "entities": tuple(entities), "subject_found": subject_found(entities, item.subject),
+        subject = checkable_subject(item.subject, item.question)
+        stages = {"ner_response": ner_reply, "entities": tuple(entities),
+                  "subject_found": subject_found(entities, subject),
                   "search_queries": found.queries, "search_docs": found.doc_ids,
                   "search_has_answer": found.has_answer}
         out = []
