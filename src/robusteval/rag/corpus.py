@@ -79,9 +79,9 @@ def _jsonl_documents(path: Path):
 
 
 def _tokens(texts: list[str]) -> list[list[str]]:
-    import bm25s
+    from robusteval.rag.retrievers import bm25s_module
 
-    return bm25s.tokenize(texts, stopwords="en", show_progress=False, return_ids=False)
+    return bm25s_module().tokenize(texts, stopwords="en", show_progress=False, return_ids=False)
 
 
 class LocalKB:
@@ -97,8 +97,9 @@ class LocalKB:
         self._bm25 = self._load_or_build()
 
     def _load_or_build(self):
-        import bm25s
+        from robusteval.rag.retrievers import bm25s_module
 
+        bm25s = bm25s_module()
         if self.index_dir and (self.index_dir / "bm25").is_dir():
             return bm25s.BM25.load(str(self.index_dir / "bm25"))
         index = bm25s.BM25()

@@ -15,7 +15,14 @@ import numpy as np
 from robusteval.rag.corpus import Passage
 
 RETRIEVERS = ("bm25", "dense")
-logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
+
+
+def bm25s_module():
+    """bm25s, imported on first use; it sets its logger to DEBUG on import (one line per index)."""
+    import bm25s
+
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    return bm25s
 
 
 @dataclass(frozen=True)
@@ -29,8 +36,7 @@ class BM25Retriever:
 
     def rank(self, question: str, passages: list[Passage], k: int) -> list[Hit]:
         """The ``k`` passages with the highest BM25 score for ``question`` (ties keep corpus order)."""
-        import bm25s
-
+        bm25s = bm25s_module()
         if not passages:
             return []
         index = bm25s.BM25()
