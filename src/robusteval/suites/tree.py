@@ -653,14 +653,13 @@ def run_build_command(args: argparse.Namespace, console) -> int:
         raise UserError("`tree build` builds trees; --trees is for `run tree`")
     args.suite, args.build_only = NAME, True
     config = _config_from_args(args)
-    run_dir, result, usages = asyncio.run(run_suite(config, console=console, quiet=args.quiet))
+    run_dir, _, _ = asyncio.run(run_suite(config, console=console, quiet=args.quiet))
     doc = json.loads((run_dir / "trees.json").read_text(encoding="utf-8"))
     Path(args.trees_output).expanduser().write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
-    info = doc
-    console.print(f"wrote {len(doc['trees'])} trees ({info['nodes']['ok']} evaluable nodes, {info['nodes']['rejected']} "
-                  f"rejected) to {args.trees_output}; build cost {info['build_cost']['total']['requests']:.0f} "
-                  f"requests, {info['build_cost']['total']['tokens']:.0f} tokens; run folder {run_dir}",
-                  highlight=False)
+    nodes, cost = doc["nodes"], doc["build_cost"]["total"]
+    console.print(f"wrote {len(doc['trees'])} trees ({nodes['ok']} evaluable nodes, {nodes['rejected']} rejected) "
+                  f"to {args.trees_output}; build cost {cost['requests']:.0f} requests, {cost['tokens']:.0f} tokens; "
+                  f"run folder {run_dir}", highlight=False)
     return 0
 
 
