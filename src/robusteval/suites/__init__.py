@@ -10,6 +10,7 @@ SUITE_MODULES = {
     "mcq": "robusteval.suites.mcq",
     "consistency": "robusteval.suites.consistency",
     "hallucination": "robusteval.suites.hallucination",
+    "tree": "robusteval.suites.tree",
 }
 SUITES = tuple(SUITE_MODULES)
 

@@ -1,0 +1,84 @@
+"""Lexical perturbations: pinned seeded outputs, the property each one keeps, reproducibility."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from robusteval.probes.lexical import (
+    KEYBOARD_NEIGHBOURS,
+    LOOKALIKES,
+    PERTURBATIONS,
+    butter_fingers,
+    perturb,
+    random_upper,
+    shuffle_words,
+    swap_chars,
+    visual,
+    whitespace,
+)
+
+TEXT = "Which river flows through the old capital city?"
+PINNED = {  # seed 7, probability 0.1
+    "butter_fingers": "Whixh tibwr glows thrkugh the old cqpital city?",
+    "shuffle_words": "capital city? flows the Which through river old",
+    "random_upper": "WhicH riVeR fLOws through The old capitaL City?",
+    "swap_chars": "Whihc rievr folws htorugh the old captial city?",
+    "whitespace": "Which rive r flows throughthe old capitalcity?",
+    "visual": "Which riv\u0435r flows thr\u043eugh the \u043eld c\u0430\u0440ital city?",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PINNED))
+def test_seeded_outputs_are_pinned_and_reproducible(kind):
+    assert perturb(kind, TEXT, random.Random(7), 0.1) == PINNED[kind]
+    assert perturb(kind, TEXT, random.Random(7), 0.1) == perturb(kind, TEXT, random.Random(7), 0.1)
+    assert perturb(kind, TEXT, random.Random(8), 0.1) != PINNED[kind]
+
+
+def test_butter_fingers_only_hits_keyboard_neighbours_and_keeps_case():
+    out = butter_fingers(TEXT, random.Random(1), 0.5)
+    assert len(out) == len(TEXT)
+    changed = [(a, b) for a, b in zip(TEXT, out) if a != b]
+    assert changed
+    for a, b in changed:
+        assert b.lower() in KEYBOARD_NEIGHBOURS[a.lower()]
+        assert a.isupper() == b.isupper()
+    assert butter_fingers(TEXT, random.Random(1), 0.0) == TEXT
+
+
+def test_shuffle_keeps_the_words():
+    out = shuffle_words(TEXT, random.Random(3))
+    assert sorted(out.split()) == sorted(TEXT.split()) and out != TEXT
+
+
+def test_random_upper_changes_case_only():
+    out = random_upper(TEXT, random.Random(2), 0.3)
+    assert out.lower() == TEXT.lower() and out != TEXT
+    assert random_upper(TEXT, random.Random(2), 1.0) == TEXT.upper()
+
+
+def test_swap_chars_swaps_neighbours_within_words():
+    out = swap_chars("abcdef ghij", random.Random(0), 1.0)
+    assert out == "badcfe hgji"  # every adjacent pair swapped, never across the space
+    assert sorted(swap_chars(TEXT, random.Random(4), 0.2)) == sorted(TEXT)
+
+
+def test_whitespace_only_moves_spaces():
+    out = whitespace(TEXT, random.Random(5), 0.3)
+    assert out.replace(" ", "") == TEXT.replace(" ", "") and out != TEXT
+
+
+def test_visual_uses_look_alikes():
+    out = visual(TEXT, random.Random(6), 1.0)
+    assert all(LOOKALIKES.get(a, a) == b for a, b in zip(TEXT, out))
+    assert out != TEXT and len(out) == len(TEXT)
+
+
+def test_perturb_escalates_until_something_changes():
+    # p=0.01 on a two-letter word usually changes nothing; perturb doubles p until it does
+    assert perturb("butter_fingers", "Go", random.Random(3), 0.01) == "Bo"
+    # nothing to change: the text comes back as it was (the tree then rejects the node)
+    assert perturb("visual", "zzz qqq", random.Random(1), 0.1) == "zzz qqq"
+    assert set(PERTURBATIONS) == set(PINNED)
