@@ -8,6 +8,7 @@ from types import ModuleType
 
 SUITE_MODULES = {
     "mcq": "robusteval.suites.mcq",
+    "persona": "robusteval.suites.persona",
 }
 SUITES = tuple(SUITE_MODULES)
 
