@@ -130,7 +130,9 @@ def mds_structure(answers: np.ndarray, item_values: tuple[str, ...], values: tup
         init.append((math.cos(theta), math.sin(theta)))
     mds = MDS(n_components=2, metric_mds=True, metric="precomputed", n_init=1, init="random",
               random_state=seed, max_iter=500, normalized_stress=False)
-    coords = mds.fit_transform(delta, init=np.array(init))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # sklearn divides by zero on degenerate inputs
+        coords = mds.fit_transform(delta, init=np.array(init))
     return MDSResult(stress1(delta, coords), coords, dropped)
 
 

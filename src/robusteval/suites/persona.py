@@ -402,7 +402,8 @@ def print_summary(console, result: SuiteResult) -> None:
         table = Table(title="leaderboard", title_justify="left")
         for col in ("model", "cardinal", "win rate"):
             table.add_column(col, justify="left" if col == "model" else "right")
-        for model, row in sorted(board["models"].items(), key=lambda kv: -(kv[1]["cardinal"] or -1)):
+        for model, row in sorted(board["models"].items(), key=lambda kv: math.inf if kv[1]["cardinal"] is None
+                                   else -kv[1]["cardinal"]):
             table.add_row(model, fmt(row["cardinal"]), fmt(row["win_rate"]))
         console.print(table)
         console.print(f"diversity (1 - Kendall's W) {fmt(board['diversity'])}; sensitivity (max rank change, "
