@@ -31,6 +31,11 @@ SCALE = ("Not like me at all", "Not like me", "A little like me", "Somewhat like
     ("3 - a little like me", 2),
     ("As Napoleon, I must say: Very much like me", 5),
     ("A\n", 0),
+    ("A:", 0),
+    ("A: not like me at all", 0),
+    ("A: Very much like me", 5),  # "A:" as "Answer:" (SmolLM2's habit), then the option's text
+    ("A: D", 3),
+    ("A little like me.", 2),  # the article, then the option text
 ])
 def test_reads_messy_answers(reply, expected):
     answer = read_scale(reply, SCALE)
@@ -46,6 +51,8 @@ def test_reads_messy_answers(reply, expected):
     "Answer: C or D",
     "9",
     "G",
+    "A: This person is someone I admire.",  # "Answer:" followed by no option
+    "D. Very much like me",  # the letter says D, the text says F
 ])
 def test_ambiguous_or_empty_answers_are_invalid(reply):
     answer = read_scale(reply, SCALE)

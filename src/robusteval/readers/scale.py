@@ -1,7 +1,7 @@
 """Read a questionnaire answer to a point of the response scale (or invalid).
 
-Small models answer "C", "(c)", "**D. Somewhat like me**", "My answer: E", "Like me." or repeat
-the whole list. We accept a reply when every clue in it points to one option: the option letters
+Small models answer "C", "(c)", "**D. Somewhat like me**", "My answer: E", "Like me.", write
+"A: ..." meaning "Answer: ..." (SmolLM2 does), or repeat the whole list. We accept a reply when every clue in it points to one option: the option letters
 (in answer-like positions, not the article "A"), the option texts (longest first, so "Not like me
 at all" is not also read as "Like me"), or a leading number. Clues that disagree, or none, make
 the answer invalid; invalid answers are kept and left out of the scores, never guessed.
@@ -41,7 +41,12 @@ def read_scale(text: str | None, scale: tuple[str, ...]) -> ScaleAnswer:
     lead = _leading_letter(clean, letters)
     by_letter = _letters(masked, letters)
     if lead is not None:
-        return ScaleAnswer(lead, "ok", "letter")  # the first thing said is the choice
+        prefix = re.match(r"^[\s\"'(\[]*A:\s*(\S.*)", clean, re.DOTALL)
+        if lead == 0 and prefix:  # "A: ..." is how small models write "Answer: ...": read what follows
+            return read_scale(prefix.group(1), scale)
+        if by_text and by_text != {lead}:
+            return ScaleAnswer(None, "invalid")  # "D. Very much like me": letter and text disagree
+        return ScaleAnswer(lead, "ok", "letter")
     if len(by_letter) > 1 or len(by_text) > 1:
         return ScaleAnswer(None, "invalid")
     if by_letter and by_text and by_letter != by_text:
