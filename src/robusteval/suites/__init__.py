@@ -11,6 +11,7 @@ SUITE_MODULES = {
     "consistency": "robusteval.suites.consistency",
     "hallucination": "robusteval.suites.hallucination",
     "tree": "robusteval.suites.tree",
+    "persona": "robusteval.suites.persona",
 }
 SUITES = tuple(SUITE_MODULES)
 

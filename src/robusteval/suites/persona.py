@@ -1,0 +1,414 @@
+"""The `persona` suite (Stick To Your Role!): do simulated personas keep their values across contexts?
+
+The model under test plays each persona of a population (system prompt). In every context the
+persona first holds a short conversation with an interlocutor (a second instance, or another
+model), then answers a value questionnaire one item at a time on that same conversation. The
+answers give each persona a profile over Schwartz's ten values; the suite asks whether the
+population keeps its rank order across contexts (rank-order stability) and whether each context's
+answers show the theoretical value structure (MDS Stress-1, CFA fit), and aggregates models the
+way the leaderboard does (cardinal score, win rate, diversity, sensitivity).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import random
+from dataclasses import asdict, dataclass, replace
+from itertools import combinations
+
+import numpy as np
+
+from robusteval.data.persona import Persona, Questionnaire, balanced_subset, load_openers, load_population, \
+    load_questionnaire
+from robusteval.engine import Engine, gather_all
+from robusteval.errors import UserError
+from robusteval.metrics.psychometrics import magnifying_glass, mds_structure, mean_fit, value_scores
+from robusteval.metrics.stability import (
+    cardinal_scores,
+    kendalls_w,
+    max_rank_change,
+    mean_pairwise,
+    mean_stability,
+    rank_order_stability,
+    stability_matrix,
+    win_rates,
+)
+from robusteval.metrics.stats import bootstrap
+from robusteval.probes.persona import (
+    CONTEXT_HELP,
+    Context,
+    Turn,
+    other_persona_system,
+    parse_context,
+    persona_system,
+    question,
+    user_system,
+    view,
+)
+from robusteval.readers.scale import read_scale
+from robusteval.suites.base import SuiteContext, SuiteResult, csv_arg
+from robusteval.types import GenParams, Message
+
+NAME = "persona"
+DEFAULT_CONTEXTS = ("no_conv", "chunk:0", "chunk:1", "fixed:chess", "fixed:grammar")
+
+
+@dataclass(frozen=True)
+class Options:
+    population: str | None = None  # YAML/JSONL/CSV of personas; None: the bundled 50
+    personas: int | None = None  # subset size (balanced by gender); None: everyone
+    contexts: tuple[str, ...] = DEFAULT_CONTEXTS
+    turns: int = 2  # persona replies before the questionnaire
+    questionnaire: str = "ours"
+    interlocutor: str | None = None  # model spec; None: the model under test plays the interlocutor too
+    openers: str | None = None  # YAML of opening posts and fixed openers; None: the bundled ones
+    answer_tokens: int = 16  # reply limit for questionnaire answers (--max-tokens is for conversation turns)
+    n_resamples: int = 1000
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--population", help="personas file (YAML/JSONL/CSV: name, gender, description); default: our 50")
+    p.add_argument("--personas", type=int, help="use the first N personas, alternating by gender (default: all)")
+    p.add_argument("--contexts", type=csv_arg, help=f"comma-separated contexts: {CONTEXT_HELP} "
+                   f"(default: {','.join(DEFAULT_CONTEXTS)})")
+    p.add_argument("--turns", type=int, help="persona replies in each conversation before the questionnaire (default: 2)")
+    p.add_argument("--questionnaire", help="ours (default) | pvq40 | svs | pvq40:FILE.csv | svs:FILE.csv | FILE.yaml")
+    p.add_argument("--interlocutor", help="model spec playing the user (default: the model under test)")
+    p.add_argument("--openers", help="YAML with 'posts' (chunk openers) and 'fixed' (name: message)")
+    p.add_argument("--answer-tokens", dest="answer_tokens", type=int,
+                   help="reply limit for questionnaire answers (default: 16; --max-tokens limits conversation turns)")
+    p.add_argument("--bootstrap", dest="n_resamples", type=int, help="bootstrap resamples for CIs (default: 1000)")
+
+
+def validate(config, options: Options) -> None:
+    checks = (
+        (options.personas is None or options.personas >= 3, "--personas must be >= 3 (rank orders need 3)"),
+        (options.turns >= 1, "--turns must be >= 1"),
+        (options.answer_tokens >= 1, "--answer-tokens must be >= 1"),
+        (options.n_resamples >= 1, "--bootstrap must be >= 1"),
+        (len(options.contexts) >= 1, "give at least one --contexts entry"),
+        (len(set(options.contexts)) == len(options.contexts), "--contexts lists a context twice"),
+        (config.samples == 1, "--samples does not apply to the persona suite (each persona answers once)"),
+    )
+    for ok, message in checks:
+        if not ok:
+            raise UserError(message)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One questionnaire answer of one persona in one context; a line of samples.jsonl."""
+
+    model: str
+    item_id: str
+    persona_id: str
+    persona: str
+    context: str
+    value: str
+    prompt: str
+    turns: int  # messages before the question (system included)
+    response: str | None
+    error: str | None
+    status: str  # ok | invalid | failed
+    answer: int | None  # 1..len(scale)
+    clue: str
+    cached: bool
+    key: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Conversation:
+    model: str
+    persona_id: str
+    context: str
+    interlocutor: str
+    turns: tuple[Turn, ...]
+    error: str | None
+
+
+async def execute(ctx: SuiteContext) -> SuiteResult:
+    config, options = ctx.config, ctx.options
+    personas = balanced_subset(load_population(options.population), options.personas)
+    questionnaire = load_questionnaire(options.questionnaire)
+    openers = load_openers(options.openers)
+    contexts = [parse_context(spec, openers, len(personas), config.seed) for spec in options.contexts]
+    if len({c.name for c in contexts}) != len(contexts):
+        raise UserError("--contexts: two entries give the same context")
+    samples, conversations, metrics = [], [], {}
+    for model in ctx.models:
+        interlocutor = await ctx.model(options.interlocutor) if options.interlocutor else model
+        model_samples, model_convs = await simulate(ctx.engine, model, interlocutor, personas, contexts, questionnaire,
+                                                    ctx.params, options.turns, options.answer_tokens, config.seed)
+        samples.extend(model_samples)
+        conversations.extend(model_convs)
+        metrics[model] = model_metrics(model_samples, personas, contexts, questionnaire, seed=config.seed,
+                                       n_resamples=options.n_resamples)
+    extra = {
+        "leaderboard": leaderboard(metrics, [c.name for c in contexts]),
+        "population": [asdict(p) for p in personas],
+        "contexts": [{"name": c.name, "kind": c.kind} for c in contexts],
+        "questionnaire": {"name": questionnaire.name, "items": len(questionnaire.items),
+                          "scale": list(questionnaire.scale)},
+        "turns": options.turns,
+    }
+    files = {"conversations.jsonl": "".join(json.dumps(_conv_dict(c)) + "\n" for c in conversations),
+             "value_scores.csv": scores_csv(samples, personas, contexts, questionnaire)}
+    return SuiteResult(metrics=_json_safe(metrics), samples=samples, extra=_json_safe(extra), files=files)
+
+
+def _conv_dict(c: Conversation) -> dict:
+    return {"model": c.model, "persona_id": c.persona_id, "context": c.context, "interlocutor": c.interlocutor,
+            "turns": [asdict(t) for t in c.turns], "error": c.error}
+
+
+def partner(personas: list[Persona], index: int, context: Context, seed: int) -> Persona:
+    """The persona the interlocutor plays in a fixed context: a seeded shift, never oneself."""
+    shift = 1 + random.Random(f"{seed}:{context.name}").randrange(len(personas) - 1)
+    return personas[(index + shift) % len(personas)]
+
+
+async def simulate(engine: Engine, model: str, interlocutor: str, personas: list[Persona], contexts: list[Context],
+                   questionnaire: Questionnaire, params: GenParams, turns: int, answer_tokens: int,
+                   seed: int = 0) -> tuple[list[Sample], list[Conversation]]:
+    """Every persona in every context: the conversation, then the questionnaire on top of it."""
+    talks = sum(c.kind != "no_conv" for c in contexts)
+    engine.expect(len(personas) * (talks * (2 * turns - 1) + len(contexts) * len(questionnaire.items)))
+    answer_params = replace(params, max_tokens=answer_tokens)
+
+    async def one(index: int, persona: Persona, context: Context) -> tuple[list[Sample], Conversation | None]:
+        system = persona_system(persona)
+        conv, error = (), None
+        if context.kind != "no_conv":
+            conv, error = await converse(engine, model, interlocutor, personas, index, context, params, turns, seed)
+        history = view(system, conv, "persona")
+        asked = [(item, question(questionnaire, item, persona.gender)) for item in questionnaire.items]
+        if error:
+            answers = [None] * len(asked)
+            engine.expect(-len(asked))
+        else:
+            answers = await gather_all(engine.chat(model, history + (Message("user", text),), answer_params)
+                                       for _, text in asked)
+        out = [_sample(model, persona, context, questionnaire, item, text, len(history), response, error)
+               for (item, text), response in zip(asked, answers)]
+        talk = None if context.kind == "no_conv" else Conversation(model, persona.id, context.name, interlocutor,
+                                                                   conv, error)
+        return out, talk
+
+    done = await gather_all(one(i, p, c) for c in contexts for i, p in enumerate(personas))
+    return [s for group, _ in done for s in group], [t for _, t in done if t is not None]
+
+
+async def converse(engine: Engine, model: str, interlocutor: str, personas: list[Persona], index: int,
+                   context: Context, params: GenParams, turns: int, seed: int) -> tuple[tuple[Turn, ...], str | None]:
+    """The opener, then ``turns`` persona replies with interlocutor messages between them."""
+    persona = personas[index]
+    opener = context.opener_for(index)
+    other_system = (user_system(opener) if context.kind == "chunk"
+                    else other_persona_system(partner(personas, index, context, seed)))
+    conv: tuple[Turn, ...] = (Turn("interlocutor", opener),)
+    for t in range(turns):
+        reply = await engine.chat(model, view(persona_system(persona), conv, "persona"), params)
+        if not reply.ok:
+            engine.expect(-(2 * (turns - t) - 2))
+            return conv, f"persona turn {t + 1} failed: {reply.error}"
+        conv += (Turn("persona", reply.text.strip()),)
+        if t == turns - 1:
+            break
+        nxt = await engine.chat(interlocutor, view(other_system, conv, "interlocutor"), params)
+        if not nxt.ok:
+            engine.expect(-(2 * (turns - t) - 3))
+            return conv, f"interlocutor turn {t + 1} failed: {nxt.error}"
+        conv += (Turn("interlocutor", nxt.text.strip()),)
+    return conv, None
+
+
+def _sample(model: str, persona: Persona, context: Context, questionnaire: Questionnaire, item, text: str,
+            n_turns: int, response, error: str | None) -> Sample:
+    if response is None:
+        return Sample(model, item.id, persona.id, persona.name, context.name, item.value, text, n_turns, None, error,
+                      "failed", None, "", False, "")
+    answer = read_scale(response.text, questionnaire.scale)
+    return Sample(model, item.id, persona.id, persona.name, context.name, item.value, text, n_turns, response.text,
+                  response.error, answer.status, None if answer.index is None else answer.index + 1, answer.clue,
+                  response.cached, response.key)
+
+
+def answer_matrix(samples: list[Sample], personas: list[Persona], context: str,
+                  questionnaire: Questionnaire) -> np.ndarray:
+    """Personas x items answers (1..n) in one context; NaN for invalid or failed."""
+    row = {p.id: i for i, p in enumerate(personas)}
+    col = {item.id: j for j, item in enumerate(questionnaire.items)}
+    out = np.full((len(personas), len(questionnaire.items)), np.nan)
+    for s in samples:
+        if s.context == context and s.answer is not None and s.persona_id in row:
+            out[row[s.persona_id], col[s.item_id]] = s.answer
+    return out
+
+
+def context_scores(samples: list[Sample], personas: list[Persona], contexts: list[str],
+                   questionnaire: Questionnaire) -> list[np.ndarray]:
+    reverse = np.array([item.reverse for item in questionnaire.items])
+    return [value_scores(answer_matrix(samples, personas, c, questionnaire), questionnaire.item_values,
+                         questionnaire.values, reverse=reverse, n_points=len(questionnaire.scale)) for c in contexts]
+
+
+def model_metrics(samples: list[Sample], personas: list[Persona], contexts: list[Context],
+                  questionnaire: Questionnaire, *, seed: int = 0, n_resamples: int = 1000) -> dict:
+    """Stability (with a persona bootstrap CI), the context matrix, per-value stability and validity."""
+    names = [c.name for c in contexts]
+    scores = context_scores(samples, personas, names, questionnaire)
+    matrix = stability_matrix(scores)
+    flat = np.hstack(scores)
+    stability = bootstrap(flat, lambda rows: mean_stability(rows, len(names)), n_resamples=n_resamples, seed=seed)
+    per_value = {}
+    for v, value in enumerate(questionnaire.values):
+        rhos = [rank_order_stability(scores[i][:, [v]], scores[j][:, [v]]) for i, j in combinations(range(len(names)), 2)]
+        rhos = [r for r in rhos if np.isfinite(r)]
+        per_value[value] = float(np.mean(rhos)) if rhos else None
+    reverse = np.array([item.reverse for item in questionnaire.items])
+    validity = {}
+    for name in names:
+        raw = answer_matrix(samples, personas, name, questionnaire)
+        raw = np.where(reverse[None, :], len(questionnaire.scale) + 1 - raw, raw)
+        rows = [s for s in samples if s.context == name]
+        mds = mds_structure(raw, questionnaire.item_values, questionnaire.values, seed=seed)
+        fits = magnifying_glass(raw, questionnaire.item_values)
+        validity[name] = {
+            "answers": len(rows), "invalid": sum(s.status == "invalid" for s in rows),
+            "failed": sum(s.status == "failed" for s in rows),
+            "invalid_rate": _rate(rows),
+            "mds": mds.as_dict(tuple(item.id for item in questionnaire.items)),
+            "cfa": {k: f.as_dict() for k, f in fits.items()},
+            "cfa_mean": mean_fit(fits),
+        }
+    return {
+        "rank_order_stability": stability.as_dict(),
+        "stability_matrix": {"contexts": names, "values": matrix.tolist()},
+        "stability_per_value": per_value,
+        "validity": validity,
+        "answers": len(samples),
+        "invalid": sum(s.status == "invalid" for s in samples),
+        "failed": sum(s.status == "failed" for s in samples),
+        "invalid_rate": _rate(samples),
+    }
+
+
+def _rate(rows: list[Sample]) -> float | None:
+    answered = [s for s in rows if s.status != "failed"]
+    return sum(s.status == "invalid" for s in answered) / len(answered) if answered else None
+
+
+def games(metrics: dict, contexts: list[str]) -> tuple[list[str], np.ndarray, list[list[int]]]:
+    """The models x games table (higher is better: SRMR, RMSEA and Stress-1 enter as 1 - x), its
+    column names, and for each context the columns that involve it."""
+    columns: list[str] = []
+    rows = {m: [] for m in metrics}
+    for a, b in combinations(range(len(contexts)), 2):
+        columns.append(f"stability:{contexts[a]}|{contexts[b]}")
+        for m, mm in metrics.items():
+            rows[m].append(mm["stability_matrix"]["values"][a][b])
+    for c in contexts:
+        for metric, invert in (("cfi", False), ("srmr", True), ("rmsea", True), ("stress1", True)):
+            columns.append(f"{metric}:{c}")
+            for m, mm in metrics.items():
+                v = mm["validity"][c]
+                x = v["mds"]["stress1"] if metric == "stress1" else v["cfa_mean"][metric]
+                rows[m].append(None if x is None else (1 - x if invert else x))
+    table = np.array([[np.nan if x is None else x for x in rows[m]] for m in metrics], dtype=float).reshape(
+        len(metrics), len(columns))
+    groups = [[j for j, col in enumerate(columns) if c in col.split(":", 1)[1].split("|")] for c in contexts]
+    return columns, table, groups
+
+
+def leaderboard(metrics: dict, contexts: list[str]) -> dict:
+    """Cardinal score and win rate per model, and the benchmark's diversity and sensitivity."""
+    columns, table, groups = games(metrics, contexts)
+    cardinal, ordinal = cardinal_scores(table), win_rates(table)
+    models = list(metrics)
+    w = kendalls_w(table)
+    return {
+        "games": columns,
+        "models": {m: {"cardinal": cardinal[i], "win_rate": ordinal[i]} for i, m in enumerate(models)},
+        "kendalls_w": w,
+        "diversity": None if not np.isfinite(w) else 1 - w,
+        "sensitivity_win_rate": max_rank_change(table, groups, win_rates),
+        "sensitivity_cardinal": max_rank_change(table, groups, cardinal_scores),
+    }
+
+
+def scores_csv(samples: list[Sample], personas: list[Persona], contexts: list[Context],
+               questionnaire: Questionnaire) -> str:
+    """Centred value scores: one row per model, context and persona."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["model", "context", "persona_id", "persona", *questionnaire.values])
+    for model in dict.fromkeys(s.model for s in samples):
+        rows = [s for s in samples if s.model == model]
+        for c, scores in zip(contexts, context_scores(rows, personas, [c.name for c in contexts], questionnaire)):
+            for p, row in zip(personas, scores):
+                writer.writerow([model, c.name, p.id, p.name, *("" if np.isnan(x) else f"{x:.4f}" for x in row)])
+    return out.getvalue()
+
+
+def _json_safe(x):
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_safe(v) for v in x]
+    if isinstance(x, (np.floating, float)):
+        return float(x) if math.isfinite(x) else None
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+def print_summary(console, result: SuiteResult) -> None:
+    from rich.table import Table
+
+    def fmt(x, digits: int = 3) -> str:
+        return "n/a" if x is None else f"{x:.{digits}f}"
+
+    for model, m in result.metrics.items():
+        s = m["rank_order_stability"]
+        ci = "" if s["ci_low"] is None else f" [{s['ci_low']:.3f}, {s['ci_high']:.3f}]"
+        console.print(f"[bold]{model}[/bold]: rank-order stability {fmt(s['value'])}{ci} over {s['n']} personas; "
+                      f"{m['answers']} answers, invalid rate {fmt(m['invalid_rate'])}, {m['failed']} failed",
+                      highlight=False)
+        names = m["stability_matrix"]["contexts"]
+        matrix = Table(title=f"{model} · rank-order stability (context x context)", title_justify="left")
+        matrix.add_column("")
+        for n in names:
+            matrix.add_column(n, justify="right")
+        for n, row in zip(names, m["stability_matrix"]["values"]):
+            matrix.add_row(n, *(fmt(x) for x in row))
+        console.print(matrix)
+        validity = Table(title=f"{model} · validity per context", title_justify="left")
+        for col in ("context", "invalid rate", "MDS Stress-1", "CFI", "SRMR", "RMSEA"):
+            validity.add_column(col, justify="left" if col == "context" else "right")
+        for n, v in m["validity"].items():
+            cfa = v["cfa_mean"]
+            validity.add_row(n, fmt(v["invalid_rate"]), fmt(v["mds"]["stress1"]), fmt(cfa["cfi"]), fmt(cfa["srmr"]),
+                             fmt(cfa["rmsea"]))
+        console.print(validity)
+    board = result.extra.get("leaderboard") or {}
+    if board.get("models"):
+        table = Table(title="leaderboard", title_justify="left")
+        for col in ("model", "cardinal", "win rate"):
+            table.add_column(col, justify="left" if col == "model" else "right")
+        for model, row in sorted(board["models"].items(), key=lambda kv: math.inf if kv[1]["cardinal"] is None
+                                   else -kv[1]["cardinal"]):
+            table.add_row(model, fmt(row["cardinal"]), fmt(row["win_rate"]))
+        console.print(table)
+        console.print(f"diversity (1 - Kendall's W) {fmt(board['diversity'])}; sensitivity (max rank change, "
+                      f"leave one context out) {board['sensitivity_win_rate']}", highlight=False)
+
+
+__all__ = ["DEFAULT_CONTEXTS", "NAME", "Options", "Sample", "add_arguments", "answer_matrix", "execute", "games",
+           "leaderboard", "model_metrics", "print_summary", "simulate", "validate"]

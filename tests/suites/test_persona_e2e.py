@@ -1,0 +1,62 @@
+"""The persona suite end to end through the CLI with the real embedded model (persona and interlocutor)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from robusteval.cli import main
+
+FIX = Path(__file__).parent.parent / "fixtures" / "persona"
+
+
+def _run(tmp_path, *extra: str, run_id: str) -> tuple[int, Path]:
+    code = main(["run", "persona", "--quiet", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "runs"),
+                 "--run-id", run_id, *extra])
+    return code, tmp_path / "runs" / run_id
+
+
+@pytest.mark.slow
+def test_embedded_model_end_to_end_and_resume(tmp_path):
+    args = ("--population", str(FIX / "population.jsonl"), "--personas", "3", "--questionnaire",
+            str(FIX / "questionnaire.yaml"), "--contexts", "no_conv,fixed:chess", "--turns", "2",
+            "--max-tokens", "24", "--answer-tokens", "6", "--bootstrap", "50")
+    code, folder = _run(tmp_path, *args, run_id="a")
+    assert code == 0
+    results = json.loads((folder / "results.json").read_text())
+    samples = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
+    convs = [json.loads(line) for line in (folder / "conversations.jsonl").read_text().splitlines()]
+    # 3 personas x 2 contexts x 4 items; one conversation per persona in the fixed context
+    assert len(samples) == 24 and len(convs) == 3
+    for c in convs:
+        assert [t["speaker"] for t in c["turns"]] == ["interlocutor", "persona", "interlocutor", "persona"]
+        assert c["turns"][0]["text"] == "1. e4" and all(t["text"] for t in c["turns"]) and c["error"] is None
+    for s in samples:
+        assert s["status"] in ("ok", "invalid") and s["response"] is not None
+        assert (s["answer"] is None) == (s["status"] == "invalid")
+        assert s["turns"] == (1 if s["context"] == "no_conv" else 5)  # system (+ 4 conversation turns)
+    usage = results["models"]["llamacpp"]["usage"]
+    assert usage["requests"] == 3 * 3 + 24 and usage["failed"] == 0
+    m = results["metrics"]["llamacpp"]
+    assert m["answers"] == 24 and m["invalid"] == sum(s["status"] == "invalid" for s in samples)
+    assert m["stability_matrix"]["contexts"] == ["no_conv", "fixed_chess"]
+    assert set(m["validity"]) == {"no_conv", "fixed_chess"}
+    assert set(results["leaderboard"]["models"]) == {"llamacpp"}
+    assert (folder / "value_scores.csv").read_text().count("\n") == 1 + 2 * 3
+
+    code, again = _run(tmp_path, *args, run_id="b")
+    assert code == 0
+    rerun = json.loads((again / "results.json").read_text())
+    assert rerun["models"]["llamacpp"]["usage"]["new"] == 0  # a rerun asks nothing
+    assert rerun["metrics"] == results["metrics"]
+
+
+def test_user_errors_are_one_message(tmp_path, capsys):
+    code, _ = _run(tmp_path, "--personas", "2", run_id="x")
+    assert code == 2 and "--personas must be >= 3" in capsys.readouterr().err
+    code, _ = _run(tmp_path, "--contexts", "no_conv,banter", run_id="y")
+    assert code == 2 and "unknown context 'banter'" in capsys.readouterr().err
+    code, _ = _run(tmp_path, "--questionnaire", str(tmp_path / "missing.yaml"), run_id="z")
+    assert code == 2 and "missing.yaml: no such file" in capsys.readouterr().err

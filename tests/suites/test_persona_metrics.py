@@ -1,0 +1,83 @@
+"""The persona suite's metrics and leaderboard from hand-made answers (no model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robusteval.data.persona import Persona, load_questionnaire
+from robusteval.probes.persona import Context
+from robusteval.suites.persona import Sample, answer_matrix, games, leaderboard, model_metrics, scores_csv
+
+FIX = Path(__file__).parent.parent / "fixtures" / "persona"
+Q = load_questionnaire(str(FIX / "questionnaire.yaml"))  # warmth: w1, w2 (reversed); drive: d1, d2; 4 points
+PEOPLE = [Persona(f"p{i}", f"P{i}", "female" if i % 2 else "male", "d") for i in range(4)]
+CONTEXTS = [Context("no_conv", "no_conv"), Context("fixed_x", "fixed", ("x",))]
+
+
+def samples(model: str, table: dict[str, list[list[int | None]]]) -> list[Sample]:
+    """table: context -> persona rows of answers (1..4, None = invalid) in item order w1, w2, d1, d2."""
+    out = []
+    for context, rows in table.items():
+        for person, row in zip(PEOPLE, rows):
+            for item, answer in zip(Q.items, row):
+                out.append(Sample(model, item.id, person.id, person.name, context, item.value, "q", 1,
+                                  "reply", None, "ok" if answer else "invalid", answer, "letter", False, "k"))
+    return out
+
+
+# warmth (w1 high, w2 reversed low) rises with the persona index, drive falls: ranks are clear
+BASE = [[1, 4, 4, 4], [2, 3, 3, 3], [3, 2, 2, 2], [4, 1, 1, 1]]
+SAME = [[1, 4, 4, 3], [2, 3, 3, 3], [3, 2, 2, 2], [4, 1, None, 1]]
+FLIPPED = [[4, 1, 1, 1], [3, 2, 2, 2], [2, 3, 3, 3], [1, 4, 4, 4]]
+
+
+def test_answer_matrix_keeps_invalid_answers_missing():
+    m = answer_matrix(samples("m", {"fixed_x": SAME}), PEOPLE, "fixed_x", Q)
+    assert m.shape == (4, 4) and np.isnan(m[3, 2]) and m[0, 3] == 3
+
+
+def test_stable_model_by_hand():
+    metrics = model_metrics(samples("m", {"no_conv": BASE, "fixed_x": SAME}), PEOPLE, CONTEXTS, Q, n_resamples=200)
+    # warmth: reversed w2 makes both items rise with the index in both contexts (rho 1);
+    # drive falls in both (rho 1): stability 1, and the bootstrap interval sits at 1
+    assert metrics["rank_order_stability"]["value"] == pytest.approx(1.0)
+    assert metrics["stability_matrix"]["contexts"] == ["no_conv", "fixed_x"]
+    assert metrics["stability_per_value"] == {"warmth": pytest.approx(1.0), "drive": pytest.approx(1.0)}
+    assert metrics["invalid"] == 1 and metrics["answers"] == 32
+    assert metrics["validity"]["fixed_x"]["invalid_rate"] == pytest.approx(1 / 16)
+    assert set(metrics["validity"]["no_conv"]["cfa"]) == {"openness_to_change", "self_enhancement", "conservation",
+                                                           "self_transcendence"}
+
+
+def test_flipped_model_and_the_leaderboard():
+    stable = model_metrics(samples("a", {"no_conv": BASE, "fixed_x": SAME}), PEOPLE, CONTEXTS, Q, n_resamples=50)
+    flipped = model_metrics(samples("b", {"no_conv": BASE, "fixed_x": FLIPPED}), PEOPLE, CONTEXTS, Q, n_resamples=50)
+    assert flipped["rank_order_stability"]["value"] == pytest.approx(-1.0)
+    names = ["no_conv", "fixed_x"]
+    columns, table, groups = games({"a": stable, "b": flipped}, names)
+    assert columns[0] == "stability:no_conv|fixed_x" and table[:, 0].tolist() == pytest.approx([1.0, -1.0])
+    assert len(columns) == 1 + 4 * 2  # one pair + (CFI, SRMR, RMSEA, Stress-1) per context
+    assert groups[0] == [0, 1, 2, 3, 4] and groups[1] == [0, 5, 6, 7, 8]
+    board = leaderboard({"a": stable, "b": flipped}, names)
+    # 4 personas are too few for CFA: the defined games are stability (a wins) and the two Stress-1
+    # games (tied in no_conv, where both answered the same; b's is lower in fixed_x, where a has an invalid answer)
+    defined = [c for c, x in zip(columns, table[0]) if np.isfinite(x)]
+    assert defined == ["stability:no_conv|fixed_x", "stress1:no_conv", "stress1:fixed_x"]
+    assert table[0, 4] == table[1, 4] and table[0, 8] < table[1, 8]
+    assert board["models"]["a"]["win_rate"] == pytest.approx(1 / 3)
+    assert board["models"]["b"]["win_rate"] == pytest.approx(1 / 3)
+    assert board["models"]["a"]["cardinal"] == pytest.approx(np.nanmean(table[0]))
+    assert board["models"]["a"]["cardinal"] > board["models"]["b"]["cardinal"]
+    assert board["kendalls_w"] is not None and board["diversity"] == pytest.approx(1 - board["kendalls_w"])
+    assert board["sensitivity_win_rate"] is not None
+
+
+def test_scores_csv_has_a_row_per_model_context_persona():
+    text = scores_csv(samples("m", {"no_conv": BASE, "fixed_x": SAME}), PEOPLE, CONTEXTS, Q)
+    lines = text.strip().splitlines()
+    assert lines[0] == "model,context,persona_id,persona,warmth,drive" and len(lines) == 1 + 2 * 4
+    # persona 0 in no_conv: answers 1, (5-4)=1, 4, 4 -> mean 2.5 -> warmth -1.5, drive 1.5
+    assert lines[1] == "m,no_conv,p0,P0,-1.5000,1.5000"
