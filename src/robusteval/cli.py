@@ -36,7 +36,7 @@ def _out_console() -> Console:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="robusteval", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"robusteval {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,report,compare,serve,cache}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,report,compare,serve,tree,cache}")
 
     run = sub.add_parser("run", help="run a suite against one or more models")
     suites = run.add_subparsers(dest="suite", required=True, metavar="SUITE")
@@ -62,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("runs_dir", nargs="?", default="runs", metavar="RUNS_DIR", help="folder of runs (default: runs)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")
     serve.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 = any free port)")
+
+    from robusteval.suites.tree import add_build_command
+
+    add_build_command(sub)  # robusteval tree build
 
     cache = sub.add_parser("cache", help="inspect or clear the response store")
     cache.add_argument("action", choices=("stats", "clear"))
@@ -115,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
             return _report(args)
         if args.command == "serve":
             return _serve(args)
+        if args.command == "tree":
+            from robusteval.suites.tree import run_build_command
+
+            return run_build_command(args, console)
         return _cache(args)
     except UserError as exc:
         console.print(f"[red]error:[/red] {exc}", highlight=False)

