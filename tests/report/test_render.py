@@ -90,3 +90,26 @@ def test_hallucination_section_and_headlines_from_metrics():
     assert any("Fleiss' kappa 0.200" in n for n in section.notes)
     assert [(h.model, h.metric, h.value) for h in headlines(results)] == [
         ("m", "detection F1 (m/incorrect)", 0.5), ("m", "cross F1 (m/incorrect)", 0.5)]
+
+
+def test_tree_and_persona_sections_from_metrics():
+    from robusteval.report.model import Run
+    from robusteval.report.sections import headlines, sections
+
+    est = {"value": 0.25, "ci_low": 0.1, "ci_high": 0.4, "n": 10}
+    tree = {"suite": "tree", "metrics": {"m": {"modes": {
+        "closed": {"accuracy": est, "by_level": {"0": {"accuracy": est}, "1": {"accuracy": est}}},
+        "rag-bm25": {"accuracy": est, "by_level": {"0": {"accuracy": est}},
+                     "failure_stages": {"correct": {"count": 1, "share": 0.25}, "generator": {"count": 3, "share": 0.75}}}}}}}
+    (section,) = sections(Run(None, tree))
+    assert [f.name for f in section.figures] == ["level-m-closed", "level-m-rag-bm25", "stages-m"]
+    assert [(h.metric, h.value) for h in headlines(tree)] == [("closed accuracy", 0.25), ("rag-bm25 accuracy", 0.25)]
+    persona = {"suite": "persona", "metrics": {"m": {
+        "rank_order_stability": est,
+        "stability_matrix": {"contexts": ["a", "b"], "values": [[1.0, 0.3], [0.3, 1.0]]},
+        "validity": {"a": {"mds": {"stress1": 0.2}, "invalid_rate": 0.1,
+                           "cfa": {"openness": {"cfi": None, "error": "too few"}}}}}}}
+    (section,) = sections(Run(None, persona))
+    assert [f.name for f in section.figures] == ["stability-m"]
+    assert section.tables[0].rows == (("a", "0.200", "0.100", "openness: too few"),)
+    assert headlines(persona)[0].metric == "rank-order stability"

@@ -11,6 +11,8 @@ SECTION_MODULES = {
     "mcq": "robusteval.report.sections.mcq",
     "consistency": "robusteval.report.sections.consistency",
     "hallucination": "robusteval.report.sections.hallucination",
+    "tree": "robusteval.report.sections.tree",
+    "persona": "robusteval.report.sections.persona",
 }
 
 
