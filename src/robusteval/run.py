@@ -15,7 +15,6 @@ from rich.console import Console
 from robusteval.config import RunConfig
 from robusteval.engine import Engine, RetryPolicy, Store
 from robusteval.engine.progress import RichProgress
-from robusteval.errors import UserError
 from robusteval.models import load_backend, parse_model_spec
 from robusteval.results import new_run_id, write_run
 from robusteval.suites import get_suite
@@ -35,15 +34,19 @@ class ModelStarter:
 
     async def __call__(self, spec_text: str) -> str:
         spec = parse_model_spec(spec_text)
-        if spec.label in self.started and parse_model_spec(self.started[spec.label]) != spec:
-            raise UserError(f"models {self.started[spec.label]!r} and {spec_text!r} would share the name "
-                            f"{spec.label!r}; give one of them another name")
-        if spec.label not in self.started:
-            c = self.config
-            await self.engine.add_model(spec.label, load_backend(spec), rpm=c.rpm, tpm=c.tpm, concurrency=c.concurrency,
-                                        price_in_per_mtok=c.price_in, price_out_per_mtok=c.price_out)
-            self.started[spec.label] = spec_text
-        return spec.label
+        for label, started in self.started.items():
+            if parse_model_spec(started) == spec:
+                return label  # the same model: one instance, one cache
+        label = spec.label
+        n = 1
+        while label in self.started:  # another spec with the same short name (other options): its own instance
+            n += 1
+            label = f"{spec.label}#{n}"
+        c = self.config
+        await self.engine.add_model(label, load_backend(spec), rpm=c.rpm, tpm=c.tpm, concurrency=c.concurrency,
+                                    price_in_per_mtok=c.price_in, price_out_per_mtok=c.price_out)
+        self.started[label] = spec_text
+        return label
 
 
 async def run_suite(config: RunConfig, *, console: Console | None = None,
