@@ -20,7 +20,7 @@ from rich.console import Console
 from robusteval import __version__
 from robusteval.config import RunConfig, build_config, default_cache_dir, load_config_file
 from robusteval.errors import UserError
-from robusteval.suites import SUITES, get_suite
+from robusteval.suites import SUITE_SUMMARIES, SUITES, get_suite
 
 STORE_FILE = "responses.sqlite"
 EXIT_USER_ERROR = 2
@@ -33,7 +33,12 @@ def _out_console() -> Console:
     return console if console.is_terminal else Console(soft_wrap=True, width=160)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The whole command line. Only the suite named in ``argv`` is imported (each suite pulls in
+    its own statistics and model libraries, seconds of start-up for all five); the others are
+    listed by name and summary."""
+    argv = sys.argv[1:] if argv is None else argv
+    wanted = {a for a in argv if a in SUITES}
     parser = argparse.ArgumentParser(prog="robusteval", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"robusteval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{run,report,compare,serve,tree,cache}")
@@ -42,10 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
     suites = run.add_subparsers(dest="suite", required=True, metavar="SUITE")
     common = _common_run_arguments()
     for name in SUITES:
-        module = get_suite(name)
-        p = suites.add_parser(name, parents=[common], help=(module.__doc__ or "").splitlines()[0],
-                              description=module.__doc__)
-        module.add_arguments(p)
+        module = get_suite(name) if name in wanted else None
+        p = suites.add_parser(name, parents=[common], help=SUITE_SUMMARIES[name],
+                              description=module.__doc__ if module else SUITE_SUMMARIES[name])
+        if module:
+            module.add_arguments(p)
 
     report = sub.add_parser("report", help="write report.html, report.md and plots/ for a run folder")
     report.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run folder(s), e.g. runs/mcq-20261123-101500")
@@ -63,9 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")
     serve.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 = any free port)")
 
-    from robusteval.suites.tree import add_build_command
+    if argv[:1] == ["tree"]:
+        from robusteval.suites.tree import add_build_command
 
-    add_build_command(sub)  # robusteval tree build
+        add_build_command(sub)  # robusteval tree build
+    else:
+        sub.add_parser("tree", help="build perturbation trees once, to evaluate with `run tree --trees`")
 
     cache = sub.add_parser("cache", help="inspect or clear the response store")
     cache.add_argument("action", choices=("stats", "clear"))
@@ -106,7 +115,7 @@ def _common_run_arguments() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     console = Console(stderr=True, soft_wrap=True)
     # SIGTERM ends a run like Ctrl-C does: cleanly, with the store intact.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))

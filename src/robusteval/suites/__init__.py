@@ -14,6 +14,14 @@ SUITE_MODULES = {
     "persona": "robusteval.suites.persona",
 }
 SUITES = tuple(SUITE_MODULES)
+# One line each for `robusteval run --help`, so listing the suites imports none of them.
+SUITE_SUMMARIES = {
+    "mcq": "multiple choice under option formats, orders, templates and few-shot (SCORE)",
+    "consistency": "same request in other styles or languages: are the answers the same? (ELOQUENT 2024)",
+    "hallucination": "generate, detect and cross-evaluate hallucinations (CLEF 2024 HalluciGen)",
+    "tree": "accuracy as a question drifts through paraphrase and typo trees, with RAG (LexEval)",
+    "persona": "do simulated personas keep their values across contexts? (Stick To Your Role!)",
+}
 
 
 def get_suite(name: str) -> ModuleType:
