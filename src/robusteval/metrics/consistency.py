@@ -36,15 +36,14 @@ def macro_accuracy(correct: np.ndarray, categories: np.ndarray) -> float:
 
 def agreeing_pairs(answers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per item: (number of variant pairs that chose the same original option, number of pairs)."""
-    agree = np.zeros(len(answers))
-    pairs = np.zeros(len(answers))
-    for i, row in enumerate(answers):
-        given = row[~np.isnan(row)]
-        k = len(given)
-        _, counts = np.unique(given[given >= 0], return_counts=True)
-        agree[i] = (counts * (counts - 1) / 2).sum()
-        pairs[i] = k * (k - 1) / 2
-    return agree, pairs
+    # Vectorised over items (bootstraps call this thousands of times): compare every column pair at
+    # once; NaN never equals anything, and invalid (-1) answers are masked out.
+    a = np.asarray(answers, dtype=float).reshape(len(answers), -1)
+    same = (a[:, :, None] == a[:, None, :]) & (a[:, :, None] >= 0)
+    upper = np.triu(np.ones((a.shape[1], a.shape[1]), dtype=bool), k=1)
+    agree = (same & upper).sum(axis=(1, 2)).astype(float)
+    k = (~np.isnan(a)).sum(axis=1).astype(float)
+    return agree, k * (k - 1) / 2
 
 
 def item_consistency(answers: np.ndarray) -> np.ndarray:
