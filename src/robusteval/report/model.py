@@ -70,3 +70,12 @@ def estimate_text(est: dict | None, digits: int = 3) -> str:
 def headline_from(model: str, metric: str, est: dict | None, higher_is_better: bool = True) -> Headline:
     est = est or {}
     return Headline(model, metric, est.get("value"), est.get("ci_low"), est.get("ci_high"), higher_is_better)
+
+
+def slug(text: str) -> str:
+    """``text`` as a file-name stem (plots, per-model files): letters, digits, '-' and '_' only."""
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)
+
+
+def number_text(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from robusteval.report.model import Figure, Headline, Run, Section, TableData, estimate_text, headline_from
+from robusteval.report.model import (
+    Figure,
+    Headline,
+    Run,
+    Section,
+    TableData,
+    estimate_text,
+    headline_from,
+    number_text,
+)
 from robusteval.report.plots import bars_with_ci, heatmap
 
 
@@ -30,7 +39,7 @@ def sections(run: Run) -> list[Section]:
         if agreement := metrics.get(step, {}).get("agreement"):
             fleiss = agreement.get("fleiss_kappa")
             notes.append(f"{step}: Fleiss' kappa {'n/a' if fleiss is None else f'{fleiss:.3f}'}; " + "; ".join(
-                f"{pair}: Cohen's kappa {_n(a.get('cohen_kappa'))}, MCC {_n(a.get('mcc'))}"
+                f"{pair}: Cohen's kappa {number_text(a.get('cohen_kappa'))}, MCC {number_text(a.get('mcc'))}"
                 for pair, a in agreement.get("pairwise", {}).items()))
     if matrix := metrics.get("cross", {}).get("matrix"):
         generators = list(matrix)
@@ -64,7 +73,3 @@ def headlines(results: dict) -> list[Headline]:
 
 def _value(est) -> float:
     return np.nan if not est or est.get("value") is None else est["value"]
-
-
-def _n(x) -> str:
-    return "n/a" if x is None else f"{x:.3f}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from robusteval.report.model import Figure, Headline, Run, Section, TableData, estimate_text, headline_from
+from robusteval.report.model import (Figure, Headline, Run, Section, TableData, estimate_text, headline_from, slug)
 from robusteval.report.plots import bars_with_ci
 
 
@@ -12,13 +12,13 @@ def sections(run: Run) -> list[Section]:
         figures, summary_rows = [], []
         for family, fm in families.items():
             names = list(fm.get("variants", {}))
-            slug = f"{_slug(model)}-{_slug(family)}"
-            figures.append(Figure(f"accuracy-{slug}", f"{model} · {family}: accuracy per variant (95% CI)",
+            stem = f"{slug(model)}-{slug(family)}"
+            figures.append(Figure(f"accuracy-{stem}", f"{model} · {family}: accuracy per variant (95% CI)",
                                   bars_with_ci(names, [fm["variants"][n]["accuracy"] for n in names],
                                                title=f"{family}: accuracy per variant", ylabel="accuracy")))
             if fm.get("position_bias"):
                 positions = list(fm["position_bias"])
-                figures.append(Figure(f"position-{slug}", f"{model} · {family}: how often each shown position is chosen",
+                figures.append(Figure(f"position-{stem}", f"{model} · {family}: how often each shown position is chosen",
                                       bars_with_ci(positions, [fm["position_bias"][p]["chosen"] for p in positions],
                                                    title=f"{family}: share of answers per position", ylabel="chosen")))
             summary_rows.append((family, estimate_text(fm.get("accuracy")), estimate_text(fm.get("consistency_rate")),
@@ -38,7 +38,3 @@ def headlines(results: dict) -> list[Headline]:
             out.append(headline_from(model, f"{family} accuracy", fm.get("accuracy")))
             out.append(headline_from(model, f"{family} consistency rate", fm.get("consistency_rate")))
     return out
-
-
-def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from robusteval.report.model import Figure, Headline, Run, Section, TableData, estimate_text, headline_from
+from robusteval.report.model import (
+    Figure,
+    Headline,
+    Run,
+    Section,
+    TableData,
+    estimate_text,
+    headline_from,
+    number_text,
+    slug,
+)
 from robusteval.report.plots import heatmap
 
 
@@ -18,14 +28,14 @@ def sections(run: Run) -> list[Section]:
         matrix = m.get("stability_matrix") or {}
         if matrix.get("contexts"):
             values = np.array([[np.nan if v is None else v for v in row] for row in matrix["values"]], dtype=float)
-            figures.append(Figure(f"stability-{_slug(model)}", f"{model}: rank-order stability between contexts (Spearman)",
+            figures.append(Figure(f"stability-{slug(model)}", f"{model}: rank-order stability between contexts (Spearman)",
                                   heatmap(values, matrix["contexts"], matrix["contexts"], title="stability matrix",
                                           vmin=-1, vmax=1, colorbar="mean Spearman over values")))
         for context, v in (m.get("validity") or {}).items():
             cfa = v.get("cfa") or {}
-            fits = "; ".join(f"{name}: CFI {_n(f.get('cfi'))}, SRMR {_n(f.get('srmr'))}, RMSEA {_n(f.get('rmsea'))}"
+            fits = "; ".join(f"{name}: CFI {number_text(f.get('cfi'))}, SRMR {number_text(f.get('srmr'))}, RMSEA {number_text(f.get('rmsea'))}"
                              if f.get("cfi") is not None else f"{name}: {f.get('error', 'n/a')}" for name, f in cfa.items())
-            rows.append((context, _n((v.get("mds") or {}).get("stress1")), _n(v.get("invalid_rate")), fits))
+            rows.append((context, number_text((v.get("mds") or {}).get("stress1")), number_text(v.get("invalid_rate")), fits))
         table = TableData(f"{model}: validity per context", ("context", "MDS Stress-1", "invalid rate", "CFA"), tuple(rows))
         notes = (f"Rank-order stability (mean over values and context pairs): {estimate_text(m['rank_order_stability'])}",)
         out.append(Section(f"persona · {model}", tuple(figures), (table,), notes))
@@ -35,11 +45,3 @@ def sections(run: Run) -> list[Section]:
 def headlines(results: dict) -> list[Headline]:
     return [headline_from(model, "rank-order stability", m.get("rank_order_stability"))
             for model, m in results.get("metrics", {}).items() if isinstance(m, dict) and "rank_order_stability" in m]
-
-
-def _n(x) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
-
-
-def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)

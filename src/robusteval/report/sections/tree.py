@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robusteval.report.model import Figure, Headline, Run, Section, TableData, estimate_text, headline_from
+from robusteval.report.model import (Figure, Headline, Run, Section, TableData, estimate_text, headline_from, slug)
 from robusteval.report.plots import bars_with_ci, heatmap
 
 
@@ -17,7 +17,7 @@ def sections(run: Run) -> list[Section]:
         for mode, mm in modes.items():
             levels = sorted(mm.get("by_level", {}), key=lambda x: int(x) if str(x).isdigit() else 0)
             if levels:
-                figures.append(Figure(f"level-{_slug(model)}-{mode}", f"{model} · {mode}: accuracy by tree level (95% CI)",
+                figures.append(Figure(f"level-{slug(model)}-{mode}", f"{model} · {mode}: accuracy by tree level (95% CI)",
                                       bars_with_ci([f"level {lv}" for lv in levels],
                                                    [mm["by_level"][lv].get("accuracy") for lv in levels],
                                                    title=f"{mode}: accuracy by level", ylabel="accuracy")))
@@ -26,7 +26,7 @@ def sections(run: Run) -> list[Section]:
         if stages and rag:
             shares = np.array([[modes[mode]["failure_stages"].get(s, {}).get("share", np.nan) for s in stages]
                                for mode in rag], dtype=float)
-            figures.append(Figure(f"stages-{_slug(model)}", f"{model}: where each RAG answer went wrong (share of nodes)",
+            figures.append(Figure(f"stages-{slug(model)}", f"{model}: where each RAG answer went wrong (share of nodes)",
                                   heatmap(shares, rag, stages, title="failure stage", vmin=0, vmax=1,
                                           colorbar="share of nodes")))
         tables.append(TableData(f"{model}: accuracy and overlap per mode", (
@@ -43,7 +43,3 @@ def sections(run: Run) -> list[Section]:
 def headlines(results: dict) -> list[Headline]:
     return [headline_from(model, f"{mode} accuracy", mm.get("accuracy"))
             for model, m in results.get("metrics", {}).items() for mode, mm in m.get("modes", {}).items()]
-
-
-def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)
