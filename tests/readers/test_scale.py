@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from robusteval.readers.scale import read_scale
@@ -66,3 +68,21 @@ def test_a_failed_request_is_failed_not_invalid():
 def test_letters_beyond_the_scale_are_not_read():
     assert read_scale("E", ("No", "Maybe", "Yes")).status == "invalid"
     assert read_scale("Yes", ("No", "Maybe", "Yes")).index == 2
+
+
+def test_logprob_reader_sums_letter_spellings_and_renormalises():
+    from robusteval.readers.scale import read_scale_logprobs
+
+    top = ((" A", math.log(0.4)), ("A", math.log(0.1)), (" C", math.log(0.25)), ("(f", math.log(0.05)),
+           (" G", math.log(0.1)), ("The", math.log(0.1)))  # G is off a 6-point scale; The is no letter
+    d = read_scale_logprobs(top, 6)
+    assert d.status == "ok" and d.mass == pytest.approx(0.8)
+    assert d.probs == pytest.approx((0.625, 0, 0.3125, 0, 0, 0.0625))
+    assert d.argmax == 0 and d.expected == pytest.approx(0.625 + 3 * 0.3125 + 6 * 0.0625)
+
+
+def test_logprob_reader_without_a_letter_is_invalid_and_without_logprobs_failed():
+    from robusteval.readers.scale import read_scale_logprobs
+
+    assert read_scale_logprobs((("I", -0.1), (" think", -2.0)), 6).status == "invalid"
+    assert read_scale_logprobs(None, 6).status == "failed"

@@ -60,3 +60,29 @@ def test_user_errors_are_one_message(tmp_path, capsys):
     assert code == 2 and "unknown context 'banter'" in capsys.readouterr().err
     code, _ = _run(tmp_path, "--questionnaire", str(tmp_path / "missing.yaml"), run_id="z")
     assert code == 2 and "missing.yaml: no such file" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_logprob_scorings_read_the_first_token_and_share_one_request(tmp_path):
+    """expected and logprobs ask the same one-token request: the second scoring is a free rerun."""
+    args = ("--population", str(FIX / "population.jsonl"), "--personas", "3", "--questionnaire",
+            str(FIX / "questionnaire.yaml"), "--contexts", "no_conv,fixed:chess", "--turns", "1",
+            "--max-tokens", "16", "--bootstrap", "20")
+    code, folder = _run(tmp_path, *args, "--scoring", "expected", run_id="e")
+    assert code == 0
+    expected = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
+    assert len(expected) == 3 * 2 * 4
+    for s in expected:
+        assert s["status"] == "ok" and len(s["probs"]) == 4 and abs(sum(s["probs"]) - 1) < 1e-9
+        assert 0 < s["letter_mass"] <= 1
+        assert s["answer"] == pytest.approx(sum((i + 1) * p for i, p in enumerate(s["probs"])))
+    results = json.loads((folder / "results.json").read_text())
+    assert results["metrics"]["llamacpp"]["invalid_rate"] == 0
+    assert results["scoring"] == "expected"
+
+    code, again = _run(tmp_path, *args, "--scoring", "logprobs", run_id="l")
+    assert code == 0
+    assert json.loads((again / "results.json").read_text())["models"]["llamacpp"]["usage"]["new"] == 0
+    argmax = [json.loads(line) for line in (again / "samples.jsonl").read_text().splitlines()]
+    for e, a in zip(expected, argmax):
+        assert a["probs"] == e["probs"] and a["answer"] == 1 + max(range(4), key=e["probs"].__getitem__)

@@ -81,3 +81,23 @@ def test_scores_csv_has_a_row_per_model_context_persona():
     assert lines[0] == "model,context,persona_id,persona,warmth,drive" and len(lines) == 1 + 2 * 4
     # persona 0 in no_conv: answers 1, (5-4)=1, 4, 4 -> mean 2.5 -> warmth -1.5, drive 1.5
     assert lines[1] == "m,no_conv,p0,P0,-1.5000,1.5000"
+
+
+def test_logprob_scorings_turn_the_first_token_into_an_answer():
+    import math
+
+    from robusteval.errors import UserError
+    from robusteval.suites.persona import _sample
+    from robusteval.types import Response, TokenLogprob
+
+    top = ((" A", math.log(0.2)), (" D", math.log(0.6)), ("The", math.log(0.2)))
+    reply = Response(key="k", text="Answer: D", logprobs=(TokenLogprob(" D", math.log(0.6), top),))
+    ctx, item = CONTEXTS[0], Q.items[0]
+    best = _sample("m", PEOPLE[0], ctx, Q, item, "q", 1, reply, None, "logprobs")
+    assert (best.status, best.answer, best.letter_mass) == ("ok", 4, pytest.approx(0.8))
+    mean = _sample("m", PEOPLE[0], ctx, Q, item, "q", 1, reply, None, "expected")
+    assert mean.answer == pytest.approx(0.25 * 1 + 0.75 * 4) and mean.probs == pytest.approx((0.25, 0, 0, 0.75))
+    failed = _sample("m", PEOPLE[0], ctx, Q, item, "q", 1, Response(key="k", text=None, error="boom"), None, "expected")
+    assert failed.status == "failed" and failed.answer is None
+    with pytest.raises(UserError, match="needs log-probabilities"):
+        _sample("m", PEOPLE[0], ctx, Q, item, "q", 1, Response(key="k", text="D"), None, "logprobs")

@@ -9,6 +9,7 @@ the answer invalid; invalid answers are kept and left out of the scores, never g
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -107,3 +108,45 @@ def _letters(text: str, letters: str) -> set[int]:
 
 
 __all__ = ["ScaleAnswer", "read_scale"]
+
+
+@dataclass(frozen=True)
+class ScaleDistribution:
+    """The model's probabilities over the scale points, read from its first answer token.
+
+    ``probs`` are renormalised over the scale letters (lowest point first); ``mass`` is how much of
+    the token distribution the letters held before renormalising (low mass: the model mostly wanted
+    to say something else, worth reporting)."""
+
+    probs: tuple[float, ...] | None
+    mass: float
+    status: str  # ok | invalid | failed
+
+    @property
+    def argmax(self) -> int | None:
+        return None if self.probs is None else max(range(len(self.probs)), key=self.probs.__getitem__)
+
+    @property
+    def expected(self) -> float | None:
+        """Probability-weighted point on a 1..n scale."""
+        return None if self.probs is None else sum((i + 1) * p for i, p in enumerate(self.probs))
+
+
+def read_scale_logprobs(top: tuple[tuple[str, float], ...] | None, n_points: int) -> ScaleDistribution:
+    """Sum the probability of every top token that is a scale letter (" C", "C", "(c" are all C).
+
+    Why letters only: after an "Answer:" prefill the next token is the choice; option texts span
+    several tokens and cannot be scored from one distribution. No letter among the top tokens is an
+    invalid answer, as in generation."""
+    if top is None:
+        return ScaleDistribution(None, 0.0, "failed")
+    letters = LETTERS[:n_points]
+    mass = [0.0] * n_points
+    for token, logprob in top:
+        t = token.strip().strip("(\"'*").upper()
+        if len(t) == 1 and t in letters:
+            mass[letters.index(t)] += math.exp(logprob)
+    total = sum(mass)
+    if total <= 0:
+        return ScaleDistribution(None, 0.0, "invalid")
+    return ScaleDistribution(tuple(m / total for m in mass), total, "ok")

@@ -49,12 +49,15 @@ from robusteval.probes.persona import (
     user_system,
     view,
 )
-from robusteval.readers.scale import read_scale
+from robusteval.readers.scale import read_scale, read_scale_logprobs
 from robusteval.suites.base import SuiteContext, SuiteResult, csv_arg
 from robusteval.types import GenParams, Message
 
 NAME = "persona"
 DEFAULT_CONTEXTS = ("no_conv", "chunk:0", "chunk:1", "fixed:chess", "fixed:grammar")
+SCORINGS = ("generate", "logprobs", "expected")
+ANSWER_PREFIX = "Answer:"  # prefilled before the scale letter in the logprob scorings
+TOP_LOGPROBS = 20  # the most OpenAI-compatible APIs return
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,7 @@ class Options:
     interlocutor: str | None = None  # model spec; None: the model under test plays the interlocutor too
     openers: str | None = None  # YAML of opening posts and fixed openers; None: the bundled ones
     answer_tokens: int = 16  # reply limit for questionnaire answers (--max-tokens is for conversation turns)
+    scoring: str = "generate"  # generate: parse the reply; logprobs / expected: the first token's distribution
     n_resamples: int = 1000
 
 
@@ -81,6 +85,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--openers", help="YAML with 'posts' (chunk openers) and 'fixed' (name: message)")
     p.add_argument("--answer-tokens", dest="answer_tokens", type=int,
                    help="reply limit for questionnaire answers (default: 16; --max-tokens limits conversation turns)")
+    p.add_argument("--scoring", choices=SCORINGS,
+                   help="generate: the persona writes its answer and it is parsed (default, as the leaderboard); "
+                        "logprobs: the most probable scale letter after an 'Answer:' prefill (never invalid while "
+                        "a letter is among the top tokens); expected: the probability-weighted scale point")
     p.add_argument("--bootstrap", dest="n_resamples", type=int, help="bootstrap resamples for CIs (default: 1000)")
 
 
@@ -89,6 +97,7 @@ def validate(config, options: Options) -> None:
         (options.personas is None or options.personas >= 3, "--personas must be >= 3 (rank orders need 3)"),
         (options.turns >= 1, "--turns must be >= 1"),
         (options.answer_tokens >= 1, "--answer-tokens must be >= 1"),
+        (options.scoring in SCORINGS, f"--scoring must be one of {', '.join(SCORINGS)}"),
         (options.n_resamples >= 1, "--bootstrap must be >= 1"),
         (len(options.contexts) >= 1, "give at least one --contexts entry"),
         (len(set(options.contexts)) == len(options.contexts), "--contexts lists a context twice"),
@@ -114,10 +123,12 @@ class Sample:
     response: str | None
     error: str | None
     status: str  # ok | invalid | failed
-    answer: int | None  # 1..len(scale)
+    answer: float | None  # 1..len(scale); a fraction under --scoring expected
     clue: str
     cached: bool
     key: str
+    probs: tuple[float, ...] | None = None  # over the scale points (logprob scorings)
+    letter_mass: float | None = None  # share of the first token's probability on scale letters
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -145,7 +156,8 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     for model in ctx.models:
         interlocutor = await ctx.model(options.interlocutor) if options.interlocutor else model
         model_samples, model_convs = await simulate(ctx.engine, model, interlocutor, personas, contexts, questionnaire,
-                                                    ctx.params, options.turns, options.answer_tokens, config.seed)
+                                                    ctx.params, options.turns, options.answer_tokens, config.seed,
+                                                    scoring=options.scoring)
         samples.extend(model_samples)
         conversations.extend(model_convs)
         metrics[model] = model_metrics(model_samples, personas, contexts, questionnaire, seed=config.seed,
@@ -157,6 +169,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
         "questionnaire": {"name": questionnaire.name, "items": len(questionnaire.items),
                           "scale": list(questionnaire.scale)},
         "turns": options.turns,
+        "scoring": options.scoring,
     }
     files = {"conversations.jsonl": "".join(json.dumps(_conv_dict(c)) + "\n" for c in conversations),
              "value_scores.csv": scores_csv(samples, personas, contexts, questionnaire)}
@@ -176,11 +189,15 @@ def partner(personas: list[Persona], index: int, context: Context, seed: int) ->
 
 async def simulate(engine: Engine, model: str, interlocutor: str, personas: list[Persona], contexts: list[Context],
                    questionnaire: Questionnaire, params: GenParams, turns: int, answer_tokens: int,
-                   seed: int = 0) -> tuple[list[Sample], list[Conversation]]:
+                   seed: int = 0, scoring: str = "generate") -> tuple[list[Sample], list[Conversation]]:
     """Every persona in every context: the conversation, then the questionnaire on top of it."""
     talks = sum(c.kind != "no_conv" for c in contexts)
     engine.expect(len(personas) * (talks * (2 * turns - 1) + len(contexts) * len(questionnaire.items)))
-    answer_params = replace(params, max_tokens=answer_tokens)
+    if scoring == "generate":
+        answer_params, prefill = replace(params, max_tokens=answer_tokens), ()
+    else:  # one token after "Answer:", read from its distribution
+        answer_params = replace(params, max_tokens=1, logprobs=True, top_logprobs=TOP_LOGPROBS)
+        prefill = (Message("assistant", ANSWER_PREFIX),)
 
     async def one(index: int, persona: Persona, context: Context) -> tuple[list[Sample], Conversation | None]:
         system = persona_system(persona)
@@ -193,9 +210,9 @@ async def simulate(engine: Engine, model: str, interlocutor: str, personas: list
             answers = [None] * len(asked)
             engine.expect(-len(asked))
         else:
-            answers = await gather_all(engine.chat(model, history + (Message("user", text),), answer_params)
+            answers = await gather_all(engine.chat(model, history + (Message("user", text), *prefill), answer_params)
                                        for _, text in asked)
-        out = [_sample(model, persona, context, questionnaire, item, text, len(history), response, error)
+        out = [_sample(model, persona, context, questionnaire, item, text, len(history), response, error, scoring)
                for (item, text), response in zip(asked, answers)]
         talk = None if context.kind == "no_conv" else Conversation(model, persona.id, context.name, interlocutor,
                                                                    conv, error)
@@ -230,14 +247,24 @@ async def converse(engine: Engine, model: str, interlocutor: str, personas: list
 
 
 def _sample(model: str, persona: Persona, context: Context, questionnaire: Questionnaire, item, text: str,
-            n_turns: int, response, error: str | None) -> Sample:
+            n_turns: int, response, error: str | None, scoring: str = "generate") -> Sample:
     if response is None:
         return Sample(model, item.id, persona.id, persona.name, context.name, item.value, text, n_turns, None, error,
                       "failed", None, "", False, "")
-    answer = read_scale(response.text, questionnaire.scale)
-    return Sample(model, item.id, persona.id, persona.name, context.name, item.value, text, n_turns, response.text,
-                  response.error, answer.status, None if answer.index is None else answer.index + 1, answer.clue,
-                  response.cached, response.key)
+    base = dict(model=model, item_id=item.id, persona_id=persona.id, persona=persona.name, context=context.name,
+                value=item.value, prompt=text, turns=n_turns, response=response.text, error=response.error,
+                cached=response.cached, key=response.key)
+    if scoring == "generate":
+        answer = read_scale(response.text, questionnaire.scale)
+        return Sample(**base, status=answer.status, answer=None if answer.index is None else answer.index + 1,
+                      clue=answer.clue)
+    if response.ok and not response.logprobs:
+        raise UserError(f"--scoring {scoring} needs log-probabilities, and {model} returned none for a "
+                        "questionnaire answer; use --scoring generate with this backend")
+    dist = read_scale_logprobs(response.logprobs[0].top if response.ok else None, len(questionnaire.scale))
+    answer = None if dist.probs is None else (dist.expected if scoring == "expected" else dist.argmax + 1)
+    return Sample(**base, status=dist.status, answer=answer, clue=f"logprobs:{scoring}" if answer is not None else "",
+                  probs=dist.probs, letter_mass=dist.mass if response.ok else None)
 
 
 def answer_matrix(samples: list[Sample], personas: list[Persona], context: str,
@@ -410,5 +437,5 @@ def print_summary(console, result: SuiteResult) -> None:
                       f"leave one context out) {board['sensitivity_win_rate']}", highlight=False)
 
 
-__all__ = ["DEFAULT_CONTEXTS", "NAME", "Options", "Sample", "add_arguments", "answer_matrix", "execute", "games",
+__all__ = ["ANSWER_PREFIX", "DEFAULT_CONTEXTS", "NAME", "SCORINGS", "Options", "Sample", "add_arguments", "answer_matrix", "execute", "games",
            "leaderboard", "model_metrics", "print_summary", "simulate", "validate"]
