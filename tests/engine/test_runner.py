@@ -420,7 +420,10 @@ def test_rpm_spaces_request_starts(tmp_path):
 
     starts = asyncio.run(go())
     gaps = [b - a for a, b in zip(starts, starts[1:])]
-    assert len(starts) == 6 and all(g >= 0.095 for g in gaps), gaps
+    # The pacer sets each start's slot 0.1 s after the last one; a start can land a few ms after its
+    # slot on a loaded machine, which shortens the next gap but never the total span.
+    assert len(starts) == 6 and starts[-1] - starts[0] >= 5 * 0.1 - 0.005, gaps
+    assert all(g >= 0.08 for g in gaps), gaps  # unpaced, these gaps would be ~0
     assert starts[-1] - starts[0] < 1.0  # spaced, not serialised behind anything else
 
 
@@ -438,7 +441,8 @@ def test_pacer_unit():
         return starts, time.monotonic() - t
 
     starts, unpaced = asyncio.run(go())
-    assert all(b - a >= 0.095 for a, b in zip(starts, starts[1:])) and unpaced < 0.05
+    assert starts[-1] - starts[0] >= 3 * 0.1 - 0.005 and all(b - a >= 0.08 for a, b in zip(starts, starts[1:]))
+    assert unpaced < 0.05
 
 
 def test_tpm_budget_holds_requests_until_tokens_are_available(tmp_path):
