@@ -8,7 +8,6 @@ the same command resumes.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import signal
 import sys
 import time
@@ -154,13 +153,14 @@ def _config_from_args(args: argparse.Namespace) -> RunConfig:
 
 
 def _run(args: argparse.Namespace, console: Console) -> int:
+    from robusteval.engine.loop import run as run_loop
     from robusteval.run import run_suite
 
     config = _config_from_args(args)
     if config.estimate:
         return _estimate(config, console)
     started = time.time()
-    run_dir, result, usages = asyncio.run(run_suite(config, console=console, quiet=args.quiet))
+    run_dir, result, usages = run_loop(run_suite(config, console=console, quiet=args.quiet))
     out = _out_console()
     if not args.quiet:
         get_suite(config.suite).print_summary(out, result)
@@ -179,9 +179,10 @@ def _run(args: argparse.Namespace, console: Console) -> int:
 def _estimate(config: RunConfig, console: Console) -> int:
     from rich.table import Table
 
+    from robusteval.engine.loop import run as run_loop
     from robusteval.run import estimate_suite
 
-    estimates = asyncio.run(estimate_suite(config, console=console))
+    estimates = run_loop(estimate_suite(config, console=console))
     table = Table(title=f"estimate for `robusteval run {config.suite}` (nothing was asked)", title_justify="left")
     for column in ("model", "requests", "cached", "duplicates", "to send", "prompt tokens", "completion tokens",
                    "time", "cost"):

@@ -647,13 +647,14 @@ def run_build_command(args: argparse.Namespace, console) -> int:
     import json
 
     from robusteval.cli import _config_from_args
+    from robusteval.engine.loop import run as run_loop
     from robusteval.run import run_suite
 
     if getattr(args, "trees", None):
         raise UserError("`tree build` builds trees; --trees is for `run tree`")
     args.suite, args.build_only = NAME, True
     config = _config_from_args(args)
-    run_dir, _, _ = asyncio.run(run_suite(config, console=console, quiet=args.quiet))
+    run_dir, _, _ = run_loop(run_suite(config, console=console, quiet=args.quiet))
     doc = json.loads((run_dir / "trees.json").read_text(encoding="utf-8"))
     Path(args.trees_output).expanduser().write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
     nodes, cost = doc["nodes"], doc["build_cost"]["total"]
