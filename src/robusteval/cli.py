@@ -228,7 +228,7 @@ def _compare(args: argparse.Namespace) -> int:
 
     from rich.table import Table
 
-    from robusteval.compare import compare, compare_headlines
+    from robusteval.compare import compare, compare_headlines, persona_leaderboard
 
     if len(args.runs) < 2:
         raise UserError("give two or more runs to compare")
@@ -241,6 +241,8 @@ def _compare(args: argparse.Namespace) -> int:
         for row in board.rows:
             table.add_row(row.run_id, row.model, *[_cell(row.values.get(m)) for m in board.metrics])
         out.print(table)
+    if board is not None and board.suite == "persona":
+        _print_persona_board(out, persona_leaderboard(args.runs), args.compare_out)
     if board is None or board.suite == "mcq":
         a = args.runs[0]
         for b in args.runs[1:]:
@@ -261,6 +263,29 @@ def _compare(args: argparse.Namespace) -> int:
     if args.compare_out and board is not None:
         out.print(f"wrote {Path(args.compare_out) / 'compare.md'} and plots", highlight=False)
     return 0
+
+
+def _print_persona_board(out: Console, board: dict, out_dir: str | None) -> None:
+    """The leaderboard's aggregation across runs: cardinal score, win rate, diversity, sensitivity."""
+    import json
+
+    from rich.table import Table
+
+    def fmt(x) -> str:
+        return "n/a" if x is None else f"{x:.3f}"
+
+    table = Table(title=f"persona leaderboard across runs ({len(board['games'])} games)", title_justify="left")
+    for column in ("run/model", "cardinal", "win rate"):
+        table.add_column(column)
+    for name, row in sorted(board["models"].items(), key=lambda kv: -(kv[1]["cardinal"] or 0)):
+        table.add_row(name, fmt(row["cardinal"]), fmt(row["win_rate"]))
+    out.print(table)
+    out.print(f"diversity (1 - Kendall's W) {fmt(board['diversity'])}; sensitivity (max rank change, leave one "
+              f"context out) win rate {board['sensitivity_win_rate']}, cardinal {board['sensitivity_cardinal']}",
+              highlight=False)
+    if out_dir:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        (Path(out_dir) / "persona_leaderboard.json").write_text(json.dumps(board, indent=2))
 
 
 def _cell(v) -> str:

@@ -115,6 +115,25 @@ def compare_headlines(runs: list[str], *, out_dir: str | None = None):
     return board
 
 
+def persona_leaderboard(runs: list[str]) -> dict | None:
+    """The Stick To Your Role! aggregation over every run x model of persona runs: each is a
+    contestant (a model, or one model under other settings), scored on the same games. None when
+    the runs are not persona runs; an error when their contexts differ (the games would not match)."""
+    from robusteval.suites.persona import leaderboard
+
+    folders = [Path(r).parent if Path(r).is_file() else Path(r) for r in runs]
+    loaded = [(f.name, json.loads((f / "results.json").read_text(encoding="utf-8")))
+              for f in folders if (f / "results.json").is_file()]
+    if len(loaded) != len(folders) or any(r.get("suite") != "persona" for _, r in loaded):
+        return None
+    contexts = {tuple(c["name"] for c in r.get("contexts", ())) for _, r in loaded}
+    if len(contexts) != 1:
+        raise UserError("these persona runs have different contexts; their games cannot be compared: "
+                        + "; ".join(",".join(c) for c in sorted(contexts)))
+    metrics = {f"{name}/{model}": m for name, r in loaded for model, m in r["metrics"].items()}
+    return leaderboard(metrics, list(contexts.pop()))
+
+
 def _estimate(row, metric: str) -> dict | None:
     v = row.values.get(metric)
     return None if v is None else {"value": v[0], "ci_low": v[1], "ci_high": v[2]}

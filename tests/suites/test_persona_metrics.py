@@ -101,3 +101,27 @@ def test_logprob_scorings_turn_the_first_token_into_an_answer():
     assert failed.status == "failed" and failed.answer is None
     with pytest.raises(UserError, match="needs log-probabilities"):
         _sample("m", PEOPLE[0], ctx, Q, item, "q", 1, Response(key="k", text="D"), None, "logprobs")
+
+
+def test_leaderboard_across_runs_scores_each_run_and_model(tmp_path):
+    """`robusteval compare` on persona runs: every run x model is a contestant on the same games,
+    exactly as if they had been models of one run."""
+    import json
+
+    from robusteval.compare import persona_leaderboard
+    from robusteval.errors import UserError
+
+    stable = model_metrics(samples("m", {"no_conv": BASE, "fixed_x": SAME}), PEOPLE, CONTEXTS, Q, n_resamples=50)
+    flipped = model_metrics(samples("m", {"no_conv": BASE, "fixed_x": FLIPPED}), PEOPLE, CONTEXTS, Q, n_resamples=50)
+    names = [c.name for c in CONTEXTS]
+    for run, metrics, contexts in (("r1", stable, names), ("r2", flipped, names), ("r3", stable, ["no_conv"])):
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "results.json").write_text(json.dumps(
+            {"suite": "persona", "contexts": [{"name": c} for c in contexts], "metrics": {"m": metrics}}))
+    board = persona_leaderboard([str(tmp_path / "r1"), str(tmp_path / "r2")])
+    assert board == leaderboard({"r1/m": stable, "r2/m": flipped}, names)
+    assert board["models"]["r1/m"]["cardinal"] > board["models"]["r2/m"]["cardinal"]
+    with pytest.raises(UserError, match="different contexts"):
+        persona_leaderboard([str(tmp_path / "r1"), str(tmp_path / "r3")])
+    (tmp_path / "r2" / "results.json").write_text(json.dumps({"suite": "mcq", "metrics": {}}))
+    assert persona_leaderboard([str(tmp_path / "r1"), str(tmp_path / "r2")]) is None

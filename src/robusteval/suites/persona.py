@@ -355,19 +355,20 @@ def games(metrics: dict, contexts: list[str]) -> tuple[list[str], np.ndarray, li
 
 
 def leaderboard(metrics: dict, contexts: list[str]) -> dict:
-    """Cardinal score and win rate per model, and the benchmark's diversity and sensitivity."""
+    """Cardinal score and win rate per model, and the benchmark's diversity and sensitivity
+    (JSON-ready: undefined figures are None)."""
     columns, table, groups = games(metrics, contexts)
     cardinal, ordinal = cardinal_scores(table), win_rates(table)
     models = list(metrics)
     w = kendalls_w(table)
-    return {
+    return _json_safe({
         "games": columns,
         "models": {m: {"cardinal": cardinal[i], "win_rate": ordinal[i]} for i, m in enumerate(models)},
         "kendalls_w": w,
         "diversity": None if not np.isfinite(w) else 1 - w,
         "sensitivity_win_rate": max_rank_change(table, groups, win_rates),
         "sensitivity_cardinal": max_rank_change(table, groups, cardinal_scores),
-    }
+    })
 
 
 def scores_csv(samples: list[Sample], personas: list[Persona], contexts: list[Context],
