@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from robusteval.engine import Engine, Store
+from robusteval.engine.loop import loop_name, run
 from robusteval.models import load_backend, parse_model_spec
 from robusteval.types import GenParams, Message
 
@@ -129,21 +130,23 @@ def part_a(args) -> None:
           f"{'stub cpu ms':>11}"
           + ("" if args.no_bare else f" {'bare req/s':>10} {'bare ratio':>10} {'bare cpu ms':>11} {'engine/bare':>11}"))
     with stub("--latency", str(args.latency), "--jitter", str(args.jitter)) as (url, hits, pid):
-        asyncio.run(engine_run(url, 200, 16, None, "warm-up"))  # imports, first connections
-        for c in args.concurrency:
-            ideal = c / args.latency
-            # at least ~2 s of work per row, at most --requests
-            n = min(args.requests, max(50, int(ideal * 2))) if c < 8 else args.requests
-            server_cpu = process_cpu_s(pid)
-            m = asyncio.run(engine_run(url, n, c, None, f"c{c}"))
-            server_cpu = process_cpu_s(pid) - server_cpu
-            row = (f"{c:>4} {n:>8} {m.wall_s:>7.2f} {m.rate:>8.1f} {ideal:>8.1f} {m.rate / ideal:>6.3f} "
-                   f"{m.cpu_ms_per_request:>10.3f} {server_cpu / n * 1000:>11.3f}")
-            if not args.no_bare:
-                b = asyncio.run(bare_sdk_run(url, n, c, f"bare{c}"))
-                row += (f" {b.rate:>10.1f} {b.rate / ideal:>10.3f} {b.cpu_ms_per_request:>11.3f} "
-                        f"{m.rate / b.rate:>11.3f}")
-            print(row + (f"  ({m.failed} failed)" if m.failed else ""), flush=True)
+        run(engine_run(url, 200, 16, None, "warm-up"))  # imports, first connections
+        for loop in args.loops:
+            print(f"client event loop: {loop}")
+            for c in args.concurrency:
+                ideal = c / args.latency
+                # at least ~2 s of work per row, at most --requests
+                n = min(args.requests, max(50, int(ideal * 2))) if c < 8 else args.requests
+                server_cpu = process_cpu_s(pid)
+                m = run(engine_run(url, n, c, None, f"{loop}{c}"), loop)
+                server_cpu = process_cpu_s(pid) - server_cpu
+                row = (f"{c:>4} {n:>8} {m.wall_s:>7.2f} {m.rate:>8.1f} {ideal:>8.1f} {m.rate / ideal:>6.3f} "
+                       f"{m.cpu_ms_per_request:>10.3f} {server_cpu / n * 1000:>11.3f}")
+                if not args.no_bare:
+                    b = run(bare_sdk_run(url, n, c, f"bare{loop}{c}"), loop)
+                    row += (f" {b.rate:>10.1f} {b.rate / ideal:>10.3f} {b.cpu_ms_per_request:>11.3f} "
+                            f"{m.rate / b.rate:>11.3f}")
+                print(row + (f"  ({m.failed} failed)" if m.failed else ""), flush=True)
     shutil.rmtree(hits.parent)
 
 
@@ -154,7 +157,7 @@ def part_b(args) -> None:
     print(f"{'engine rpm':>12} {'wall s':>7} {'achieved/min':>12} {'of limit':>8} {'429s sent':>9} {'failed':>6}")
     for told in (True,) if args.no_blind else (True, False):
         with stub("--rpm", str(args.rpm)) as (url, hits, _):
-            m = asyncio.run(engine_run(url, n, args.rpm_concurrency, args.rpm if told else None, "rpm"))
+            m = run(engine_run(url, n, args.rpm_concurrency, args.rpm if told else None, "rpm"))
         sent_429 = json.loads(hits.read_text())["outcomes"].get("429", 0)
         shutil.rmtree(hits.parent)
         rate = m.rate * 60
@@ -165,10 +168,10 @@ def part_b(args) -> None:
 def profile(args) -> None:
     c = max(args.concurrency)
     with stub("--latency", str(args.latency), "--jitter", str(args.jitter)) as (url, hits, _pid):
-        asyncio.run(engine_run(url, 200, 16, None, "warm-up"))
+        run(engine_run(url, 200, 16, None, "warm-up"))
         profiler = cProfile.Profile()
         profiler.enable()
-        m = asyncio.run(engine_run(url, args.requests, c, None, "profile"))
+        m = run(engine_run(url, args.requests, c, None, "profile"))
         profiler.disable()
     shutil.rmtree(hits.parent)
     stats = pstats.Stats(profiler)
@@ -210,7 +213,11 @@ def main() -> None:
     parser.add_argument("--no-blind", action="store_true", help="skip the (b) row where the engine is not told R")
     parser.add_argument("--only", choices=("a", "b"), help="run only part a or b")
     parser.add_argument("--profile", action="store_true", help="cProfile (a) at the largest C instead")
+    parser.add_argument("--loops", default=",".join(dict.fromkeys((loop_name(), "asyncio"))),
+                        help="client event loops to measure (a) on, side by side: uvloop,asyncio (default: "
+                             "the loop runs use, then asyncio's own)")
     args = parser.parse_args()
+    args.loops = args.loops.split(",")
     args.concurrency = [int(x) for x in args.concurrency.split(",")]
     if args.profile:
         profile(args)

@@ -26,8 +26,9 @@ def loop_name() -> str:
     return "uvloop"
 
 
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    if loop_name() == "uvloop":
+def run(coro: Coroutine[Any, Any, T], loop: str | None = None) -> T:
+    """Run ``coro`` to completion on ``loop`` ("uvloop" or "asyncio"; default: `loop_name()`)."""
+    if (loop or loop_name()) == "uvloop":
         import uvloop
 
         return uvloop.run(coro)

@@ -367,7 +367,9 @@ def main(argv: list[str] | None = None) -> None:
         await stop.wait()
         await server.stop()  # writes the hits file a last time
 
-    asyncio.run(serve())
+    from robusteval.engine.loop import run
+
+    run(serve())  # uvloop where installed: the stub must not be the bottleneck of a throughput benchmark
 
 
 if __name__ == "__main__":
