@@ -79,6 +79,9 @@ def test_logprob_scorings_read_the_first_token_and_share_one_request(tmp_path):
     results = json.loads((folder / "results.json").read_text())
     assert results["metrics"]["llamacpp"]["invalid_rate"] == 0
     assert results["scoring"] == "expected"
+    masses = [v["letter_mass"] for v in results["metrics"]["llamacpp"]["validity"].values()]
+    assert all(0 < x <= 1 for x in masses)
+    assert "--scoring expected" in (folder / "report.html").read_text()
 
     code, again = _run(tmp_path, *args, "--scoring", "logprobs", run_id="l")
     assert code == 0

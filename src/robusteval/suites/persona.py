@@ -311,6 +311,7 @@ def model_metrics(samples: list[Sample], personas: list[Persona], contexts: list
             "answers": len(rows), "invalid": sum(s.status == "invalid" for s in rows),
             "failed": sum(s.status == "failed" for s in rows),
             "invalid_rate": _rate(rows),
+            "letter_mass": _mean([s.letter_mass for s in rows if s.letter_mass is not None]),
             "mds": mds.as_dict(tuple(item.id for item in questionnaire.items)),
             "cfa": {k: f.as_dict() for k, f in fits.items()},
             "cfa_mean": mean_fit(fits),
@@ -325,6 +326,10 @@ def model_metrics(samples: list[Sample], personas: list[Persona], contexts: list
         "failed": sum(s.status == "failed" for s in samples),
         "invalid_rate": _rate(samples),
     }
+
+
+def _mean(xs: list[float]) -> float | None:
+    return float(np.mean(xs)) if xs else None
 
 
 def _rate(rows: list[Sample]) -> float | None:

@@ -37,9 +37,19 @@ def sections(run: Run) -> list[Section]:
                              if f.get("cfi") is not None else f"{name}: {f.get('error', 'n/a')}" for name, f in cfa.items())
             rows.append((context, number_text((v.get("mds") or {}).get("stress1")), number_text(v.get("invalid_rate")), fits))
         table = TableData(f"{model}: validity per context", ("context", "MDS Stress-1", "invalid rate", "CFA"), tuple(rows))
-        notes = (f"Rank-order stability (mean over values and context pairs): {estimate_text(m['rank_order_stability'])}",)
+        notes = (f"Rank-order stability (mean over values and context pairs): {estimate_text(m['rank_order_stability'])}",
+                 _scoring_note(run.results.get("scoring", "generate"), m.get("validity") or {}))
         out.append(Section(f"persona · {model}", tuple(figures), (table,), notes))
     return out
+
+
+def _scoring_note(scoring: str, validity: dict) -> str:
+    if scoring == "generate":
+        return "Answers parsed from the persona's replies (--scoring generate); unparseable ones are invalid."
+    masses = ", ".join(f"{c} {number_text(v.get('letter_mass'))}" for c, v in validity.items())
+    rule = "the most probable scale point" if scoring == "logprobs" else "the probability-weighted scale point"
+    return (f"Answers read from the first token's log-probabilities after an 'Answer:' prefill: {rule} "
+            f"(--scoring {scoring}). Mean probability on scale letters before renormalising: {masses}.")
 
 
 def headlines(results: dict) -> list[Headline]:
