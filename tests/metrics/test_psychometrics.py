@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -143,6 +145,29 @@ def test_cfa_reports_unfittable_data_instead_of_failing():
     fit = cfa_fit(constant, ITEM_VALUES, HIGHER_ORDER["conservation"], "conservation")
     assert fit.cfi is None and "same answer" in fit.error
     assert mean_fit({"x": fit}) == {"cfi": None, "srmr": None, "rmsea": None}
+
+
+def test_cfa_is_scale_free_and_fits_answers_that_vary_by_hundredths():
+    """Expected-value answers of a tiny model vary by a few hundredths around 2; unscaled, SLSQP
+    failed on them in some processes ("Singular matrix E"). Fit indices must not depend on scale."""
+    data = value_factor_data(300, seed=8)
+    tiny = 2 + data * 0.01
+    for name, group in HIGHER_ORDER.items():
+        a, b = cfa_fit(data, ITEM_VALUES, group, name), cfa_fit(tiny, ITEM_VALUES, group, name)
+        assert a.error is None and b.error is None, (a, b)
+        assert b.cfi == pytest.approx(a.cfi, abs=1e-3) and b.srmr == pytest.approx(a.srmr, abs=1e-3)
+        assert b.rmsea == pytest.approx(a.rmsea, abs=1e-3)
+
+
+def test_cfa_reports_a_solver_that_did_not_converge(monkeypatch):
+    import semopy
+
+    def no_convergence(self, *args, **kwargs):
+        return SimpleNamespace(success=False, message="Singular matrix E in LSQ subproblem")
+
+    monkeypatch.setattr(semopy.Model, "fit", no_convergence)
+    fit = cfa_fit(value_factor_data(200, seed=9), ITEM_VALUES, HIGHER_ORDER["conservation"], "conservation")
+    assert fit.cfi is None and fit.srmr is None and "did not converge (Singular matrix E" in fit.error
 
 
 def test_srmr_by_hand():

@@ -185,13 +185,17 @@ def cfa_fit(data: np.ndarray, item_values: tuple[str, ...], values: tuple[str, .
     if (x.std(axis=0) == 0).any():
         return CFAFit(name, n=n, error="an item has the same answer for every respondent")
     ids = [f"i{c}" for c in cols]
-    df = pd.DataFrame(x, columns=ids)
+    # Standardised: ML fit indices do not change with item scale, and the solver is far better
+    # conditioned (expected-value answers vary by a few hundredths and made SLSQP fail at random).
+    df = pd.DataFrame((x - x.mean(axis=0)) / x.std(axis=0), columns=ids)
     desc = cfa_model_description(factors, ids, tuple(item_values[c] for c in cols))
     model = semopy.Model(desc)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model.fit(df)
+            solved = model.fit(df)
+            if not getattr(solved, "success", True):  # its estimates, and any fit index from them, mean nothing
+                return CFAFit(name, n=n, error=f"the solver did not converge ({solved.message})")
             stats = semopy.calc_stats(model)
             implied = model.calc_sigma()[0]
             observed = list(model.vars["observed"])  # the order of the implied matrix
