@@ -38,10 +38,10 @@ def embedded_model_path() -> Path:
 def default_threads() -> int:
     """llama.cpp compute threads: every core this process may use but one, at least one.
 
-    llama.cpp's threads meet at a spinning barrier after every layer, so one thread that loses its
-    core to another process stalls all the others. With as many threads as cores, anything else
-    running (the engine's own event loop, an HTTP client, a second job) turned 8 mcq requests from
-    about 7 s with one thread into 25-88 s with two, on 2 shared cores (docs/performance.md)."""
+    llama.cpp's threads meet at a barrier after every layer, so one thread that loses its core to
+    another process stalls all the others. On 2 shared cores, two threads took 27-88 s for 8-12 mcq
+    requests in 6 of 7 samples, one thread a steady 6.6-8.1 s; in a quiet moment two were 1.7x faster
+    (docs/performance.md). ``?n_threads=N`` overrides this on a machine the model has to itself."""
     try:
         cores = len(os.sched_getaffinity(0))  # the cores a container or taskset grants, not the host's
     except AttributeError:  # not on Linux
