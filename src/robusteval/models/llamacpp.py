@@ -39,8 +39,8 @@ def default_threads() -> int:
     """llama.cpp compute threads: every core this process may use but one, at least one.
 
     llama.cpp's threads meet at a barrier after every layer, so one thread that loses its core to
-    another process stalls all the others. On 2 shared cores, two threads took 27-88 s for 8-12 mcq
-    requests in 6 of 7 samples, one thread a steady 6.6-8.1 s; in a quiet moment two were 1.7x faster
+    another process stalls all the others. On 2 shared cores, two threads took 27 to over 100 s for 8-12
+    mcq requests in 8 of 9 samples, one thread a steady 6.6-10 s; in a quiet moment two were 1.7x faster
     (docs/performance.md). ``?n_threads=N`` overrides this on a machine the model has to itself."""
     try:
         cores = len(os.sched_getaffinity(0))  # the cores a container or taskset grants, not the host's
