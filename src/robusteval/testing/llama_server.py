@@ -11,9 +11,12 @@ from __future__ import annotations
 import argparse
 import signal
 import socket
+import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 def free_port() -> int:
@@ -24,17 +27,38 @@ def free_port() -> int:
 
 def start(model: str | None = None, port: int = 0, parallel: int = 4, n_ctx_per_slot: int = 4096, threads: int = 0):
     """Start the server in this process; returns (server, port). Keep the server object alive."""
-    import os
-
     import xllamacpp as xl
 
-    from robusteval.models.llamacpp import embedded_model_path, server_params
+    from robusteval.models.llamacpp import default_threads, embedded_model_path, server_params
 
     port = port or free_port()
     server = xl.Server(server_params(model or embedded_model_path(), parallel, n_ctx_per_slot,
-                                     threads or os.cpu_count() or 2, port))
+                                     threads or default_threads(), port))
     _wait_ready(port)
     return server, port
+
+
+@contextmanager
+def in_subprocess(parallel: int = 4, threads: int = 0, env: dict[str, str] | None = None) -> Iterator[str]:
+    """This server in its own process (so it never shares the caller's GIL or event loop); yields
+    its base URL (``http://127.0.0.1:PORT/v1``) and stops it on exit."""
+    cmd = [sys.executable, "-m", "robusteval.testing.llama_server", "--parallel", str(parallel)]
+    if threads:
+        cmd += ["--threads", str(threads)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        line = proc.stdout.readline()
+        if not line.strip():
+            raise RuntimeError("llama.cpp server did not start")
+        yield f"http://127.0.0.1:{int(line)}/v1"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
 
 
 def _wait_ready(port: int, timeout_s: float = 60.0) -> None:
@@ -54,7 +78,7 @@ def main() -> None:
     parser.add_argument("--model", help="GGUF file (default: the embedded SmolLM2-135M-Instruct)")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--parallel", type=int, default=4, help="llama.cpp slots (continuous batching)")
-    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=0, help="llama.cpp threads (0: all cores but one)")
     args = parser.parse_args()
     server, port = start(args.model, args.port, args.parallel, threads=args.threads)
     print(port, flush=True)
