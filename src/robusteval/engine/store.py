@@ -67,6 +67,17 @@ class StoredResponse:
 
 
 @dataclass(frozen=True)
+class StoreRow:
+    """One successful response on its way into the store."""
+
+    key: str
+    fingerprint: str
+    request: Request
+    completion: Completion
+    latency_s: float
+
+
+@dataclass(frozen=True)
 class StoreStats:
     path: str
     responses: int
@@ -123,17 +134,23 @@ class Store:
     def put(self, key: str, fingerprint: str, request: Request, completion: Completion,
             latency_s: float) -> None:
         """Commit one response; returns only once it is durable in the WAL."""
-        req = {"messages": request.messages_as_dicts(), "params": request.params.as_dict(), "sample": request.sample}
-        if request.continuation is not None:
-            req |= {"continuation": request.continuation, "prefix": request.prefix}
-        lp = None if completion.logprobs is None else json.dumps([asdict(t) for t in completion.logprobs])
-        extra = None if completion.loglik is None else json.dumps({"loglik": completion.loglik, "greedy": completion.greedy})
+        self.put_many([StoreRow(key, fingerprint, request, completion, latency_s)])
+
+    def put_many(self, rows: list[StoreRow]) -> None:
+        """Commit several responses in ONE transaction (a group commit); returns once all are durable.
+
+        One commit per batch instead of per row is what lets the engine write every answer before
+        use without paying SQLite's per-transaction cost for each of them."""
+        now = time.time()
+        values = [_row_values(r, now) for r in rows]  # serialised outside the lock
         with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (key, fingerprint, json.dumps(req, ensure_ascii=False), completion.text, completion.prompt_tokens,
-                 completion.completion_tokens, completion.finish_reason, lp, latency_s, time.time(), extra),
-            )
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?,?,?,?,?,?,?)", values)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
 
     def record_failure(self, key: str, fingerprint: str, error: str, attempts: int) -> None:
         with self._lock:
@@ -194,6 +211,17 @@ def _retry_locked(action, attempts: int = 200) -> None:
             if "locked" not in str(exc) or attempt == attempts - 1:
                 raise
             time.sleep(0.05)
+
+
+def _row_values(row: StoreRow, created_at: float) -> tuple:
+    request, completion = row.request, row.completion
+    req = {"messages": request.messages_as_dicts(), "params": request.params.as_dict(), "sample": request.sample}
+    if request.continuation is not None:
+        req |= {"continuation": request.continuation, "prefix": request.prefix}
+    lp = None if completion.logprobs is None else json.dumps([asdict(t) for t in completion.logprobs])
+    extra = None if completion.loglik is None else json.dumps({"loglik": completion.loglik, "greedy": completion.greedy})
+    return (row.key, row.fingerprint, json.dumps(req, ensure_ascii=False), completion.text, completion.prompt_tokens,
+            completion.completion_tokens, completion.finish_reason, lp, row.latency_s, created_at, extra)
 
 
 def _decode_logprobs(raw: str | None) -> tuple[TokenLogprob, ...] | None:
