@@ -87,13 +87,15 @@ class StoreStats:
 
 
 @dataclass(frozen=True)
-class History:
-    """What the store has seen of one model: the basis of run estimates."""
+class PastAnswer:
+    """One stored answer of a model, reduced to what run estimates are fitted on."""
 
-    responses: int
-    mean_latency_s: float | None
-    mean_completion_tokens: float | None
-    prompt_tokens_per_char: float | None  # measured tokenizer ratio over stored prompts
+    chars: int  # characters in the request's messages
+    messages: int
+    max_tokens: int
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
 
 
 class Store:
@@ -169,19 +171,19 @@ class Store:
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
         return StoreStats(str(self.path), n, f, models, size)
 
-    def history(self, fingerprint: str, *, max_tokens: int | None = None, last: int = 2000) -> History:
-        """Means over the model's latest stored answers (with the same max_tokens when given)."""
+    def history(self, fingerprint: str, *, last: int = 2000) -> list[PastAnswer]:
+        """The model's latest stored answers (generations only, not log-likelihood scores)."""
         query = ("SELECT latency_s, completion_tokens, prompt_tokens, request FROM responses WHERE fingerprint = ?"
-                 " ORDER BY created_at DESC LIMIT ?")
+                 " AND extra IS NULL ORDER BY created_at DESC LIMIT ?")
         with self._lock:
-            rows = self._db.execute(query, (fingerprint, last * 4 if max_tokens else last)).fetchall()
-        if max_tokens is not None:
-            rows = [r for r in rows if json.loads(r[3]).get("params", {}).get("max_tokens") == max_tokens][:last]
-        if not rows:
-            return History(0, None, None, None)
-        chars = sum(sum(len(m.get("content", "")) for m in json.loads(r[3]).get("messages", [])) for r in rows)
-        return History(len(rows), sum(r[0] for r in rows) / len(rows), sum(r[1] for r in rows) / len(rows),
-                       sum(r[2] for r in rows) / chars if chars else None)
+            rows = self._db.execute(query, (fingerprint, last)).fetchall()
+        past = []
+        for latency, completion, prompt, raw in rows:
+            request = json.loads(raw)
+            messages = request.get("messages", [])
+            past.append(PastAnswer(sum(len(m.get("content", "")) for m in messages), len(messages),
+                                   request.get("params", {}).get("max_tokens", 0), prompt, completion, latency))
+        return past
 
     def clear(self, fingerprint_prefix: str | None = None) -> int:
         """Delete cached responses (all, or those whose fingerprint starts with a prefix)."""
