@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass
 
 from robusteval.engine.runner import Engine
 from robusteval.engine.store import PastAnswer, Store
+from robusteval.errors import UserError
 
 CHARS_PER_TOKEN = 4.0
 MESSAGE_OVERHEAD_TOKENS = 4  # chat-template tokens around each message, when nothing is measured
@@ -76,7 +77,12 @@ async def count_prompt_tokens(engine: Engine, model: str) -> int | None:
         async with slots:
             return await backend.count_prompt_tokens(request.messages)
 
-    return sum(await asyncio.gather(*(count(r) for r in planned)))
+    try:
+        return sum(await asyncio.gather(*(count(r) for r in planned)))
+    except UserError:
+        raise  # the model cannot load: the run would fail the same way
+    except Exception:  # noqa: BLE001 - e.g. a server without /tokenize: fall back to the ratio
+        return None
 
 
 def expected_completion(past: list[PastAnswer], max_tokens: int) -> tuple[float, str]:
