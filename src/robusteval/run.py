@@ -101,7 +101,7 @@ def _write_report(run_dir: Path, console: Console) -> None:
 
 async def estimate_suite(config: RunConfig, *, console: Console | None = None) -> list:
     """Run the suite against a dry-run engine and estimate each model's requests, tokens, time and cost."""
-    from robusteval.engine.estimate import estimate
+    from robusteval.engine.estimate import count_prompt_tokens, estimate
 
     console = console or Console(stderr=True)
     suite = get_suite(config.suite)
@@ -116,7 +116,7 @@ async def estimate_suite(config: RunConfig, *, console: Console | None = None) -
         ctx = SuiteContext(config=config, options=config.options, engine=engine, models=labels, params=params,
                            console=console, _add_model=add_model)
         await suite.execute(ctx)
-        return [estimate(engine, store, label) for label in add_model.started]
+        return [estimate(engine, store, label, await count_prompt_tokens(engine, label)) for label in add_model.started]
     finally:
         await engine.close()
         store.close()

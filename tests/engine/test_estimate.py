@@ -5,7 +5,8 @@ import asyncio
 import pytest
 
 from robusteval.engine import Engine, Store
-from robusteval.engine.estimate import estimate
+from robusteval.engine.estimate import estimate, expected_completion
+from robusteval.engine.store import PastAnswer
 from robusteval.models import load_backend, parse_model_spec
 from robusteval.suites import mcq
 from robusteval.testing.openai_stub import StubConfig, StubServer
@@ -56,3 +57,15 @@ def test_without_history_completions_are_an_upper_bound(tmp_path):
     assert est.to_send == 18 and est.cached == 0
     assert est.completion_tokens == 18 * PARAMS.max_tokens and "upper bound" in est.basis
     assert est.seconds is None
+
+
+def _past(chars, prompt, max_tokens=64, completion=10):
+    return PastAnswer(chars, 1, max_tokens, prompt, completion, 0.1)
+
+
+def test_completions_from_the_same_max_tokens_else_the_share_of_max_tokens():
+    past = [_past(100, 40, max_tokens=64, completion=c) for c in (16, 32, 64, 64, 24)]
+    assert expected_completion(past, 64)[0] == pytest.approx(40)
+    per_request, basis = expected_completion(past, 128)  # no answer with 128 stored: 62.5% of the limit
+    assert per_request == pytest.approx(128 * 0.625) and "of max_tokens=128" in basis
+    assert expected_completion(past[:2], 64) == (64, "max_tokens=64 (an upper bound: fewer than 5 stored answers)")

@@ -103,3 +103,9 @@ def test_spread_ignores_unanswered_variants_and_edge_cases():
     assert spread(np.array([[1.0], [0.0]])) == 0.0
     assert math.isnan(std_across_variants(np.array([[1.0], [0.0]])))  # one variant: no std
     assert math.isnan(spread(np.array([[nan, nan]])))
+
+
+def test_macro_accuracy_leaves_out_a_category_with_no_answered_cell():
+    correct = np.array([[1.0, nan], [nan, nan], [0.0, 1.0], [0.0, 0.0]])
+    cats = np.array(["x", "y", "z", "z"], dtype=object)
+    assert macro_accuracy(correct, cats) == pytest.approx((1.0 + 0.25) / 2)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from robusteval.metrics.stats import Estimate, bootstrap
+from robusteval.metrics.stats import Estimate, bootstrap, bootstrap_sums
 
 
 def mean_stat(rows: np.ndarray) -> float:
@@ -89,3 +89,13 @@ def test_estimate_formatting_and_dict():
     assert Estimate(0.5).fmt(2) == "0.50"
     assert Estimate(0.5, 0.25, 0.75, 10).fmt(2) == "0.50 [0.25, 0.75]"
     assert Estimate(0.5, 0.25, 0.75, 10).as_dict() == {"value": 0.5, "ci_low": 0.25, "ci_high": 0.75, "n": 10}
+
+
+def test_bootstrap_sums_gives_the_same_interval_as_bootstrap_for_a_ratio_of_sums():
+    rng = np.random.default_rng(5)
+    per_item = np.column_stack([rng.integers(0, 4, 60), rng.integers(1, 5, 60)]).astype(float)
+    reference = bootstrap(per_item, lambda rows: rows[:, 0].sum() / rows[:, 1].sum(), seed=3)
+    fast = bootstrap_sums(per_item, lambda sums: sums[:, 0] / sums[:, 1], seed=3)
+    assert fast.value == pytest.approx(reference.value)
+    assert (fast.low, fast.high) == pytest.approx((reference.low, reference.high))
+    assert fast.low < fast.value < fast.high and fast.n == 60

@@ -54,3 +54,18 @@ def test_generation_parameters(where, request):
     assert word not in stopped.text and greedy.text.startswith(stopped.text.rstrip())
     kind = "llamacpp:SmolLM2-135M-Instruct.Q4_1.gguf:" if where == "in-process" else "openai:http://127.0.0.1"
     assert backend.fingerprint.startswith(kind)
+
+
+def test_counted_prompt_tokens_are_what_a_real_request_reports():
+    """``--estimate`` counts prompt tokens with the model's own template and tokenizer; a real request
+    (a second one with the same opening, so llama.cpp reuses its prompt cache) reports the same."""
+    first = (Message("system", "Answer briefly."), Message("user", "What is 12 plus 30? Options: (A) 42 (B) 41"))
+    second = (first[0], Message("user", "What is 12 plus 30? Options: (A) 41 (B) 42, digits 0123456789"))
+
+    async def go(b):
+        counted = [await b.count_prompt_tokens(m) for m in (first, second)]
+        asked = [await b.chat(m, GenParams(max_tokens=1)) for m in (first, second)]
+        return counted, [c.prompt_tokens for c in asked]
+
+    _, (counted, reported) = asyncio.run(_use("llamacpp?n_parallel=1", go))
+    assert counted == reported and counted[1] > counted[0] > 0

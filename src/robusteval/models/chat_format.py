@@ -51,13 +51,25 @@ def parse_chat_completion(out: object, *, source: str = "server") -> Completion:
         usage = out.get("usage") or {}
         return Completion(
             text=text,
-            prompt_tokens=usage.get("prompt_tokens", 0),
+            prompt_tokens=prompt_tokens(out),
             completion_tokens=usage.get("completion_tokens", 0),
             finish_reason=choice.get("finish_reason"),
             logprobs=logprobs,
         )
     except (KeyError, IndexError, TypeError) as exc:
         raise BackendError(f"{source}: bad response: missing {exc}") from None
+
+
+def prompt_tokens(out: dict) -> int:
+    """The whole prompt's length in tokens, including tokens a server reused from its prompt cache.
+
+    Some llama.cpp versions count only the tokens they evaluated in ``usage.prompt_tokens``; their
+    ``timings`` split the prompt into ``prompt_n`` (evaluated) and ``cache_n`` (reused). The store
+    keeps the full length, so the accounting does not depend on what happened to be cached and the
+    estimate's tokens-per-character is measured on whole prompts."""
+    reported = (out.get("usage") or {}).get("prompt_tokens", 0) or 0
+    timings = out.get("timings") or {}
+    return max(reported, (timings.get("prompt_n") or 0) + (timings.get("cache_n") or 0))
 
 
 def plain_prompt(messages: tuple[Message, ...]) -> str:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import os
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,6 +138,15 @@ class LlamaCppBackend:
         out = await asyncio.get_running_loop().run_in_executor(self._pool, server.handle_chat_completions, body)
         return parse_chat_completion(out, source="llama.cpp")
 
+    async def count_prompt_tokens(self, messages: tuple[Message, ...]) -> int:
+        """The prompt's exact length in tokens, by llama.cpp's own chat template and tokenizer (its
+        ``/apply-template`` and ``/tokenize`` on the in-process server's loopback port): loads the
+        model, generates nothing. ``--estimate`` uses it, since tokens per character vary too much
+        between questions for a ratio to be within 15%."""
+        server = await self._ensure_loaded()
+        return await asyncio.get_running_loop().run_in_executor(self._pool, _count_tokens, server.listening_address,
+                                                                chat_body(messages, GenParams())["messages"])
+
     async def loglikelihood(self, messages: tuple[Message, ...], prefix: str, continuation: str) -> Completion:
         """log P of a one-token continuation (an option label such as " B") after the reply has begun
         with ``prefix``: the assistant turn is prefilled and the next token's distribution read.
@@ -160,6 +171,17 @@ class LlamaCppBackend:
             await asyncio.get_running_loop().run_in_executor(self._pool, _drop, server)
         if hasattr(self, "_pool"):
             self._pool.shutdown(wait=True)
+
+
+def _count_tokens(address: str, messages: list[dict]) -> int:
+    prompt = _post_json(address + "/apply-template", {"messages": messages})["prompt"]
+    return len(_post_json(address + "/tokenize", {"content": prompt, "add_special": True})["tokens"])
+
+
+def _post_json(url: str, body: dict) -> dict:
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.load(response)
 
 
 def _drop(server) -> None:

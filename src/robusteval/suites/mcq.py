@@ -16,14 +16,14 @@ from robusteval.data.mcq import load_dev_items, load_file, load_items
 from robusteval.engine import Engine, gather_all
 from robusteval.errors import UserError
 from robusteval.metrics.consistency import (
-    consistency_rate,
-    macro_accuracy,
-    micro_accuracy,
-    pooled_consistency_rate,
-    spread,
-    std_across_variants,
+    agreeing_pairs,
+    category_sums,
+    item_consistency,
+    macro_of_sums,
+    spread_of,
+    std_of,
 )
-from robusteval.metrics.stats import Estimate, bootstrap
+from robusteval.metrics.stats import bootstrap_sums
 from robusteval.probes.choices import LETTERS
 from robusteval.probes.design import FAMILIES, Design, expand
 from robusteval.probes.fewshot import ShotPool
@@ -259,73 +259,74 @@ def matrices(samples: list[Sample], family: str, item_ids: list[str]) -> FamilyM
 
 def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, seed: int = 0,
                    n_resamples: int = 1000) -> dict:
-    """Per-variant accuracy, overall accuracy, consistency rate and spread, each with a 95% CI."""
+    """Per-variant accuracy, overall accuracy, consistency rate and spread, each with a 95% CI.
+
+    Items are the resampling unit. Every metric here is a function of per-item sums (correct and
+    answered cells, agreeing and total pairs, chosen positions), so each is bootstrapped from an
+    items x k matrix of those sums in one matrix product (`bootstrap_sums`)."""
     m = matrices(samples, family, item_ids)
     rows = [s for s in samples if s.family == family]
     n_vars = len(m.variants)
-    # Items are the resampling unit; keep each item's correctness, answers and category together.
-    packed = np.column_stack([m.correct, m.answers, m.chosen])
-    n_answers = m.answers.shape[1]
-    chosen_from = 1 + n_vars + n_answers
-    cats = m.categories
-    has_categories = len({c for c in cats if c}) > 1
-    codes = np.unique(cats, return_inverse=True)[1].astype(float)
-    packed_c = np.column_stack([codes, packed])
+    answered = ~np.isnan(m.correct)
+    correct = np.where(answered, m.correct, 0.0)
+    has_categories = len({c for c in m.categories if c}) > 1
 
-    def boot(stat) -> Estimate:
-        return bootstrap(packed_c, stat, n_resamples=n_resamples, seed=seed)
+    def boot(per_item: np.ndarray, statistic=_ratio) -> dict:
+        return bootstrap_sums(per_item, statistic, n_resamples=n_resamples, seed=seed).as_dict()
 
-    per_variant = n_answers // max(1, n_vars)  # answer columns per variant (one per sample)
+    def ratio(numerator: np.ndarray, denominator: np.ndarray) -> dict:
+        return boot(np.column_stack([numerator, denominator]))
+
+    per_variant = m.answers.shape[1] // max(1, n_vars)  # answer columns per variant (one per sample)
     variants = {}
     for j, name in enumerate(m.variants):
         vs = [s for s in rows if s.variant == name]
-        answered = sum(s.status != "failed" for s in vs)
-        invalid = sum(s.status == "invalid" for s in vs)
+        block = m.answers[:, j * per_variant:(j + 1) * per_variant]
         variants[name] = {
-            "accuracy": boot(lambda r, j=j: _nanmean(r[:, 1 + j])).as_dict(),
-            "answered": answered,
-            "invalid": invalid,
-            "invalid_rate": boot(lambda r, j=j: _invalid_share(
-                r[:, 1 + n_vars + j * per_variant:1 + n_vars + (j + 1) * per_variant])).as_dict(),
+            "accuracy": ratio(correct[:, j], answered[:, j]),
+            "answered": sum(s.status != "failed" for s in vs),
+            "invalid": sum(s.status == "invalid" for s in vs),
+            "invalid_rate": ratio((block == -1).sum(axis=1), (~np.isnan(block)).sum(axis=1)),
             "failed": sum(s.status == "failed" for s in vs),
         }
+    by_item = item_consistency(m.answers)
+    agree, pairs = agreeing_pairs(m.answers)
+    per_variant_sums = np.column_stack([correct, answered])
     result = {
         "variants": variants,
-        "accuracy": boot(lambda r: micro_accuracy(r[:, 1:1 + n_vars])).as_dict(),
-        "consistency_rate": boot(lambda r: consistency_rate(r[:, 1 + n_vars:chosen_from])).as_dict(),
-        "consistency_rate_pooled": boot(lambda r: pooled_consistency_rate(r[:, 1 + n_vars:chosen_from])).as_dict(),
-        "spread": boot(lambda r: spread(r[:, 1:1 + n_vars])).as_dict(),
-        "std_across_variants": boot(lambda r: std_across_variants(r[:, 1:1 + n_vars])).as_dict(),
+        "accuracy": ratio(correct.sum(axis=1), answered.sum(axis=1)),
+        "consistency_rate": ratio(np.nan_to_num(by_item), np.isfinite(by_item)),
+        "consistency_rate_pooled": ratio(agree, pairs),
+        "spread": boot(per_variant_sums, lambda s: spread_of(_accuracies(s, n_vars))),
+        "std_across_variants": boot(per_variant_sums, lambda s: std_of(_accuracies(s, n_vars))),
         "samples": len(rows),
         "invalid": sum(s.status == "invalid" for s in rows),
         "failed": sum(s.status == "failed" for s in rows),
     }
-    result["position_bias"] = position_bias(m, boot, chosen_from, rows)
+    result["position_bias"] = position_bias(m, ratio)
     if has_categories:
-        result["macro_accuracy"] = boot(lambda r: macro_accuracy(r[:, 1:1 + n_vars], r[:, 0])).as_dict()
+        result["macro_accuracy"] = boot(category_sums(m.correct, m.categories), macro_of_sums)
     return result
 
 
-def position_bias(m: FamilyMatrices, boot, chosen_from: int, rows: list[Sample]) -> dict:
+def position_bias(m: FamilyMatrices, ratio) -> dict:
     """Per shown label position: how often the model chose it (among valid answers, with a CI)
     against how often it held the correct answer. An unbiased model's two shares match."""
     labels = LETTERS[: m.chosen.shape[1]]  # positions, named as in the A-style formats
     total_gold = m.gold.sum()
-    out = {}
-    for p, label in enumerate(labels):
-        chosen = boot(lambda r, p=p: _share(r[:, chosen_from + p], r[:, chosen_from:chosen_from + len(labels)]))
-        out[label] = {"chosen": chosen.as_dict(), "correct": float(m.gold[:, p].sum() / total_gold) if total_gold else None}
-    return out
+    valid = m.chosen.sum(axis=1)
+    return {label: {"chosen": ratio(m.chosen[:, p], valid),
+                    "correct": float(m.gold[:, p].sum() / total_gold) if total_gold else None}
+            for p, label in enumerate(labels)}
 
 
-def _invalid_share(block: np.ndarray) -> float:
-    given = block[~np.isnan(block)]
-    return float(np.mean(given == -1)) if len(given) else float("nan")
+def _ratio(sums: np.ndarray) -> np.ndarray:
+    return sums[:, 0] / sums[:, 1]
 
 
-def _share(column: np.ndarray, block: np.ndarray) -> float:
-    total = block.sum()
-    return float(column.sum() / total) if total else float("nan")
+def _accuracies(sums: np.ndarray, n_vars: int) -> np.ndarray:
+    """Per-variant accuracies from the column sums of (correct | answered) per variant."""
+    return sums[:, :n_vars] / sums[:, n_vars:]
 
 
 def metrics(samples: list[Sample], items: list[Item], families: tuple[str, ...] | None = None, *,
@@ -335,11 +336,6 @@ def metrics(samples: list[Sample], items: list[Item], families: tuple[str, ...] 
     present = list(dict.fromkeys(s.family for s in samples))
     wanted = present if families is None else [f for f in present if f.split("/")[0] in families or "×" in f]
     return {family: family_metrics(samples, family, item_ids, seed=seed) for family in wanted}
-
-
-def _nanmean(x: np.ndarray) -> float:
-    x = x[~np.isnan(x)]
-    return float(x.mean()) if len(x) else float("nan")
 
 
 __all__ = ["DEFAULT_FAMILIES", "FAMILIES", "NAME", "Options", "Sample", "add_arguments", "build_design", "execute",
