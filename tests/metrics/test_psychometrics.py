@@ -170,6 +170,18 @@ def test_cfa_reports_a_solver_that_did_not_converge(monkeypatch):
     assert fit.cfi is None and fit.srmr is None and "did not converge (Singular matrix E" in fit.error
 
 
+def test_mean_item_correlation_by_hand_and_under_a_general_factor():
+    from robusteval.metrics.psychometrics import mean_item_correlation
+
+    x = np.array([[1, 2, 6], [2, 4, 5], [3, 6, 4], [4, 8, 3.0]])  # r(0,1) = 1, r(0,2) = r(1,2) = -1
+    assert mean_item_correlation(x) == pytest.approx(-1 / 3)
+    rng = np.random.default_rng(10)
+    general = rng.normal(size=(200, 1)) + 0.2 * rng.normal(size=(200, 20))
+    assert mean_item_correlation(general) > 0.9
+    assert mean_item_correlation(value_factor_data(200, seed=11)) < 0.6  # ten distinct values
+    assert mean_item_correlation(np.ones((5, 3))) is None
+
+
 def test_srmr_by_hand():
     s = np.array([[4.0, 2.0], [2.0, 9.0]])
     sigma = np.array([[4.0, 1.0], [1.0, 9.0]])

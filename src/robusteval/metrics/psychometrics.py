@@ -80,6 +80,16 @@ def pairwise_correlations(data: np.ndarray) -> np.ndarray:
     return r
 
 
+def mean_item_correlation(data: np.ndarray) -> float | None:
+    """Mean Pearson correlation over item pairs. Near 1, one general factor (e.g. a respondent's
+    overall leaning towards one end of the scale) drives every answer: then any grouping of items
+    into correlated factors fits a CFA well, and a good CFI says nothing about the value structure."""
+    r = pairwise_correlations(data)
+    upper = r[np.triu_indices(len(r), 1)]
+    upper = upper[np.isfinite(upper)]
+    return float(upper.mean()) if len(upper) else None
+
+
 def stress1(dissimilarities: np.ndarray, coords: np.ndarray) -> float:
     """Kruskal's Stress-1 of a configuration: sqrt(sum (d - b*delta)^2 / sum d^2) over pairs, with
     d the configuration's distances and b the least-squares scale of the dissimilarities delta (so
@@ -230,4 +240,5 @@ def _finite(x) -> float | None:
 
 
 __all__ = ["HIGHER_ORDER", "CFAFit", "MDSResult", "cfa_fit", "magnifying_glass", "mds_structure", "mean_fit",
+           "mean_item_correlation",
            "pairwise_correlations", "reverse_items", "srmr", "stress1", "value_angles", "value_scores"]

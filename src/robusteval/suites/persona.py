@@ -26,7 +26,8 @@ from robusteval.data.persona import Persona, Questionnaire, balanced_subset, loa
     load_questionnaire
 from robusteval.engine import Engine, gather_all
 from robusteval.errors import UserError
-from robusteval.metrics.psychometrics import magnifying_glass, mds_structure, mean_fit, value_scores
+from robusteval.metrics.psychometrics import magnifying_glass, mds_structure, mean_fit, mean_item_correlation, \
+    value_scores
 from robusteval.metrics.stability import (
     cardinal_scores,
     kendalls_w,
@@ -315,6 +316,7 @@ def model_metrics(samples: list[Sample], personas: list[Persona], contexts: list
             "mds": mds.as_dict(tuple(item.id for item in questionnaire.items)),
             "cfa": {k: f.as_dict() for k, f in fits.items()},
             "cfa_mean": mean_fit(fits),
+            "mean_item_r": mean_item_correlation(raw),
         }
     return {
         "rank_order_stability": stability.as_dict(),
@@ -423,12 +425,12 @@ def print_summary(console, result: SuiteResult) -> None:
             matrix.add_row(n, *(fmt(x) for x in row))
         console.print(matrix)
         validity = Table(title=f"{model} · validity per context", title_justify="left")
-        for col in ("context", "invalid rate", "MDS Stress-1", "CFI", "SRMR", "RMSEA"):
+        for col in ("context", "invalid rate", "MDS Stress-1", "CFI", "SRMR", "RMSEA", "item r"):
             validity.add_column(col, justify="left" if col == "context" else "right")
         for n, v in m["validity"].items():
             cfa = v["cfa_mean"]
             validity.add_row(n, fmt(v["invalid_rate"]), fmt(v["mds"]["stress1"]), fmt(cfa["cfi"]), fmt(cfa["srmr"]),
-                             fmt(cfa["rmsea"]))
+                             fmt(cfa["rmsea"]), fmt(v.get("mean_item_r")))
         console.print(validity)
     board = result.extra.get("leaderboard") or {}
     if board.get("models"):

@@ -35,8 +35,10 @@ def sections(run: Run) -> list[Section]:
             cfa = v.get("cfa") or {}
             fits = "; ".join(f"{name}: CFI {number_text(f.get('cfi'))}, SRMR {number_text(f.get('srmr'))}, RMSEA {number_text(f.get('rmsea'))}"
                              if f.get("cfi") is not None else f"{name}: {f.get('error', 'n/a')}" for name, f in cfa.items())
-            rows.append((context, number_text((v.get("mds") or {}).get("stress1")), number_text(v.get("invalid_rate")), fits))
-        table = TableData(f"{model}: validity per context", ("context", "MDS Stress-1", "invalid rate", "CFA"), tuple(rows))
+            rows.append((context, number_text((v.get("mds") or {}).get("stress1")), number_text(v.get("invalid_rate")),
+                         number_text(v.get("mean_item_r")), fits))
+        table = TableData(f"{model}: validity per context",
+                          ("context", "MDS Stress-1", "invalid rate", "mean inter-item r", "CFA"), tuple(rows))
         notes = (f"Rank-order stability (mean over values and context pairs): {estimate_text(m['rank_order_stability'])}",
                  _scoring_note(run.results.get("scoring", "generate"), m.get("validity") or {}))
         out.append(Section(f"persona · {model}", tuple(figures), (table,), notes))
