@@ -13,12 +13,14 @@ server:
   model with ``--apply_chat_template``, at several ``num_concurrent`` values (its best is compared).
 
 Servers: (1) the real llama.cpp HTTP server on loopback serving the embedded model
-(`robusteval.testing.llama_server`, 4 slots); (2) the OpenAI-compatible stub with a fixed latency
-(`robusteval.testing.openai_stub`), at concurrency 64. Each configuration runs ``--repeats`` times,
-alternating tools; the table prints medians of whole-process wall time (start-up included for
+(`robusteval.testing.llama_server`, ``--llama-slots``, a fresh server for every run so that no run
+inherits the prompt cache another warmed with the same prompts); (2) the OpenAI-compatible stub
+with a fixed latency (`robusteval.testing.openai_stub`), at concurrency 64. Each configuration runs
+``--repeats`` times, alternating tools; the table prints medians of whole-process wall time (start-up included for
 both), requests/s and the lm-eval/robusteval time ratio. Nothing here passes or fails.
 
-    python benchmarks/vs_lm_eval.py [--questions 25] [--repeats 3] [--only stub|llama]
+    python benchmarks/vs_lm_eval.py [--questions 100] [--llama-questions 25] [--llama-slots 4] [--repeats 3]
+        [--only stub|llama]
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,18 +139,27 @@ def run_lm_eval(exe: Path, base: str, task_dir: Path, concurrency: int, max_toke
     return wall
 
 
-def measure(name: str, base: str, exe: Path, data: Path, task_dir: Path, n_requests: int, *, ours: int,
-            theirs: list[int], max_tokens: int, repeats: int, work: Path) -> None:
+def measure(name: str, server_cmd: list[str], exe: Path, data: Path, task_dir: Path, n_requests: int, *,
+            ours: int, theirs: list[int], max_tokens: int, repeats: int, work: Path, fresh_server: bool) -> None:
+    """Alternate the tools so drift hits both alike. ``fresh_server``: every run gets its own server,
+    so none inherits a prompt cache the previous run warmed with the same prompts (llama.cpp)."""
     times: dict[str, list[float]] = {"robusteval": []} | {f"lm-eval c={c}": [] for c in theirs}
-    for _ in range(repeats):  # alternate the tools so drift hits both alike
-        times["robusteval"].append(run_robusteval(base, data, ours, max_tokens, work)[0])
-        for c in theirs:
-            fresh = work / f"task-{c}-{len(times[f'lm-eval c={c}'])}"
-            subprocess.run(["cp", "-r", str(task_dir), str(fresh)], check=True)
-            times[f"lm-eval c={c}"].append(run_lm_eval(exe, base, fresh, c, max_tokens, work))
+    with ExitStack() as stack:
+        base = None if fresh_server else stack.enter_context(server(server_cmd))
+        for _ in range(repeats):
+            for tool in times:
+                with (server(server_cmd) if fresh_server else nullcontext(base)) as url:
+                    if tool == "robusteval":
+                        times[tool].append(run_robusteval(url, data, ours, max_tokens, work)[0])
+                        continue
+                    c = int(tool.split("=")[1])
+                    fresh = work / f"task-{c}-{len(times[tool])}"
+                    subprocess.run(["cp", "-r", str(task_dir), str(fresh)], check=True)
+                    times[tool].append(run_lm_eval(exe, url, fresh, c, max_tokens, work))
     ours_median = statistics.median(times["robusteval"])
     best = min((statistics.median(v), k) for k, v in times.items() if k != "robusteval")
-    print(f"\n{name}: {n_requests} requests, max_tokens {max_tokens}, {repeats} repeats (medians)")
+    print(f"\n{name}: {n_requests} requests, max_tokens {max_tokens}, {repeats} repeats (medians)"
+          + ("; a fresh server for every run" if fresh_server else ""))
     print(f"{'tool':>16} {'wall s':>8} {'req/s':>7} {'lm-eval/ours':>12}   runs")
     for k, v in times.items():
         m = statistics.median(v)
@@ -165,6 +176,8 @@ def main() -> None:
     parser.add_argument("--only", choices=("stub", "llama"))
     parser.add_argument("--latency", type=float, default=0.05, help="stub latency, seconds")
     parser.add_argument("--llama-tokens", type=int, default=32, help="max tokens against llama.cpp")
+    parser.add_argument("--llama-slots", type=int, default=4,
+                        help="llama.cpp parallel slots; both tools send that many requests at once")
     parser.add_argument("--lm-eval-venv", default="/tmp/lmeval-venv")
     args = parser.parse_args()
     exe = ensure_lm_eval(Path(args.lm_eval_venv))
@@ -172,15 +185,16 @@ def main() -> None:
         work = Path(tmp)
         if args.only in (None, "stub"):
             data, task_dir, n_requests = write_workload(work / "stub", args.questions)
-            with server([sys.executable, "-m", "robusteval.testing.openai_stub", "--port", "0",
-                         "--latency", str(args.latency)]) as base:
-                measure(f"stub, fixed latency {args.latency * 1000:.0f} ms", base, exe, data, task_dir, n_requests,
-                        ours=64, theirs=[8, 32, 64], max_tokens=16, repeats=args.repeats, work=work)
+            stub_cmd = [sys.executable, "-m", "robusteval.testing.openai_stub", "--port", "0",
+                        "--latency", str(args.latency)]
+            measure(f"stub, fixed latency {args.latency * 1000:.0f} ms", stub_cmd, exe, data, task_dir, n_requests,
+                    ours=64, theirs=[8, 32, 64], max_tokens=16, repeats=args.repeats, work=work, fresh_server=False)
         if args.only in (None, "llama"):
             data, task_dir, n_requests = write_workload(work / "llama", args.llama_questions)
-            with server([sys.executable, "-m", "robusteval.testing.llama_server", "--parallel", "4"]) as base:
-                measure("real llama.cpp server (embedded SmolLM2-135M, 4 slots)", base, exe, data, task_dir,
-                        n_requests, ours=4, theirs=[4], max_tokens=args.llama_tokens, repeats=args.repeats, work=work)
+            llama_cmd = [sys.executable, "-m", "robusteval.testing.llama_server", "--parallel", str(args.llama_slots)]
+            measure(f"real llama.cpp server (embedded SmolLM2-135M, {args.llama_slots} slots)", llama_cmd, exe, data,
+                    task_dir, n_requests, ours=args.llama_slots, theirs=[args.llama_slots],
+                    max_tokens=args.llama_tokens, repeats=args.repeats, work=work, fresh_server=True)
 
 
 if __name__ == "__main__":
