@@ -10,8 +10,8 @@ from robusteval.models import parse_model_spec
 from robusteval.models.llamacpp import LlamaCppBackend, default_threads
 
 
-@pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 1), (16, 15)])
-def test_default_threads_leave_one_granted_core_free(monkeypatch, cores, threads):
+@pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 2), (16, 16)])
+def test_default_threads_are_the_granted_cores(monkeypatch, cores, threads):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 64)  # the host's count is not what this process may use
     assert default_threads() == threads
@@ -21,7 +21,7 @@ def test_default_threads_leave_one_granted_core_free(monkeypatch, cores, threads
 def test_default_threads_without_affinity_fall_back_to_cpu_count(monkeypatch):
     monkeypatch.delattr(os, "sched_getaffinity", raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
-    assert default_threads() == 3
+    assert default_threads() == 4
 
 
 def test_explicit_threads_win(monkeypatch):

@@ -38,17 +38,18 @@ def embedded_model_path() -> Path:
 
 
 def default_threads() -> int:
-    """llama.cpp compute threads: every core this process may use but one, at least one.
+    """llama.cpp compute threads: every core this process may use (a container's or taskset's
+    grant, not the host's count).
 
-    llama.cpp's threads meet at a barrier after every layer, so one thread that loses its core to
-    another process stalls all the others. On 2 shared cores, two threads took 27 to over 100 s for 8-12
-    mcq requests in 8 of 9 samples, one thread a steady 6.6-10 s; in a quiet moment two were 1.7x faster
-    (docs/performance.md). ``?n_threads=N`` overrides this on a machine the model has to itself."""
+    Measured on 2 cores (docs/performance.md, benchmarks/limit.py): alone on the machine, 2 threads
+    did 40 mcq requests in 15.4 s against 24.6 s with 1. But llama.cpp's threads meet at a barrier
+    after every layer, so when other processes compete for the cores (several model processes, a
+    test suite) one thread that loses its core stalls the rest: there 2 threads took 27 to over
+    100 s where 1 took 6.6-10 s. ``?n_threads=1`` is the setting for a shared machine."""
     try:
-        cores = len(os.sched_getaffinity(0))  # the cores a container or taskset grants, not the host's
+        return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 2
-    return max(1, cores - 1)
+        return os.cpu_count() or 2
 
 
 def server_params(path: Path, n_parallel: int, n_ctx_per_slot: int, n_threads: int, port: int = 0,
