@@ -107,9 +107,10 @@ def test_tree_and_persona_sections_from_metrics():
     persona = {"suite": "persona", "metrics": {"m": {
         "rank_order_stability": est,
         "stability_matrix": {"contexts": ["a", "b"], "values": [[1.0, 0.3], [0.3, 1.0]]},
-        "validity": {"a": {"mds": {"stress1": 0.2}, "invalid_rate": 0.1,
-                           "cfa": {"openness": {"cfi": None, "error": "too few"}}}}}}}
+        "validity": {"a": {"mds": {"stress1": 0.2}, "invalid_rate": 0.1, "mean_item_r": 0.85, "letter_mass": 0.7,
+                           "cfa": {"openness": {"cfi": None, "error": "too few"}}}}}}, "scoring": "expected"}
     (section,) = sections(Run(None, persona))
     assert [f.name for f in section.figures] == ["stability-m"]
-    assert section.tables[0].rows == (("a", "0.200", "0.100", "openness: too few"),)
+    assert section.tables[0].rows == (("a", "0.200", "0.100", "0.850", "openness: too few"),)
+    assert "probability-weighted" in section.notes[1] and "a 0.700" in section.notes[1]
     assert headlines(persona)[0].metric == "rank-order stability"
