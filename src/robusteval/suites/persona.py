@@ -299,7 +299,7 @@ def model_metrics(samples: list[Sample], personas: list[Persona], contexts: list
     for v, value in enumerate(questionnaire.values):
         rhos = [rank_order_stability(scores[i][:, [v]], scores[j][:, [v]]) for i, j in combinations(range(len(names)), 2)]
         rhos = [r for r in rhos if np.isfinite(r)]
-        per_value[value] = float(np.mean(rhos)) if rhos else None
+        per_value[value] = _mean(rhos)
     reverse = np.array([item.reverse for item in questionnaire.items])
     validity = {}
     for name in names:
