@@ -3,7 +3,9 @@
 (a) The stub answers after a fixed latency L; N requests at concurrency C go through Engine +
     OpenAIBackend (a fresh store in a temporary folder each time). Printed: achieved requests/s, the
     ideal C/L, their ratio, the CPU per request of the client and of the stub, and the same requests
-    through the bare openai SDK with only a semaphore (no engine, no store): the client's ceiling.
+    through bare aiohttp with only a semaphore (the backend's transport without engine or store: the
+    client's ceiling) and through the bare openai SDK (what the backend used before; skipped where
+    the SDK is not installed).
 (b) The stub enforces R requests/minute (429 with Retry-After beyond it); the engine is told rpm=R
     (and, for comparison, not told: it then has only Retry-After and its adaptive limit). Printed:
     achieved rate / R and the number of 429s the server sent.
@@ -102,33 +104,53 @@ async def engine_run(base_url: str, n: int, concurrency: int, rpm: float | None,
     return Measured(n, wall, cpu, usage.failed, usage.rate_limited)
 
 
-async def bare_sdk_run(base_url: str, n: int, concurrency: int, tag: str) -> Measured:
-    """The same requests through the openai SDK alone (same transport, a semaphore, no engine)."""
-    import openai
+async def bare_run(client: str, base_url: str, n: int, concurrency: int, tag: str) -> Measured:
+    """The same requests with a semaphore and no engine, through ``client``: "aiohttp" (one session,
+    as the backend posts) or "sdk" (the openai SDK on its aiohttp transport, raw bytes back)."""
+    if client == "sdk":
+        import openai
 
-    client = openai.AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0,
-                                http_client=openai.DefaultAioHttpClient())
+        sdk = openai.AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0,
+                                 http_client=openai.DefaultAioHttpClient())
+        post, close = (lambda body: sdk.post("/chat/completions", body=body, cast_to=bytes)), sdk.close
+    else:
+        import aiohttp
+
+        session = aiohttp.ClientSession(headers={"Content-Type": "application/json"})
+
+        async def post(body: dict) -> bytes:
+            async with session.post(f"{base_url}/chat/completions", data=json.dumps(body).encode()) as r:
+                return await r.read()
+
+        close = session.close
     gate = asyncio.Semaphore(concurrency)
 
     async def one(i: int) -> None:
         body = {"model": "stub", "messages": [{"role": "user", "content": f"{tag} question {i}"}],
                 **PARAMS.as_dict()}
         async with gate:
-            json.loads(await client.post("/chat/completions", body=body, cast_to=bytes))
+            json.loads(await post(body))
 
     wall, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(one(i) for i in range(n)))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    await client.close()
+    await close()
     return Measured(n, wall, cpu)
+
+
+def _sdk_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("openai") is not None
 
 
 def part_a(args) -> None:
     print(f"(a) latency {args.latency * 1000:g} ms" + (f" ± {args.jitter * 1000:g} ms" if args.jitter else " fixed")
           + ", stub in its own process")
+    bare = [] if args.no_bare else ["aiohttp"] + (["sdk"] if _sdk_installed() else [])
     print(f"{'C':>4} {'requests':>8} {'wall s':>7} {'req/s':>8} {'ideal':>8} {'ratio':>6} {'cpu ms/req':>10} "
           f"{'stub cpu ms':>11}"
-          + ("" if args.no_bare else f" {'bare req/s':>10} {'bare ratio':>10} {'bare cpu ms':>11} {'engine/bare':>11}"))
+          + "".join(f" {c + ' ratio':>13} {c + ' cpu ms':>14} {'engine/' + c:>14}" for c in bare))
     with stub("--latency", str(args.latency), "--jitter", str(args.jitter)) as (url, hits, pid):
         run(engine_run(url, 200, 16, None, "warm-up"))  # imports, first connections
         for loop in args.loops:
@@ -142,10 +164,9 @@ def part_a(args) -> None:
                 server_cpu = process_cpu_s(pid) - server_cpu
                 row = (f"{c:>4} {n:>8} {m.wall_s:>7.2f} {m.rate:>8.1f} {ideal:>8.1f} {m.rate / ideal:>6.3f} "
                        f"{m.cpu_ms_per_request:>10.3f} {server_cpu / n * 1000:>11.3f}")
-                if not args.no_bare:
-                    b = run(bare_sdk_run(url, n, c, f"bare{loop}{c}"), loop)
-                    row += (f" {b.rate:>10.1f} {b.rate / ideal:>10.3f} {b.cpu_ms_per_request:>11.3f} "
-                            f"{m.rate / b.rate:>11.3f}")
+                for client in bare:
+                    b = run(bare_run(client, url, n, c, f"{client}{loop}{c}"), loop)
+                    row += f" {b.rate / ideal:>13.3f} {b.cpu_ms_per_request:>14.3f} {m.rate / b.rate:>14.3f}"
                 print(row + (f"  ({m.failed} failed)" if m.failed else ""), flush=True)
     shutil.rmtree(hits.parent)
 
@@ -209,7 +230,7 @@ def main() -> None:
     parser.add_argument("--rpm", type=float, default=1200, help="requests/minute R the stub enforces in (b)")
     parser.add_argument("--rpm-seconds", type=float, default=20, help="how long (b) runs, seconds")
     parser.add_argument("--rpm-concurrency", type=int, default=64)
-    parser.add_argument("--no-bare", action="store_true", help="skip the bare-SDK comparison in (a)")
+    parser.add_argument("--no-bare", action="store_true", help="skip the bare aiohttp and SDK comparisons in (a)")
     parser.add_argument("--no-blind", action="store_true", help="skip the (b) row where the engine is not told R")
     parser.add_argument("--only", choices=("a", "b"), help="run only part a or b")
     parser.add_argument("--profile", action="store_true", help="cProfile (a) at the largest C instead")

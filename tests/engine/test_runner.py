@@ -58,6 +58,7 @@ class Scripted:
                 if isinstance(failure, float):
                     await asyncio.sleep(failure)
                 else:
+                    await asyncio.sleep(self.delay)  # a real backend fails after a round trip, not at once
                     raise failure
             await asyncio.sleep(self.delay)
             return Completion(text=f"{self.tag} {messages[-1].content} t={params.temperature}", prompt_tokens=3,

@@ -202,9 +202,11 @@ class Engine:
             started = time.monotonic()
             wait_s: float | None = None
             try:
-                call = (m.backend.chat(request.messages, request.params) if request.continuation is None else
-                        m.backend.loglikelihood(request.messages, request.prefix, request.continuation))
-                answer = await asyncio.wait_for(call, self.retry.timeout_s)
+                # asyncio.timeout, not wait_for: no extra task per request (client CPU bounds throughput)
+                async with asyncio.timeout(self.retry.timeout_s):
+                    answer = await (m.backend.chat(request.messages, request.params) if request.continuation is None
+                                    else m.backend.loglikelihood(request.messages, request.prefix,
+                                                                 request.continuation))
             except TimeoutError:
                 error = f"timed out after {self.retry.timeout_s:g} s"
             except BackendError as exc:

@@ -61,7 +61,11 @@ def request_hash(body: dict) -> str:
 
 def answer_for(body: dict) -> str:
     """The deterministic reply to a request body: a label picked by the request hash."""
-    return f"Let me think. The best answer is {LETTERS[int(request_hash(body), 16) % 4]}."
+    return _answer(request_hash(body))
+
+
+def _answer(request_hash: str) -> str:
+    return f"Let me think. The best answer is {LETTERS[int(request_hash, 16) % 4]}."
 
 
 def expected_answer(model: str, messages, params=None) -> str:
@@ -182,7 +186,7 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
             record("malformed", h)
             return web.Response(text='{"id": "chatcmpl-x", "choices": [', content_type="application/json")
         record("ok", h)
-        text = answer_for(body)
+        text = _answer(h)
         prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages") or ())
         completion_tokens = len(text.split())
         return web.json_response({
