@@ -2,13 +2,14 @@
 
 Steps, all in one fresh cache folder: (1) a warm-up run of ``--warmup`` questions (seed 1) gives the
 store a history of this model; (2) ``--estimate`` for ``--questions`` other questions (seed 2)
-under the same flags; (3) that real run. Printed: estimate, actual and relative error for requests
-to send, prompt tokens, completion tokens and time. The estimate's history is this model's
+under the same flags; (3) that real run; with ``--seeds 2,3,4`` steps 2-3 repeat for each seed, each
+estimate resting on everything stored so far (as a user's store grows). Printed: estimate, actual
+and relative error for requests to send, prompt tokens, completion tokens and time. The estimate's history is this model's
 answers to *other* questions, as it would be for a user; a larger warm-up gives steadier
 completion and time figures. Nothing here passes or fails.
 
-    python benchmarks/estimate.py [--warmup 20] [--questions 20] [--families order] [--max-tokens 32]
-        [--model SPEC]
+    python benchmarks/estimate.py [--warmup 20] [--questions 20] [--seeds 2] [--families order]
+        [--max-tokens 32] [--model SPEC]
 """
 
 from __future__ import annotations
@@ -38,31 +39,40 @@ def argv(args, work: Path, limit: int, seed: int, run_id: str) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warmup", type=int, default=20, help="questions of the warm-up run (seed 1)")
-    parser.add_argument("--questions", type=int, default=20, help="questions estimated, then run (seed 2)")
+    parser.add_argument("--questions", type=int, default=20, help="questions estimated, then run")
+    parser.add_argument("--seeds", default="2", help="comma-separated seeds of the estimated runs (not 1: the warm-up's)")
     parser.add_argument("--families", default="order")
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--model", help="model spec (default: the embedded model)")
     args = parser.parse_args()
+    args.seeds = [int(x) for x in args.seeds.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         started = time.perf_counter()
         assert cli_main(argv(args, work, args.warmup, 1, "warmup")) == 0
         print(f"warm-up: {args.warmup} questions in {time.perf_counter() - started:.1f} s", flush=True)
-        real = argv(args, work, args.questions, 2, "real")
-        config = _config_from_args(build_parser(real).parse_args(real))
-        (e,) = run(estimate_suite(config))
-        started = time.perf_counter()
-        assert cli_main(real) == 0
-        wall = time.perf_counter() - started
-        usage = next(iter(json.loads((work / "runs" / "real" / "results.json").read_text())["models"].values()))["usage"]
+        for seed in args.seeds:
+            report(args, work, seed)
+
+
+def report(args, work: Path, seed: int) -> None:
+    """Estimate the run of ``--questions`` questions drawn with ``seed``, run it, print both."""
+    real = argv(args, work, args.questions, seed, f"real{seed}")
+    config = _config_from_args(build_parser(real).parse_args(real))
+    (e,) = run(estimate_suite(config))
+    started = time.perf_counter()
+    assert cli_main(real) == 0
+    wall = time.perf_counter() - started
+    usage = next(iter(json.loads((work / "runs" / f"real{seed}" / "results.json").read_text())["models"].values()))
+    usage = usage["usage"]
     rows = (("requests to send", e.to_send, usage["new"]), ("prompt tokens", e.prompt_tokens, usage["prompt_tokens"]),
             ("completion tokens", e.completion_tokens, usage["completion_tokens"]),
             ("time s", e.seconds, wall))
-    print(f"\nestimate basis: {e.basis}")
+    print(f"\nseed {seed}: estimate basis: {e.basis}")
     print(f"{'':<18} {'estimate':>10} {'actual':>10} {'error':>8}")
     for name, est, actual in rows:
         err = "n/a" if est is None or not actual else f"{(est - actual) / actual:+.1%}"
-        print(f"{name:<18} {'n/a' if est is None else f'{est:.0f}':>10} {actual:>10.0f} {err:>8}")
+        print(f"{name:<18} {'n/a' if est is None else f'{est:.0f}':>10} {actual:>10.0f} {err:>8}", flush=True)
 
 
 if __name__ == "__main__":

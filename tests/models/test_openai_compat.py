@@ -154,3 +154,13 @@ def test_proxy_from_the_environment_is_looked_up_once_and_honours_no_proxy(monke
     assert _env_proxy("https://api.example.com/v1") == "http://proxy.example:3128"
     assert _env_proxy("https://internal.example/v1") is None
     assert _env_proxy("http://api.example.com/v1") is None  # no HTTP_PROXY set
+
+
+def test_failed_start_leaves_no_open_session():
+    async def start() -> OpenAIBackend:
+        backend = _backend("http://127.0.0.1:9/v1")
+        with pytest.raises(UserError):
+            await backend.start()
+        return backend
+
+    assert asyncio.run(start())._session is None

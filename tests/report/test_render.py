@@ -16,6 +16,27 @@ def test_word_diff_marks_inserted_and_deleted_words():
                                                ("ins", "nearest"), ("same", "the Sun?")]
 
 
+def test_word_diff_rebuilds_both_texts_and_never_splits_a_run():
+    import random
+
+    rng = random.Random(7)
+    words = "A B C D the Sun planet which ( ) 1. 2.".split()
+    for _ in range(300):
+        base = [rng.choice(words) for _ in range(rng.randrange(0, 14))]
+        other = base[:]
+        for _ in range(rng.randrange(0, 4)):  # a few edits, as between variants of one prompt
+            i = rng.randrange(0, len(other) + 1)
+            if other and rng.random() < 0.5:
+                del other[min(i, len(other) - 1)]
+            else:
+                other.insert(i, rng.choice(words))
+        parts = word_diff(" ".join(base), " ".join(other))
+        assert " ".join(p.text for p in parts if p.op != "ins").split() == base
+        assert " ".join(p.text for p in parts if p.op != "del").split() == other
+        assert all(p.text for p in parts)
+        assert all(not (x.op == y.op == "same") for x, y in zip(parts, parts[1:]))
+
+
 def test_explorer_groups_by_item_and_flags_differing_answers():
     samples = [{"item_id": "q1", "model": "m", "variant": "v1", "prompt": "a b", "response": "A",
                 "correct": True, "answer_label": "A", "answer_option": 0, "status": "ok"},

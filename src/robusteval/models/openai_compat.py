@@ -8,11 +8,12 @@ the proxy variables (``HTTPS_PROXY``, ``NO_PROXY``).
 
 Why not the official ``openai`` SDK (which DESIGN.md names for HTTP APIs): the backend needs two
 requests, ``GET /models`` and ``POST`` of a JSON body, and the engine already owns retries, timeouts,
-rate limits and parsing. Measured in benchmarks/engine_throughput.py on 2 cores, the SDK spent
-0.75 ms of CPU per request (building httpx requests and pydantic options around the same aiohttp
-transport) against 0.22 ms for aiohttp alone, which held the engine to 0.72 of ideal throughput at
-concurrency 64 and 50 ms latency; and importing it added 0.5 s to every cached rerun.
-lm-evaluation-harness posts to these endpoints with aiohttp too.
+rate limits and parsing. Measured in benchmarks/engine_throughput.py on 2 cores (docs/performance.md),
+the SDK spent 0.8-0.9 ms of CPU per request (building httpx requests and pydantic options around
+the same aiohttp transport) against 0.20-0.24 ms for aiohttp alone; at concurrency 64 and 50 ms
+latency the bare SDK reached 0.71-0.76 of ideal throughput, the engine on aiohttp 0.86-0.87. Importing the SDK
+also added 0.5 s to every cached rerun. lm-evaluation-harness posts to these endpoints with aiohttp
+too.
 """
 
 from __future__ import annotations
@@ -80,7 +81,11 @@ class OpenAIBackend:
             connector=aiohttp.TCPConnector(limit=max(1, self.max_concurrency),
                                            ssl=_ssl_context() if self.base_url.startswith("https:") else True),
         )
-        server_id = await self._server_model_id()
+        try:
+            server_id = await self._server_model_id()
+        except BaseException:
+            await self.close()  # no unclosed session left behind by a failed start
+            raise
         self.fingerprint = f"openai:{self.base_url}:{self.model}:{server_id}"
 
     async def _server_model_id(self) -> str:
@@ -149,7 +154,7 @@ class OpenAIBackend:
         return Completion(text="", loglik=float(sum(values[i] for i in picked)), greedy=greedy)
 
     async def close(self) -> None:
-        session = getattr(self, "_session", None)
+        session, self._session = getattr(self, "_session", None), None
         if session is not None:
             await session.close()
 
