@@ -9,7 +9,7 @@ answers to *other* questions, as it would be for a user; a larger warm-up gives 
 completion and time figures. Nothing here passes or fails.
 
     python benchmarks/estimate.py [--warmup 20] [--questions 20] [--seeds 2] [--families order]
-        [--max-tokens 32] [--model SPEC]
+        [--max-tokens 32] [--model SPEC] [--work DIR]
 """
 
 from __future__ import annotations
@@ -44,10 +44,11 @@ def main() -> None:
     parser.add_argument("--families", default="order")
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--model", help="model spec (default: the embedded model)")
+    parser.add_argument("--work", help="keep the cache and runs in this (new) folder, to study them afterwards")
     args = parser.parse_args()
     args.seeds = [int(x) for x in args.seeds.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
+        work = Path(args.work or tmp)
         started = time.perf_counter()
         assert cli_main(argv(args, work, args.warmup, 1, "warmup")) == 0
         print(f"warm-up: {args.warmup} questions in {time.perf_counter() - started:.1f} s", flush=True)

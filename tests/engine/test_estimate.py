@@ -5,7 +5,7 @@ import asyncio
 import pytest
 
 from robusteval.engine import Engine, Store
-from robusteval.engine.estimate import estimate, expected_completion
+from robusteval.engine.estimate import MIN_FIT, estimate, expected_completion, expected_completions
 from robusteval.engine.store import PastAnswer
 from robusteval.models import load_backend, parse_model_spec
 from robusteval.suites import mcq
@@ -69,3 +69,18 @@ def test_completions_from_the_same_max_tokens_else_the_share_of_max_tokens():
     per_request, basis = expected_completion(past, 128)  # no answer with 128 stored: 62.5% of the limit
     assert per_request == pytest.approx(128 * 0.625) and "of max_tokens=128" in basis
     assert expected_completion(past[:2], 64) == (64, "max_tokens=64 (an upper bound: fewer than 5 stored answers)")
+
+
+def test_completions_follow_prompt_length_once_enough_answers_are_stored():
+    # answers 10 tokens + 1 per 10 prompt characters: short prompts are charged less than the mean
+    past = [_past(chars, 0, max_tokens=64, completion=10 + chars // 10) for chars in range(100, 100 + 10 * MIN_FIT, 10)]
+    mean = sum(p.completion_tokens for p in past) / len(past)
+    total, basis = expected_completions(past, 64, [100, 200])
+    assert total == pytest.approx(20 + 30) and total < 2 * mean
+    assert "fitted on prompt length over 30 stored answers" in basis
+    assert expected_completions(past, 64, [10_000])[0] == 64  # never above max_tokens
+    fewer, basis = expected_completions(past[:MIN_FIT - 1], 64, [100, 200])
+    assert fewer == pytest.approx(2 * sum(p.completion_tokens for p in past[:MIN_FIT - 1]) / (MIN_FIT - 1))
+    assert basis.startswith("mean of 29")
+    same_length = [_past(100, 0, completion=c) for c in [10, 20] * MIN_FIT]  # no spread in prompt length
+    assert expected_completions(same_length, 64, [100, 300])[0] == pytest.approx(30)

@@ -16,20 +16,28 @@ tokens per character between questions (the chat template's fixed tokens weigh m
 prompt), so a run on other questions can be 15-30% off; a line (template tokens + tokens per
 character) fitted on the same history was further off (+32% where the ratio was -16%).
 
-Completion tokens, per max_tokens value of the planned requests: the mean the model produced for
-the same max_tokens; else its mean share of max_tokens on other limits × this max_tokens (a model
-that stops after a short answer stops there whatever the limit); else max_tokens, an upper bound.
-This is the least certain figure: how long a model answers depends on the question (SmolLM2's mean
-over the 9 variants of one MMLU question ranged from 10 to 59 tokens at max_tokens=64), so it holds
-for runs of many questions, not a handful. Time: requests × the model's mean stored latency ÷ its concurrency.
+Completion tokens, per max_tokens value of the planned requests: with at least 30 stored answers
+at the same max_tokens, a regression estimator (as in survey sampling): answer length fitted on
+prompt length (characters) over those answers, summed over the planned prompts and kept within
+[0, max_tokens]. Longer questions draw longer answers (r = 0.26-0.34 for SmolLM2 on MMLU), so a
+set of short questions is not charged the history's mean; on three 20-question sets the error was
++3.6 / +7.4 / +11.2%, against +5.4 / +11.4 / +15.3% for the mean (benchmarks/estimate.py,
+docs/performance.md). With fewer
+answers, the mean the model produced for the same max_tokens; else its mean share of max_tokens on
+other limits × this max_tokens (a model that stops after a short answer stops there whatever the
+limit); else max_tokens, an upper bound. This is the least certain figure: how long a model
+answers depends on the question (SmolLM2's mean over the 9 variants of one MMLU question ranged
+from 10 to 59 tokens at max_tokens=64), so it holds for runs of many questions, not a handful.
+Time: requests × the model's mean stored latency ÷ its concurrency.
 Cost: tokens at --price-in/--price-out.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from dataclasses import asdict, dataclass
+
+import numpy as np
 
 from robusteval.engine.runner import Engine
 from robusteval.engine.store import PastAnswer, Store
@@ -38,6 +46,7 @@ from robusteval.errors import UserError
 CHARS_PER_TOKEN = 4.0
 MESSAGE_OVERHEAD_TOKENS = 4  # chat-template tokens around each message, when nothing is measured
 MIN_HISTORY = 5  # fewer stored answers than this are not a basis for a mean or a fit
+MIN_FIT = 30  # stored answers at one max_tokens needed to fit answer length on prompt length
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,22 @@ async def count_prompt_tokens(engine: Engine, model: str) -> int | None:
         return None
 
 
+def expected_completions(past: list[PastAnswer], max_tokens: int, prompt_chars: list[int]) -> tuple[float, str]:
+    """Expected completion tokens of requests with ``max_tokens`` and these prompt lengths (characters),
+    in all, and what that rests on."""
+    same = [p for p in past if p.max_tokens == max_tokens]
+    if len(same) >= MIN_FIT:
+        x = np.array([p.chars for p in same], dtype=float)
+        y = np.array([p.completion_tokens for p in same], dtype=float)
+        if x.std() > 0:
+            slope, intercept = np.polyfit(x, y, 1)
+            total = np.clip(intercept + slope * np.array(prompt_chars, dtype=float), 0, max_tokens).sum()
+            return float(total), (f"answer length fitted on prompt length over {len(same)} stored answers "
+                                  f"with max_tokens={max_tokens}")
+    per_request, basis = expected_completion(past, max_tokens)
+    return per_request * len(prompt_chars), basis
+
+
 def expected_completion(past: list[PastAnswer], max_tokens: int) -> tuple[float, str]:
     """Expected completion tokens of one request with ``max_tokens``, and what that rests on."""
     same = [p.completion_tokens for p in past if p.max_tokens == max_tokens]
@@ -110,9 +135,12 @@ def estimate(engine: Engine, store: Store, model: str, counted_prompt_tokens: in
                      for r in planned)
         prompt_basis = f"prompt tokens at {per_char:.3f} per character"
     completion, bases = 0.0, []
-    for max_tokens, n in Counter(r.params.max_tokens for r in planned).items():
-        per_request, basis = expected_completion(past, max_tokens)
-        completion += per_request * n
+    chars_by_limit: dict[int, list[int]] = {}
+    for r in planned:
+        chars_by_limit.setdefault(r.params.max_tokens, []).append(sum(len(msg.content) for msg in r.messages))
+    for max_tokens, chars in chars_by_limit.items():
+        total, basis = expected_completions(past, max_tokens, chars)
+        completion += total
         bases.append(basis)
     seconds = None
     if len(past) >= MIN_HISTORY:
