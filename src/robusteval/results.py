@@ -19,7 +19,7 @@ FAILURE_KEYS = ("model", "item_id", "family", "variant", "step", "context", "nod
 
 def versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
-    for package in ("robusteval", "openai", "xllamacpp", "numpy", "transformers", "torch"):
+    for package in ("robusteval", "aiohttp", "xllamacpp", "numpy", "transformers", "torch"):
         try:
             out[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
