@@ -11,9 +11,9 @@ requests, ``GET /models`` and ``POST`` of a JSON body, and the engine already ow
 rate limits and parsing. Measured in benchmarks/engine_throughput.py on 2 cores (docs/performance.md),
 the SDK spent 0.8-0.9 ms of CPU per request (building httpx requests and pydantic options around
 the same aiohttp transport) against 0.20-0.24 ms for aiohttp alone; at concurrency 64 and 50 ms
-latency the bare SDK reached 0.71-0.76 of ideal throughput, the engine on aiohttp 0.86-0.87. Importing the SDK
-also added 0.5 s to every cached rerun. lm-evaluation-harness posts to these endpoints with aiohttp
-too.
+latency the bare SDK reached 0.71-0.76 of ideal throughput, the engine on aiohttp 0.86-0.87.
+Importing the SDK also added 0.5 s to every cached rerun. lm-evaluation-harness posts to these
+endpoints with aiohttp too.
 """
 
 from __future__ import annotations
