@@ -5,7 +5,8 @@ import asyncio
 import pytest
 
 from robusteval.engine import Engine, Store
-from robusteval.engine.estimate import MIN_FIT, estimate, expected_completion, expected_completions
+from robusteval.engine.estimate import (MIN_FIT, estimate, expected_completion, expected_completions,
+                                       expected_seconds)
 from robusteval.engine.store import PastAnswer
 from robusteval.models import load_backend, parse_model_spec
 from robusteval.suites import mcq
@@ -84,3 +85,13 @@ def test_completions_follow_prompt_length_once_enough_answers_are_stored():
     assert basis.startswith("mean of 29")
     same_length = [_past(100, 0, completion=c) for c in [10, 20] * MIN_FIT]  # no spread in prompt length
     assert expected_completions(same_length, 64, [100, 300])[0] == pytest.approx(30)
+
+
+def test_time_follows_tokens_at_the_stored_rate_else_requests():
+    # 5 answers of 100 tokens (90 prompt + 10 completion) that took 2 s each: 0.02 s per token
+    past = [PastAnswer(400, 1, 64, 90, 10, 2.0) for _ in range(5)]
+    assert expected_seconds(past, 10, 500, concurrency=1) == pytest.approx(10)  # short prompts: less time
+    assert expected_seconds(past, 10, 500, concurrency=4) == pytest.approx(2.5)
+    no_tokens = [PastAnswer(400, 1, 64, 0, 0, 2.0) for _ in range(5)]  # a server that reports no usage
+    assert expected_seconds(no_tokens, 10, 500, concurrency=2) == pytest.approx(10)
+    assert expected_seconds(past[:4], 10, 500, concurrency=1) is None

@@ -28,7 +28,9 @@ other limits × this max_tokens (a model that stops after a short answer stops t
 limit); else max_tokens, an upper bound. This is the least certain figure: how long a model
 answers depends on the question (SmolLM2's mean over the 9 variants of one MMLU question ranged
 from 10 to 59 tokens at max_tokens=64), so it holds for runs of many questions, not a handful.
-Time: requests × the model's mean stored latency ÷ its concurrency.
+Time: the planned tokens (prompt + completion) × the model's stored seconds per token ÷ its
+concurrency (seconds per request where the store has no token counts). Per request, it missed a set
+of shorter questions by +29%; per token, -2 / -3 / +4% on three sets (docs/performance.md).
 Cost: tokens at --price-in/--price-out.
 """
 
@@ -122,6 +124,18 @@ def expected_completion(past: list[PastAnswer], max_tokens: int) -> tuple[float,
     return float(max_tokens), f"max_tokens={max_tokens} (an upper bound: fewer than {MIN_HISTORY} stored answers)"
 
 
+def expected_seconds(past: list[PastAnswer], requests: int, tokens: float, concurrency: int) -> float | None:
+    """Wall time of ``requests`` carrying ``tokens`` (prompt + completion) at the model's stored rate:
+    its seconds per token where the store has token counts, else its seconds per request."""
+    if len(past) < MIN_HISTORY:
+        return None
+    latency = sum(p.latency_s for p in past)
+    past_tokens = sum(p.prompt_tokens + p.completion_tokens for p in past)
+    if past_tokens > 0 and tokens > 0:
+        return tokens * latency / past_tokens / concurrency
+    return requests * latency / len(past) / concurrency
+
+
 def estimate(engine: Engine, store: Store, model: str, counted_prompt_tokens: int | None = None) -> ModelEstimate:
     """The estimate for one model after a dry run; ``counted_prompt_tokens`` from `count_prompt_tokens`."""
     m = engine._models[model]
@@ -142,9 +156,7 @@ def estimate(engine: Engine, store: Store, model: str, counted_prompt_tokens: in
         total, basis = expected_completions(past, max_tokens, chars)
         completion += total
         bases.append(basis)
-    seconds = None
-    if len(past) >= MIN_HISTORY:
-        seconds = len(planned) * sum(p.latency_s for p in past) / len(past) / max(1, m.limit.maximum)
+    seconds = expected_seconds(past, len(planned), prompt + completion, max(1, m.limit.maximum))
     usage = m.usage
     cost = (prompt * usage.price_in_per_mtok + completion * usage.price_out_per_mtok) / 1e6
     duplicates = usage.requests - usage.cached - len(planned)
