@@ -21,7 +21,7 @@ at the same max_tokens, a regression estimator (as in survey sampling): answer l
 prompt length (characters) over those answers, summed over the planned prompts and kept within
 [0, max_tokens]. Longer questions draw longer answers (r = 0.26-0.34 for SmolLM2 on MMLU), so a
 set of short questions is not charged the history's mean; on three 20-question sets the error was
-+3.6 / +7.4 / +11.2%, against +5.4 / +11.4 / +15.3% for the mean (benchmarks/estimate.py,
++0.8 / +6.6 / +8.6%, against +5.4 / +11.4 / +15.3% for the mean (benchmarks/estimate.py,
 docs/performance.md). With fewer
 answers, the mean the model produced for the same max_tokens; else its mean share of max_tokens on
 other limits × this max_tokens (a model that stops after a short answer stops there whatever the
@@ -30,7 +30,7 @@ answers depends on the question (SmolLM2's mean over the 9 variants of one MMLU 
 from 10 to 59 tokens at max_tokens=64), so it holds for runs of many questions, not a handful.
 Time: the planned tokens (prompt + completion) × the model's stored seconds per token ÷ its
 concurrency (seconds per request where the store has no token counts). Per request, it missed a set
-of shorter questions by +29%; per token, -2 / -3 / +4% on three sets (docs/performance.md).
+of shorter questions by +28%; per token, +6.4 / -4.3 / +6.3% on three sets (docs/performance.md).
 Cost: tokens at --price-in/--price-out.
 """
 
