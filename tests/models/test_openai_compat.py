@@ -164,3 +164,33 @@ def test_failed_start_leaves_no_open_session():
         return backend
 
     assert asyncio.run(start())._session is None
+
+
+def test_backend_does_not_cap_concurrency_below_the_engines_limit():
+    """`--concurrency` may exceed the spec's max_concurrency; the backend must not queue the excess."""
+    in_flight = peak = 0
+
+    async def chat(_request):
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0.2)
+        in_flight -= 1
+        return web.json_response(REPLY)
+
+    async def scenario() -> None:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", chat)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        backend = _backend(f"http://127.0.0.1:{runner.addresses[0][1]}/v1", "&max_concurrency=2")
+        try:
+            await backend.start()
+            await asyncio.gather(*(backend.chat((Message("user", f"q{i}"),), GenParams()) for i in range(6)))
+        finally:
+            await backend.close()
+            await runner.cleanup()
+
+    asyncio.run(scenario())
+    assert peak == 6

@@ -73,12 +73,13 @@ class OpenAIBackend:
                 f"no API key for {self.base_url}: set the environment variable {self.api_key_env} "
                 f"(or name another one with ?api_key_env=VAR in --model)"
             )
-        # One session, one connection per concurrent request; the engine owns retries and its own
-        # limit, so the connector only has to keep connections alive.
+        # One session, one connection per concurrent request. The engine's limit is the only one
+        # (`--concurrency` may exceed max_concurrency): a connector limit would queue requests
+        # unseen, inside their timeout. The connector only keeps connections alive.
         self._session = aiohttp.ClientSession(
             headers=_headers(key), proxy=_env_proxy(self.base_url),
             timeout=aiohttp.ClientTimeout(total=self.timeout_s),
-            connector=aiohttp.TCPConnector(limit=max(1, self.max_concurrency),
+            connector=aiohttp.TCPConnector(limit=0,
                                            ssl=_ssl_context() if self.base_url.startswith("https:") else True),
         )
         try:
