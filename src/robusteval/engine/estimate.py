@@ -16,18 +16,18 @@ tokens per character between questions (the chat template's fixed tokens weigh m
 prompt), so a run on other questions can be 15-30% off; a line (template tokens + tokens per
 character) fitted on the same history was further off (+32% where the ratio was -16%).
 
-Completion tokens, per max_tokens value of the planned requests: with at least 30 stored answers
-at the same max_tokens, a regression estimator (as in survey sampling): answer length fitted on
-prompt length (characters) over those answers, summed over the planned prompts and kept within
-[0, max_tokens]. Longer questions draw longer answers (r = 0.26-0.34 for SmolLM2 on MMLU), so a
-set of short questions is not charged the history's mean; on three 20-question sets the error was
-+0.8 / +6.6 / +8.6%, against +5.4 / +11.4 / +15.3% for the mean (benchmarks/estimate.py,
-docs/performance.md). With fewer
-answers, the mean the model produced for the same max_tokens; else its mean share of max_tokens on
-other limits × this max_tokens (a model that stops after a short answer stops there whatever the
-limit); else max_tokens, an upper bound. This is the least certain figure: how long a model
-answers depends on the question (SmolLM2's mean over the 9 variants of one MMLU question ranged
-from 10 to 59 tokens at max_tokens=64), so it holds for runs of many questions, not a handful.
+Completion tokens, per max_tokens value of the planned requests: with at least 30 stored answers at
+the same max_tokens, a regression estimator (as in survey sampling): answer length fitted on prompt
+length (characters) over those answers, summed over the planned prompts and kept within [0,
+max_tokens]. Longer questions draw longer answers (r = 0.26-0.34 for SmolLM2 on MMLU), so a set of
+short questions is not charged the history's mean; on three 20-question sets the error was +0.8 /
++6.6 / +8.6%, against +5.4 / +11.4 / +15.3% for the mean (benchmarks/estimate.py,
+docs/performance.md). With fewer answers, the mean the model produced for the same max_tokens; else
+its mean share of max_tokens on other limits × this max_tokens (a model that stops after a short
+answer stops there whatever the limit); else max_tokens, an upper bound. This is the least certain
+figure: how long a model answers depends on the question (SmolLM2's mean over the 9 variants of one
+MMLU question ranged from 10 to 59 tokens at max_tokens=64), so it holds for runs of many questions,
+not a handful.
 Time: the planned tokens (prompt + completion) × the model's stored seconds per token ÷ its
 concurrency (seconds per request where the store has no token counts). Per request, it missed a set
 of shorter questions by +28%; per token, +6.4 / -4.3 / +6.3% on three sets (docs/performance.md).
@@ -141,19 +141,19 @@ def estimate(engine: Engine, store: Store, model: str, counted_prompt_tokens: in
     m = engine._models[model]
     planned = list(engine.planned.get(model, {}).values())
     past = store.history(m.backend.fingerprint)
+    chars = [sum(len(msg.content) for msg in r.messages) for r in planned]  # each planned prompt's length
     if counted_prompt_tokens is not None:
         prompt, prompt_basis = float(counted_prompt_tokens), "prompt tokens counted by the model's tokenizer"
     else:
         per_char, per_message = chars_to_tokens(past)
-        prompt = sum(sum(len(msg.content) for msg in r.messages) * per_char + per_message * len(r.messages)
-                     for r in planned)
+        prompt = sum(c * per_char + per_message * len(r.messages) for c, r in zip(chars, planned))
         prompt_basis = f"prompt tokens at {per_char:.3f} per character"
     completion, bases = 0.0, []
     chars_by_limit: dict[int, list[int]] = {}
-    for r in planned:
-        chars_by_limit.setdefault(r.params.max_tokens, []).append(sum(len(msg.content) for msg in r.messages))
-    for max_tokens, chars in chars_by_limit.items():
-        total, basis = expected_completions(past, max_tokens, chars)
+    for c, r in zip(chars, planned):
+        chars_by_limit.setdefault(r.params.max_tokens, []).append(c)
+    for max_tokens, lengths in chars_by_limit.items():
+        total, basis = expected_completions(past, max_tokens, lengths)
         completion += total
         bases.append(basis)
     seconds = expected_seconds(past, len(planned), prompt + completion, max(1, m.limit.maximum))

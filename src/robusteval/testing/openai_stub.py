@@ -64,8 +64,8 @@ def answer_for(body: dict) -> str:
     return _answer(request_hash(body))
 
 
-def _answer(request_hash: str) -> str:
-    return f"Let me think. The best answer is {LETTERS[int(request_hash, 16) % 4]}."
+def _answer(h: str) -> str:
+    return f"Let me think. The best answer is {LETTERS[int(h, 16) % 4]}."
 
 
 def expected_answer(model: str, messages, params=None) -> str:
