@@ -61,7 +61,7 @@ def test_without_history_completions_are_an_upper_bound(tmp_path):
 
 
 def _past(chars, prompt, max_tokens=64, completion=10):
-    return PastAnswer(chars, 1, max_tokens, prompt, completion, 0.1)
+    return PastAnswer(chars, max_tokens, prompt, completion, 0.1)
 
 
 def test_completions_from_the_same_max_tokens_else_the_share_of_max_tokens():
@@ -89,9 +89,9 @@ def test_completions_follow_prompt_length_once_enough_answers_are_stored():
 
 def test_time_follows_tokens_at_the_stored_rate_else_requests():
     # 5 answers of 100 tokens (90 prompt + 10 completion) that took 2 s each: 0.02 s per token
-    past = [PastAnswer(400, 1, 64, 90, 10, 2.0) for _ in range(5)]
+    past = [PastAnswer(400, 64, 90, 10, 2.0) for _ in range(5)]
     assert expected_seconds(past, 10, 500, concurrency=1) == pytest.approx(10)  # short prompts: less time
     assert expected_seconds(past, 10, 500, concurrency=4) == pytest.approx(2.5)
-    no_tokens = [PastAnswer(400, 1, 64, 0, 0, 2.0) for _ in range(5)]  # a server that reports no usage
+    no_tokens = [PastAnswer(400, 64, 0, 0, 2.0) for _ in range(5)]  # a server that reports no usage
     assert expected_seconds(no_tokens, 10, 500, concurrency=2) == pytest.approx(10)
     assert expected_seconds(past[:4], 10, 500, concurrency=1) is None

@@ -91,7 +91,6 @@ class PastAnswer:
     """One stored answer of a model, reduced to what run estimates are fitted on."""
 
     chars: int  # characters in the request's messages
-    messages: int
     max_tokens: int
     prompt_tokens: int
     completion_tokens: int
@@ -181,7 +180,7 @@ class Store:
         for latency, completion, prompt, raw in rows:
             request = json.loads(raw)
             messages = request.get("messages", [])
-            past.append(PastAnswer(sum(len(m.get("content", "")) for m in messages), len(messages),
+            past.append(PastAnswer(sum(len(m.get("content", "")) for m in messages),
                                    request.get("params", {}).get("max_tokens", 0), prompt, completion, latency))
         return past
 
