@@ -154,7 +154,8 @@ def _config_from_args(args: argparse.Namespace) -> RunConfig:
 
 def _run(args: argparse.Namespace, console: Console) -> int:
     from robusteval.engine.loop import run as run_loop
-    from robusteval.run import run_suite
+    from robusteval.data.audit import DataAudit
+    from robusteval.run import print_audit, run_suite
 
     config = _config_from_args(args)
     if config.estimate:
@@ -164,6 +165,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     out = _out_console()
     if not args.quiet:
         get_suite(config.suite).print_summary(out, result)
+    print_audit(out if not args.quiet else console, DataAudit.from_dict(result.extra.get("data")))
     for model, usage in usages.items():
         out.print(f"{model}: {usage['requests']} requests ({usage['cached']} cached, {usage['new']} new, "
                   f"{usage['failed']} failed), {usage['prompt_tokens'] + usage['completion_tokens']} new tokens, "

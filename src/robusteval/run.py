@@ -11,8 +11,10 @@ import time
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 from robusteval.config import RunConfig
+from robusteval.data.audit import DataAudit
 from robusteval.engine import Engine, RetryPolicy, Store
 from robusteval.engine.progress import RichProgress
 from robusteval.models import load_backend, parse_model_spec
@@ -73,6 +75,7 @@ async def run_suite(config: RunConfig, *, console: Console | None = None,
                            console=console, _add_model=add_model)
         with progress:
             result = await suite.execute(ctx)
+        result.extra["data"] = ctx.audit.as_dict()
         model_info = {label: {"spec": spec_text, "fingerprint": engine.fingerprint(label),
                               "role": "under test" if label in labels else "helper",
                               "usage": engine.usage[label].as_dict()}
@@ -86,6 +89,12 @@ async def run_suite(config: RunConfig, *, console: Console | None = None,
     result.write_files(run_dir)
     _write_report(run_dir, console)
     return run_dir, result, {m: info["usage"] for m, info in model_info.items()}
+
+
+def print_audit(console: Console, audit: DataAudit) -> None:
+    """The data audit, literally (dataset text may hold brackets that rich would read as markup)."""
+    if audit.has_findings():
+        console.print(Text("data: " + "\n".join(audit.lines())))
 
 
 def _write_report(run_dir: Path, console: Console) -> None:
@@ -116,6 +125,7 @@ async def estimate_suite(config: RunConfig, *, console: Console | None = None) -
         ctx = SuiteContext(config=config, options=config.options, engine=engine, models=labels, params=params,
                            console=console, _add_model=add_model)
         await suite.execute(ctx)
+        print_audit(console, ctx.audit)
         return [estimate(engine, store, label, await count_prompt_tokens(engine, label)) for label in add_model.started]
     finally:
         await engine.close()

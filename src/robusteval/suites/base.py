@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from rich.console import Console
 
+from robusteval.data.audit import DataAudit
 from robusteval.engine import Engine
 from robusteval.types import GenParams
 
@@ -52,6 +53,7 @@ class SuiteContext:
     params: GenParams
     console: Console
     _add_model: Any = None
+    audit: DataAudit = field(default_factory=DataAudit)  # loaders record what they read, left out, assumed
 
     async def model(self, spec: str) -> str:
         """Start the model named by ``spec`` if it is not running yet (a judge, an interlocutor...);
