@@ -166,6 +166,8 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     population.rows_used = len(personas)
     asked = ctx.audit.source(f"questionnaire {options.questionnaire}")
     questionnaire = load_questionnaire(options.questionnaire, asked)
+    if not asked.rows_read:  # ours or a YAML file: every item is asked
+        asked.rows_read = asked.rows_used = len(questionnaire.items)
     audit_wording(asked, questionnaire, personas)
     openers = load_openers(options.openers)
     contexts = [load_context(spec, openers, personas, config.seed, options.context_max_tokens, ctx.audit)
