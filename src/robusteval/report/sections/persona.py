@@ -39,7 +39,8 @@ def sections(run: Run) -> list[Section]:
                          number_text(v.get("mean_item_r")), fits))
         table = TableData(f"{model}: validity per context",
                           ("context", "MDS Stress-1", "invalid rate", "mean inter-item r", "CFA"), tuple(rows))
-        notes = (f"Rank-order stability (mean over values and context pairs): {estimate_text(m['rank_order_stability'])}",
+        notes = (*((f"n/a: {m['na_reason']}",) if m.get("na_reason") else ()),
+                 f"Rank-order stability (mean over values and context pairs): {estimate_text(m['rank_order_stability'])}",
                  _scoring_note(run.results.get("scoring", "generate"), m.get("validity") or {}))
         out.append(Section(f"persona · {model}", tuple(figures), (table,), notes))
     return out
