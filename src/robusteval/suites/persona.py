@@ -406,6 +406,7 @@ def _json_safe(x):
 
 def print_summary(console, result: SuiteResult) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     def fmt(x, digits: int = 3) -> str:
         return "n/a" if x is None else f"{x:.{digits}f}"
@@ -413,9 +414,9 @@ def print_summary(console, result: SuiteResult) -> None:
     for model, m in result.metrics.items():
         s = m["rank_order_stability"]
         ci = "" if s["ci_low"] is None else f" [{s['ci_low']:.3f}, {s['ci_high']:.3f}]"
-        console.print(f"[bold]{model}[/bold]: rank-order stability {fmt(s['value'])}{ci} over {s['n']} personas; "
-                      f"{m['answers']} answers, invalid rate {fmt(m['invalid_rate'])}, {m['failed']} failed",
-                      highlight=False)
+        console.print(Text.assemble((model, "bold"), f": rank-order stability {fmt(s['value'])}{ci} over {s['n']} "
+                                    f"personas; {m['answers']} answers, invalid rate {fmt(m['invalid_rate'])}, "
+                                    f"{m['failed']} failed"))
         names = m["stability_matrix"]["contexts"]
         matrix = Table(title=f"{model} · rank-order stability (context x context)", title_justify="left")
         matrix.add_column("")
