@@ -193,3 +193,24 @@ def test_text_with_unicode_line_separators_survives_run_report_compare_and_serve
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_the_run_names_only_the_files_it_wrote(tmp_path, data, monkeypatch, capsys):
+    """A report that fails is said so, and the last line does not claim report.html."""
+    import robusteval.report.render as render
+    from robusteval.cli import main
+
+    def broken(_run_dir):
+        raise RuntimeError("the plot library is gone")
+
+    monkeypatch.setattr(render, "write_report", broken)
+    with StubServer() as stub:
+        code = main(["run", "mcq", "--quiet", "--data", str(data), "--families", "format", "--limit", "2",
+                     "--model", f"openai:m?base_url={stub.base_url}", "--cache-dir", str(tmp_path / "cache"),
+                     "--out", str(tmp_path / "runs"), "--run-id", "r"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "could not write the report" in err and "robusteval report" in err
+    wrote = [line for line in out.splitlines() if line.startswith("wrote ")]
+    assert len(wrote) == 1 and "results.json, samples.jsonl" in wrote[0] and "report" not in wrote[0]
+    assert not (tmp_path / "runs" / "r" / "report.html").exists()

@@ -120,3 +120,24 @@ def test_an_interrupted_run_gives_its_folder_back(tmp_path, mcq_file, monkeypatc
         monkeypatch.undo()
         assert _run(stub, tmp_path, mcq_file, "--run-id", "r") == 0
     assert (tmp_path / "runs" / "r" / "results.json").is_file()
+
+
+def test_of_two_runs_given_one_run_id_at_once_exactly_one_gets_the_folder(tmp_path):
+    outcomes: list = []
+    barrier = threading.Barrier(8)
+
+    def take():
+        barrier.wait()
+        try:
+            outcomes.append(reserve_run_folder(str(tmp_path), "mcq", "same").path)
+        except UserError as exc:
+            outcomes.append(str(exc))
+
+    threads = [threading.Thread(target=take) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    taken = [o for o in outcomes if not isinstance(o, str)]
+    assert taken == [tmp_path / "same"]
+    assert all("--run-id same" in o for o in outcomes if isinstance(o, str))
