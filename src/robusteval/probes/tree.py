@@ -231,7 +231,9 @@ async def build_tree(item: QAItem, settings: BuildSettings, paraphraser: Paraphr
 
 
 def save_trees(path: Path | str, trees: list[Tree], info: dict) -> None:
-    Path(path).write_text(json.dumps(trees_document(trees, info), indent=1, ensure_ascii=False), encoding="utf-8")
+    from robusteval.files import atomic_write
+
+    atomic_write(Path(path), json.dumps(trees_document(trees, info), indent=1, ensure_ascii=False))
 
 
 def trees_document(trees: list[Tree], info: dict) -> dict:

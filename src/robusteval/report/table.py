@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 
 def fmt_estimate(est: dict | None, digits: int = 3) -> str:
@@ -26,13 +27,13 @@ def print_mcq(console: Console, model: str, metrics: dict) -> None:
         for name, v in fm["variants"].items():
             table.add_row(name, fmt_estimate(v["accuracy"]), str(v["answered"]), str(v["invalid"]), str(v["failed"]))
         table.add_section()
-        table.add_row("[bold]all (micro)", fmt_estimate(fm["accuracy"]), "", str(fm["invalid"]), str(fm["failed"]))
+        table.add_row(Text("all (micro)", style="bold"), fmt_estimate(fm["accuracy"]), "", str(fm["invalid"]), str(fm["failed"]))
         if "macro_accuracy" in fm:
-            table.add_row("[bold]all (macro over categories)", fmt_estimate(fm["macro_accuracy"]), "", "", "")
-        table.add_row("[bold]consistency rate (per question)", fmt_estimate(fm["consistency_rate"]), "", "", "")
-        table.add_row("[bold]consistency rate (pooled pairs)", fmt_estimate(fm["consistency_rate_pooled"]), "", "", "")
-        table.add_row("[bold]spread (max-min accuracy)", fmt_estimate(fm["spread"]), "", "", "")
-        table.add_row("[bold]std of variant accuracies", fmt_estimate(fm["std_across_variants"]), "", "", "")
+            table.add_row(Text("all (macro over categories)", style="bold"), fmt_estimate(fm["macro_accuracy"]), "", "", "")
+        table.add_row(Text("consistency rate (per question)", style="bold"), fmt_estimate(fm["consistency_rate"]), "", "", "")
+        table.add_row(Text("consistency rate (pooled pairs)", style="bold"), fmt_estimate(fm["consistency_rate_pooled"]), "", "", "")
+        table.add_row(Text("spread (max-min accuracy)", style="bold"), fmt_estimate(fm["spread"]), "", "", "")
+        table.add_row(Text("std of variant accuracies", style="bold"), fmt_estimate(fm["std_across_variants"]), "", "", "")
         console.print(table)
         bias = Table(title=f"{model} · {family} · position bias", title_justify="left")
         bias.add_column("position")

@@ -524,7 +524,6 @@ def _json_safe(x):
 
 
 def print_summary(console, result: SuiteResult) -> None:
-    from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
 
@@ -536,19 +535,18 @@ def print_summary(console, result: SuiteResult) -> None:
             console.print(Text(f"{model}: {m['na_reason']}", style="yellow"))
         s = m["rank_order_stability"]
         ci = "" if s["ci_low"] is None else f" [{s['ci_low']:.3f}, {s['ci_high']:.3f}]"
-        console.print(f"[bold]{escape(model)}[/bold]: rank-order stability {fmt(s['value'])}{ci} over {s['n']} "
-                      "personas; "
-                      f"{m['answers']} answers, invalid rate {fmt(m['invalid_rate'])}, {m['failed']} failed",
-                      highlight=False)
+        console.print(Text.assemble((model, "bold"), f": rank-order stability {fmt(s['value'])}{ci} over {s['n']} "
+                                    f"personas; {m['answers']} answers, invalid rate {fmt(m['invalid_rate'])}, "
+                                    f"{m['failed']} failed"))
         names = m["stability_matrix"]["contexts"]
-        matrix = Table(title=f"{escape(model)} · rank-order stability (context x context)", title_justify="left")
+        matrix = Table(title=f"{model} · rank-order stability (context x context)", title_justify="left")
         matrix.add_column("")
         for n in names:
             matrix.add_column(Text(n), justify="right")
         for n, row in zip(names, m["stability_matrix"]["values"]):
             matrix.add_row(Text(n), *(fmt(x) for x in row))
         console.print(matrix)
-        validity = Table(title=f"{escape(model)} · validity per context", title_justify="left")
+        validity = Table(title=f"{model} · validity per context", title_justify="left")
         for col in ("context", "invalid rate", "MDS Stress-1", "CFI", "SRMR", "RMSEA", "item r"):
             validity.add_column(col, justify="left" if col == "context" else "right")
         for n, v in m["validity"].items():

@@ -649,6 +649,7 @@ def run_build_command(args: argparse.Namespace, console) -> int:
 
     from robusteval.cli import _config_from_args, _estimate
     from robusteval.engine.loop import run as run_loop
+    from robusteval.files import atomic_write
     from robusteval.run import run_suite
 
     if getattr(args, "trees", None):
@@ -663,7 +664,7 @@ def run_build_command(args: argparse.Namespace, console) -> int:
         return code
     run_dir, _, _ = run_loop(run_suite(config, console=console, quiet=args.quiet))
     doc = json.loads((run_dir / "trees.json").read_text(encoding="utf-8"))
-    Path(args.trees_output).expanduser().write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
+    atomic_write(Path(args.trees_output).expanduser(), json.dumps(doc, indent=1, ensure_ascii=False))
     nodes, cost = doc["nodes"], doc["build_cost"]["total"]
     console.print(f"wrote {len(doc['trees'])} trees ({nodes['ok']} evaluable nodes, {nodes['rejected']} rejected) "
                   f"to {args.trees_output}; build cost {cost['requests']:.0f} requests, {cost['tokens']:.0f} tokens; "
