@@ -125,3 +125,20 @@ def test_leaderboard_across_runs_scores_each_run_and_model(tmp_path):
         persona_leaderboard([str(tmp_path / "r1"), str(tmp_path / "r3")])
     (tmp_path / "r2" / "results.json").write_text(json.dumps({"suite": "mcq", "metrics": {}}))
     assert persona_leaderboard([str(tmp_path / "r1"), str(tmp_path / "r2")]) is None
+
+
+def test_mds_method_is_chosen_recorded_and_checked():
+    from types import SimpleNamespace
+
+    from robusteval.errors import UserError
+    from robusteval.suites.persona import Options, default_mds, validate
+
+    table = {"no_conv": BASE, "fixed_x": SAME}
+    classic = model_metrics(samples("m", table), PEOPLE, CONTEXTS, Q, n_resamples=20)
+    board = model_metrics(samples("m", table), PEOPLE, CONTEXTS, Q, n_resamples=20, mds_method="leaderboard")
+    assert {v["mds"]["method"] for v in classic["validity"].values()} == {"classic"}
+    assert {v["mds"]["method"] for v in board["validity"].values()} == {"leaderboard"}
+    # the leaderboard's own questionnaires get its MDS by default, ours the classic one
+    assert (default_mds("pvq40"), default_mds("svs"), default_mds("ours")) == ("leaderboard", "leaderboard", "classic")
+    with pytest.raises(UserError, match="--mds must be one of leaderboard, classic"):
+        validate(SimpleNamespace(samples=1), Options(mds="metric"))
