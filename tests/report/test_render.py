@@ -135,3 +135,14 @@ def test_tree_and_persona_sections_from_metrics():
     assert section.tables[0].rows == (("a", "0.200", "0.100", "0.850", "openness: too few"),)
     assert "probability-weighted" in section.notes[1] and "a 0.700" in section.notes[1]
     assert headlines(persona)[0].metric == "rank-order stability"
+
+
+def test_persona_validity_table_names_the_mds_method():
+    from robusteval.report.model import Run
+    from robusteval.report.sections import sections
+
+    est = {"value": 0.25, "ci_low": 0.1, "ci_high": 0.4, "n": 10}
+    validity = {"a": {"mds": {"stress1": 0.2, "method": "leaderboard"}, "invalid_rate": 0.1, "cfa": {}}}
+    persona = {"suite": "persona", "metrics": {"m": {"rank_order_stability": est, "validity": validity}}}
+    (section,) = sections(Run(None, persona))
+    assert section.tables[0].columns[1] == "MDS Stress-1 (leaderboard)"
