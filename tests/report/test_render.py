@@ -203,3 +203,14 @@ def test_the_word_diff_of_a_huge_repetitive_prompt_is_bounded_and_says_so():
     assert shown == other.split()  # every word of the variant is still shown, the rest unmarked
     items = build_explorer([_sample("q", "A:", base, "A"), _sample("q", "A)", other, "B")])
     assert any(p.op == "cut" for p in items[0].rows[1].prompt_diff)
+
+
+def test_persona_validity_table_names_the_mds_method():
+    from robusteval.report.model import Run
+    from robusteval.report.sections import sections
+
+    est = {"value": 0.25, "ci_low": 0.1, "ci_high": 0.4, "n": 10}
+    validity = {"a": {"mds": {"stress1": 0.2, "method": "leaderboard"}, "invalid_rate": 0.1, "cfa": {}}}
+    persona = {"suite": "persona", "metrics": {"m": {"rank_order_stability": est, "validity": validity}}}
+    (section,) = sections(Run(None, persona))
+    assert section.tables[0].columns[1] == "MDS Stress-1 (leaderboard)"

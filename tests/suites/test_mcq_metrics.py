@@ -213,3 +213,12 @@ def test_position_bias_and_invalid_rate():
     assert bias["A"]["correct"] == pytest.approx(0.25)
     assert result["variants"]["gold@D"]["invalid_rate"]["value"] == 1.0
     assert result["variants"]["gold@A"]["invalid_rate"]["value"] == 0.0
+
+
+def test_a_model_right_everywhere_still_gets_intervals():
+    # 3 questions all answered right in every variant: the old percentile bootstrap said [1, 1]
+    # for accuracy and [0, 0] for the spread, as if 3 questions proved it
+    result = metrics(run_fake(pick_content(lambda item: item.answer)), ITEMS)["order"]
+    for est in (result["accuracy"], result["variants"]["gold@A"]["accuracy"], result["consistency_rate"]):
+        assert est["value"] == 1.0 and est["ci_high"] == 1.0 and 0.0 < est["ci_low"] < 0.6
+    assert result["spread"]["value"] == 0.0 and result["spread"]["ci_low"] == 0.0 and result["spread"]["ci_high"] > 0.3

@@ -168,3 +168,20 @@ def test_one_lost_cell_is_enough_and_other_failures_say_rerun():
     assert m["rank_order_stability"]["value"] is None and m["lost_contexts"]["no_conv"]["failed"] == 4
     assert "rerun the same command" in m["na_reason"] and "--context-max-tokens" not in m["na_reason"]
     assert leaderboard({"a": m}, ["no_conv", "fixed_x"])["models"]["a"]["cardinal"] is None
+
+
+def test_mds_method_is_chosen_recorded_and_checked():
+    from types import SimpleNamespace
+
+    from robusteval.errors import UserError
+    from robusteval.suites.persona import Options, default_mds, validate
+
+    table = {"no_conv": BASE, "fixed_x": SAME}
+    classic = model_metrics(samples("m", table), PEOPLE, CONTEXTS, Q, n_resamples=20)
+    board = model_metrics(samples("m", table), PEOPLE, CONTEXTS, Q, n_resamples=20, mds_method="leaderboard")
+    assert {v["mds"]["method"] for v in classic["validity"].values()} == {"classic"}
+    assert {v["mds"]["method"] for v in board["validity"].values()} == {"leaderboard"}
+    # the leaderboard's own questionnaires get its MDS by default, ours the classic one
+    assert (default_mds("pvq40"), default_mds("svs"), default_mds("ours")) == ("leaderboard", "leaderboard", "classic")
+    with pytest.raises(UserError, match="--mds must be one of leaderboard, classic"):
+        validate(SimpleNamespace(samples=1), Options(mds="metric"))

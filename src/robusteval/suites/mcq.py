@@ -20,10 +20,9 @@ from robusteval.metrics.consistency import (
     category_sums,
     item_consistency,
     macro_of_sums,
-    spread_of,
     std_of,
 )
-from robusteval.metrics.stats import bootstrap_sums
+from robusteval.metrics.stats import bootstrap_sums, proportion, spread_interval
 from robusteval.probes.choices import LETTERS
 from robusteval.probes.design import FAMILIES, Design, expand
 from robusteval.probes.fewshot import ShotPool
@@ -261,9 +260,10 @@ def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, s
                    n_resamples: int = 1000) -> dict:
     """Per-variant accuracy, overall accuracy, consistency rate and spread, each with a 95% CI.
 
-    Items are the resampling unit. Every metric here is a function of per-item sums (correct and
-    answered cells, agreeing and total pairs, chosen positions), so each is bootstrapped from an
-    items x k matrix of those sums in one matrix product (`bootstrap_sums`)."""
+    Items are the unit of every interval (metrics/stats.py says which interval and why): shares of
+    cells (accuracies, consistency rates, invalid rates, chosen positions) get Wilson intervals at
+    their effective number of cells (`proportion`), the spread a range from pairwise differences
+    (`spread_interval`), other statistics of per-item sums a BCa bootstrap (`bootstrap_sums`)."""
     m = matrices(samples, family, item_ids)
     rows = [s for s in samples if s.family == family]
     n_vars = len(m.variants)
@@ -275,7 +275,7 @@ def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, s
         return bootstrap_sums(per_item, statistic, n_resamples=n_resamples, seed=seed).as_dict()
 
     def ratio(numerator: np.ndarray, denominator: np.ndarray) -> dict:
-        return boot(np.column_stack([numerator, denominator]))
+        return proportion(numerator, denominator).as_dict()
 
     per_variant = m.answers.shape[1] // max(1, n_vars)  # answer columns per variant (one per sample)
     variants = {}
@@ -297,7 +297,7 @@ def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, s
         "accuracy": ratio(correct.sum(axis=1), answered.sum(axis=1)),
         "consistency_rate": ratio(np.nan_to_num(by_item), np.isfinite(by_item)),
         "consistency_rate_pooled": ratio(agree, pairs),
-        "spread": boot(per_variant_sums, lambda s: spread_of(_accuracies(s, n_vars))),
+        "spread": spread_interval(correct, answered, n_resamples=n_resamples, seed=seed).as_dict(),
         "std_across_variants": boot(per_variant_sums, lambda s: std_of(_accuracies(s, n_vars))),
         "samples": len(rows),
         "invalid": sum(s.status == "invalid" for s in rows),

@@ -28,7 +28,8 @@ from robusteval.data.persona import Persona, Questionnaire, balanced_subset, loa
     load_questionnaire
 from robusteval.engine import Engine, gather_all
 from robusteval.errors import UserError
-from robusteval.metrics.psychometrics import magnifying_glass, mds_structure, mean_fit, mean_item_correlation, \
+from robusteval.metrics.psychometrics import MDS_METHODS, magnifying_glass, mds_structure, mean_fit, \
+    mean_item_correlation, \
     value_scores
 from robusteval.metrics.stability import (
     cardinal_scores,
@@ -79,6 +80,12 @@ class Options:
     scoring: str = "generate"  # generate: parse the reply; logprobs / expected: the first token's distribution
     n_resamples: int = 1000
     context_max_tokens: int | None = None  # cut each opening post to about this many tokens; None: as published
+    mds: str | None = None  # leaderboard | classic; None: leaderboard for the leaderboard's questionnaires
+
+
+def default_mds(questionnaire_name: str) -> str:
+    """The leaderboard's MDS for its own questionnaires (results comparable with it), else classic."""
+    return "leaderboard" if questionnaire_name in ("pvq40", "svs") else "classic"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -104,6 +111,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="cut each opening post to about N tokens (4 characters each, at a word boundary), so that "
                         "long posts (the leaderboard's Reddit chunks reach 5,000-7,000 tokens) fit a small model's "
                         "window; the data audit counts the posts cut (default: as published)")
+    p.add_argument("--mds", choices=MDS_METHODS, help="MDS Stress-1 as the leaderboard computes it (default with "
+                   "pvq40/svs) or classic metric MDS (default with ours); docs/suites/persona.md")
 
 
 def validate(config, options: Options) -> None:
@@ -114,6 +123,7 @@ def validate(config, options: Options) -> None:
         (options.scoring in SCORINGS, f"--scoring must be one of {', '.join(SCORINGS)}"),
         (options.n_resamples >= 1, "--bootstrap must be >= 1"),
         (options.context_max_tokens is None or options.context_max_tokens >= 1, "--context-max-tokens must be >= 1"),
+        (options.mds in (None, *MDS_METHODS), f"--mds must be one of {', '.join(MDS_METHODS)}"),
         (len(options.contexts) >= 1, "give at least one --contexts entry"),
         (len(set(options.contexts)) == len(options.contexts), "--contexts lists a context twice"),
         (config.samples == 1, "--samples does not apply to the persona suite (each persona answers once)"),
@@ -174,6 +184,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
                 for spec in options.contexts]
     if len({c.name for c in contexts}) != len(contexts):
         raise UserError("--contexts: two entries give the same context")
+    mds_method = options.mds or default_mds(questionnaire.name)
     samples, conversations, metrics = [], [], {}
     for model in ctx.models:
         interlocutor = await ctx.model(options.interlocutor) if options.interlocutor else model
@@ -183,7 +194,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
         samples.extend(model_samples)
         conversations.extend(model_convs)
         metrics[model] = model_metrics(model_samples, personas, contexts, questionnaire, seed=config.seed,
-                                       n_resamples=options.n_resamples)
+                                       n_resamples=options.n_resamples, mds_method=mds_method)
     extra = {
         "leaderboard": leaderboard(metrics, [c.name for c in contexts]),
         "population": [asdict(p) for p in personas],
@@ -193,6 +204,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
         "turns": options.turns,
         "scoring": options.scoring,
         "context_max_tokens": options.context_max_tokens,
+        "mds": mds_method,
     }
     files = {"conversations.jsonl": "".join(json.dumps(_conv_dict(c)) + "\n" for c in conversations),
              "value_scores.csv": scores_csv(samples, personas, contexts, questionnaire)}
@@ -373,7 +385,8 @@ NA_FIT = {"cfi": None, "srmr": None, "rmsea": None}
 
 
 def model_metrics(samples: list[Sample], personas: list[Persona], contexts: list[Context],
-                  questionnaire: Questionnaire, *, seed: int = 0, n_resamples: int = 1000) -> dict:
+                  questionnaire: Questionnaire, *, seed: int = 0, n_resamples: int = 1000,
+                  mds_method: str = "classic") -> dict:
     """Stability (with a persona bootstrap CI), the context matrix, per-value stability and validity.
 
     A context that lost answers (failed requests) makes every figure involving it n/a (None, with
@@ -413,7 +426,7 @@ def model_metrics(samples: list[Sample], personas: list[Persona], contexts: list
             continue
         raw = answer_matrix(samples, personas, name, questionnaire)
         raw = np.where(reverse[None, :], len(questionnaire.scale) + 1 - raw, raw)
-        mds = mds_structure(raw, questionnaire.item_values, questionnaire.values, seed=seed)
+        mds = mds_structure(raw, questionnaire.item_values, questionnaire.values, seed=seed, method=mds_method)
         fits = magnifying_glass(raw, questionnaire.item_values)
         validity[name] = {
             **counts,
@@ -547,7 +560,8 @@ def print_summary(console, result: SuiteResult) -> None:
             matrix.add_row(Text(n), *(fmt(x) for x in row))
         console.print(matrix)
         validity = Table(title=f"{model} · validity per context", title_justify="left")
-        for col in ("context", "invalid rate", "MDS Stress-1", "CFI", "SRMR", "RMSEA", "item r"):
+        mds = result.extra.get("mds") or "classic"
+        for col in ("context", "invalid rate", f"MDS Stress-1 ({mds})", "CFI", "SRMR", "RMSEA", "item r"):
             validity.add_column(col, justify="left" if col == "context" else "right")
         for n, v in m["validity"].items():
             cfa = v["cfa_mean"]
@@ -571,5 +585,5 @@ def print_summary(console, result: SuiteResult) -> None:
 
 
 __all__ = ["ANSWER_PREFIX", "DEFAULT_CONTEXTS", "NAME", "SCORINGS", "Options", "Sample", "add_arguments",
-           "answer_matrix", "execute", "games", "leaderboard", "lost_contexts", "lost_message", "model_metrics", "print_summary",
-           "simulate", "validate"]
+           "answer_matrix", "default_mds", "execute", "games", "leaderboard", "lost_contexts", "lost_message",
+           "model_metrics", "print_summary", "simulate", "validate"]
