@@ -75,8 +75,8 @@ def validate(config, options: Options) -> None:
 async def execute(ctx: SuiteContext) -> SuiteResult:
     config = ctx.config
     data = config.data or DEFAULT_DATA
-    items = load_items(data, limit=config.limit, seed=config.seed)
-    design, design_info = build_design(config, data)
+    items = load_items(data, limit=config.limit, seed=config.seed, audit=ctx.audit)
+    design, design_info = build_design(config, data, ctx.audit)
     samples, metrics_by_model = [], {}
     for model in ctx.models:
         if config.scoring == "loglik":
@@ -96,16 +96,17 @@ def print_summary(console, result: SuiteResult) -> None:
         print_mcq(console, model, model_metrics)
 
 
-def build_design(config, data: str) -> tuple[Design, dict]:
-    """Templates and shot pool for the families asked; the info dict goes into results.json."""
+def build_design(config, data: str, audit=None) -> tuple[Design, dict]:
+    """Templates and shot pool for the families asked; the info dict goes into results.json
+    (where shots come from a file or a dev split, its audit goes into ``audit``)."""
     families = set(config.families) | set(config.cross)
     templates = load_templates(config.templates) if families & {"prompt", "fewshot"} else (BASE,)
     info: dict = {"templates": [t.name for t in templates], "cross": list(config.cross)}
     shots = None
     if "fewshot" in families:
         if config.shots:
-            shots = ShotPool(tuple(load_file(config.shots)), config.shots)
-        elif (dev := load_dev_items(data)) is not None:
+            shots = ShotPool(tuple(load_file(config.shots, audit)), config.shots)
+        elif (dev := load_dev_items(data, audit)) is not None:
             shots = ShotPool(tuple(dev[0]), dev[1])
         else:
             shots = ShotPool(tuple(load_items(data)),
@@ -133,7 +134,9 @@ class Sample:
     error: str | None
     status: str  # ok | invalid | failed
     answer_label: str | None
-    answer_option: int | None  # index in the original options
+    # Indices in the original options; of the first option with the chosen text where a release
+    # repeats an option's text (aqua-rat: "8.75" at A and C), so either copy is the same answer.
+    answer_option: int | None
     gold_option: int
     gold_label: str
     correct: bool | None  # None when the request failed
@@ -205,13 +208,16 @@ def _loglik_sample(model: str, item: Item, v: Variant, rule: str, responses: lis
 def _sample(model: str, item: Item, variant: Variant, k: int, response) -> Sample:
     answer = read_label(response.text, variant.labels)
     option = variant.original_index(answer.position) if answer.position is not None else None
+    if option is not None:
+        option = item.options.index(item.options[option])  # a repeated text is one answer
+    gold = item.options.index(item.options[item.answer])
     gold_position = variant.order.index(item.answer)
     return Sample(
         model=model, item_id=item.id, category=item.category, family=variant.family, variant=variant.name,
         sample=k, labels=variant.labels, order=variant.order, prompt=variant.messages[-1].content, turns=len(variant.messages),
         response=response.text, error=response.error, status=answer.status, answer_label=answer.label,
-        answer_option=option, gold_option=item.answer, gold_label=variant.labels[gold_position],
-        correct=None if answer.status == "failed" else option == item.answer, cached=response.cached,
+        answer_option=option, gold_option=gold, gold_label=variant.labels[gold_position],
+        correct=None if answer.status == "failed" else option == gold, cached=response.cached,
         key=response.key,
     )
 
