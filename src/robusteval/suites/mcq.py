@@ -266,6 +266,8 @@ def matrices(samples: list[Sample], family: str, item_ids: list[str]) -> FamilyM
 def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, seed: int = 0,
                    n_resamples: int = 1000) -> dict:
     """Per-variant accuracy, overall accuracy, consistency rate and spread, each with a 95% CI.
+    Accuracies are micro (every answered question weighs the same) and, where the items have two or
+    more categories, also macro (every category weighs the same, as SCORE reports MMLU-Pro).
 
     Items are the resampling unit. Every metric here is a function of per-item sums (correct and
     answered cells, agreeing and total pairs, chosen positions), so each is bootstrapped from an
@@ -295,6 +297,8 @@ def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, s
             "invalid_rate": ratio((block == -1).sum(axis=1), (~np.isnan(block)).sum(axis=1)),
             "failed": sum(s.status == "failed" for s in vs),
         }
+        if has_categories:  # SCORE's MMLU-Pro per-prompt accuracy: the mean of the categories' accuracies
+            variants[name]["macro_accuracy"] = boot(category_sums(m.correct[:, j], m.categories), macro_of_sums)
     by_item = item_consistency(m.answers)
     agree, pairs = agreeing_pairs(m.answers)
     per_variant_sums = np.column_stack([correct, answered])
