@@ -52,14 +52,17 @@ def identity(item: Item) -> tuple[int, ...]:
 def gold_swaps(item: Item) -> list[tuple[str, tuple[int, ...]]]:
     """(name, order) for each position the gold can be swapped to: ``gold@A``, ``gold@B``, ...;
     a swap that would show the same option texts as another (the published order first) is left out."""
+    repeated = len(set(item.options)) < len(item.options)  # else every swap shows other texts
     out, shown = [], set()
     for position in range(len(item.options)):
         order = list(identity(item))
         order[item.answer], order[position] = order[position], order[item.answer]
-        texts = tuple(item.options[i] for i in order)
-        if position == item.answer or (texts != item.options and texts not in shown):
+        if repeated:
+            texts = tuple(item.options[i] for i in order)
+            if position != item.answer and (texts == item.options or texts in shown):
+                continue
             shown.add(texts)
-            out.append((f"gold@{LETTERS[position]}", tuple(order)))
+        out.append((f"gold@{LETTERS[position]}", tuple(order)))
     return out
 
 

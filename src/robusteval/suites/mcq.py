@@ -85,7 +85,8 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
             model_samples = await run(ctx.engine, model, items, config.families, ctx.params, config.samples,
                                       design, config.cross)
         samples.extend(model_samples)
-        metrics_by_model[model] = metrics(model_samples, items, config.families, seed=config.seed)
+        if not ctx.engine.dry_run:  # --estimate: nothing was answered, nothing to measure
+            metrics_by_model[model] = metrics(model_samples, items, config.families, seed=config.seed)
     return SuiteResult(metrics=metrics_by_model, samples=samples, extra={"design": design_info})
 
 
