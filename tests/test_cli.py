@@ -71,12 +71,16 @@ def test_unknown_yaml_setting(tmp_path):
     assert_clean_error(robusteval("run", "mcq", "--config", str(cfg)), "unknown setting 'familys'")
 
 
-def test_bad_data_row_names_file_and_line(tmp_path):
+def test_bad_data_row_is_left_out_and_counted_broken_json_stops(tmp_path):
     data = tmp_path / "bad.jsonl"
     data.write_text('{"question": "q?", "choices": ["a", "b"], "answer": 0}\n'
                     '{"question": "q2?", "choices": ["a", "b"], "answer": 7}\n')
-    proc = robusteval("run", "mcq", "--data", str(data), "--cache-dir", str(tmp_path))
-    assert_clean_error(proc, f"{data}:2", "points past the 2 options")
+    proc = robusteval("run", "mcq", "--data", str(data), "--cache-dir", str(tmp_path), "--estimate")
+    assert proc.returncode == 0, proc.stderr
+    assert "2 rows read, 1 used" in proc.stderr and "left out 1: answer outside the options (e.g. line 2)" in proc.stderr
+    data.write_text('{"question": "q?", "choices": ["a", "b"], "answer": 0}\n{"question": "q2?", \n')
+    proc = robusteval("run", "mcq", "--data", str(data), "--cache-dir", str(tmp_path), "--estimate")
+    assert_clean_error(proc, f"{data}:2", "not valid JSON")
 
 
 def _gated_stub(monkeypatch, let_through: int, hold: int):
@@ -230,7 +234,7 @@ def test_prompt_fewshot_and_cross_through_the_cli(tmp_path, mcq_file):
     from robusteval.testing.openai_stub import StubServer
 
     templates = tmp_path / "t.yaml"
-    templates.write_text("templates:\n  - name: one\n    template: 'Q: {question}\\n{options}\\nEnd with The best answer is X.'\n"
+    templates.write_text("templates:\n  - name: one\n    template: 'Q: {question}\\n{options}\\nEnd with The best answer is [label].'\n"
                          "  - name: two\n    template: '{options}\\n{question} ({category})'\n")
     with StubServer() as stub:
         code = main(["run", "mcq", "--quiet", "--data", str(mcq_file), "--families", "prompt,fewshot",

@@ -48,7 +48,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     wanted = {a for a in argv if a in SUITES}
     parser = argparse.ArgumentParser(prog="robusteval", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"robusteval {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,report,compare,serve,tree,cache}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,report,compare,serve,tree,cache,data}")
 
     run = sub.add_parser("run", help="run a suite against one or more models")
     suites = run.add_subparsers(dest="suite", required=True, metavar="SUITE")
@@ -83,6 +83,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     else:
         sub.add_parser("tree", help="build perturbation trees once, to evaluate with `run tree --trees`")
 
+    from robusteval.data.check import add_parser as add_data_parser
+
+    add_data_parser(sub)  # robusteval data check
     cache = sub.add_parser("cache", help="inspect or clear the response store")
     cache.add_argument("action", choices=("stats", "clear"))
     cache.add_argument("--cache-dir", dest="cache_dir", default=None)
@@ -160,6 +163,10 @@ def main(argv: list[str] | None = None) -> int:
             from robusteval.suites.tree import run_build_command
 
             return run_build_command(args, console)
+        if args.command == "data":
+            from robusteval.data.check import run_command
+
+            return run_command(args)
         return _cache(args)
     except UserError as exc:
         console.print(styled("error:", "red", f" {exc}"))
