@@ -62,7 +62,7 @@ def test_dataset_text_with_markup_prints_literally_in_errors(tmp_path):
     bad = tmp_path / "[bold]x[red] :smile:.jsonl"
     bad.write_text('{"question": "q?", "choices": ["a", "b"], "answer": 7}\n')
     proc = robusteval("run", "mcq", "--data", str(bad), "--estimate", "--cache-dir", str(tmp_path))
-    assert_clean_error(proc, f"{bad}:1")
+    assert_clean_error(proc, f"{bad}: no usable rows")
 
 
 # ------------------------------------------------------------------ exit codes
