@@ -23,6 +23,7 @@ from robusteval.suites import SUITE_SUMMARIES, SUITES, get_suite
 
 STORE_FILE = "responses.sqlite"
 EXIT_USER_ERROR = 2
+EXIT_CHECK_FAILED = 1  # `cache check` found damage or changed answers
 EXIT_INTERRUPTED = 130
 
 
@@ -76,7 +77,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         sub.add_parser("tree", help="build perturbation trees once, to evaluate with `run tree --trees`")
 
     cache = sub.add_parser("cache", help="inspect or clear the response store")
-    cache.add_argument("action", choices=("stats", "clear"))
+    cache.add_argument("action", choices=("stats", "clear", "check"))
     cache.add_argument("--cache-dir", dest="cache_dir", default=None)
     cache.add_argument("--model-prefix", help="with clear: only responses whose model fingerprint starts with this")
     return parser
@@ -168,6 +169,11 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         out.print(f"{model}: {usage['requests']} requests ({usage['cached']} cached, {usage['new']} new, "
                   f"{usage['failed']} failed), {usage['prompt_tokens'] + usage['completion_tokens']} new tokens, "
                   f"cost {usage['cost']:.4f}", highlight=False)
+        if usage.get("store_rejected"):
+            from rich.text import Text
+
+            out.print(Text(f"{model}: {usage['store_rejected']} stored answers had changed since they were stored "
+                           "(checksum) and were asked again; `robusteval cache check` inspects the store"))
     out.print(f"wrote {run_dir / 'results.json'}, {run_dir / 'samples.jsonl'} and {run_dir / 'report.html'} "
               f"in {time.time() - started:.1f} s", highlight=False)
     failed = sum(u["failed"] for u in usages.values())
@@ -295,23 +301,27 @@ def _cell(v) -> str:
 
 
 def _cache(args: argparse.Namespace) -> int:
-    from robusteval.engine.store import Store
+    from robusteval.engine.store import Store, clear_store
+    from robusteval.engine.store_check import check_store, describe
 
     path = Path(args.cache_dir or default_cache_dir()) / STORE_FILE
     if not path.exists():
         print(f"no store at {path}")
         return 0
-    store = Store(path)
+    if args.action == "check":
+        report = check_store(path)
+        print("\n".join(describe(report)))
+        return 0 if report.ok else EXIT_CHECK_FAILED
+    if args.action == "clear":
+        print(clear_store(path, args.model_prefix))
+        return 0
+    store = Store(path, readonly=True)
     try:
-        if args.action == "stats":
-            s = store.stats()
-            print(f"store: {s.path}\nresponses: {s.responses}\nfailures recorded: {s.failures}\n"
-                  f"size: {s.size_bytes / 1e6:.1f} MB")
-            for fingerprint, n in s.models.items():
-                print(f"  {n:8d}  {fingerprint}")
-        else:
-            n = store.clear(args.model_prefix)
-            print(f"deleted {n} responses from {path}")
+        s = store.stats()
+        print(f"store: {s.path}\nresponses: {s.responses}\nfailures recorded: {s.failures}\n"
+              f"size: {s.size_bytes / 1e6:.1f} MB")
+        for fingerprint, n in s.models.items():
+            print(f"  {n:8d}  {fingerprint}")
     finally:
         store.close()
     return 0
