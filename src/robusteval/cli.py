@@ -1,4 +1,4 @@
-"""The command line: ``robusteval run SUITE``, ``robusteval cache stats|clear``.
+"""The command line: ``robusteval run SUITE``, ``robusteval cache stats|clear|check``.
 
 Every error a user can cause ends here as one line on stderr and a non-zero exit, never a
 traceback. Ctrl-C stops the run cleanly: everything answered so far is already in the store, and
@@ -76,7 +76,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     else:
         sub.add_parser("tree", help="build perturbation trees once, to evaluate with `run tree --trees`")
 
-    cache = sub.add_parser("cache", help="inspect or clear the response store")
+    cache = sub.add_parser("cache", help="inspect, check or clear the response store")
     cache.add_argument("action", choices=("stats", "clear", "check"))
     cache.add_argument("--cache-dir", dest="cache_dir", default=None)
     cache.add_argument("--model-prefix", help="with clear: only responses whose model fingerprint starts with this")
