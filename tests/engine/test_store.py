@@ -174,6 +174,11 @@ def test_a_store_from_an_earlier_version_is_migrated_and_sealed(tmp_path):
                     [(k, FP, "{}", f"old {i}", 5, 1, "stop", None, 0.1, 1.0) for i, k in enumerate(keys)])
     con.commit()
     con.close()
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO failures (key, fingerprint, error, attempts, created_at) VALUES (?,?,?,?,?)",
+                (keys[0], FP, "HTTP 500: echoed Authorization: Bearer sk-old0123456789abcdef", 1, 1.0))
+    con.commit()
+    con.close()
     before = check_store(path)
     assert before.ok and before.unsealed == 4  # nothing to verify yet; said so, not counted as damage
 
@@ -184,6 +189,7 @@ def test_a_store_from_an_earlier_version_is_migrated_and_sealed(tmp_path):
     con = sqlite3.connect(path)
     assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert con.execute("SELECT COUNT(*) FROM responses WHERE checksum IS NULL").fetchone()[0] == 0
+    assert con.execute("SELECT error FROM failures").fetchall() == [("HTTP 500: echoed Authorization: Bearer [redacted]",)]
     con.close()
     after = check_store(path)
     assert after.ok and after.unsealed == 0 and after.answers == 4

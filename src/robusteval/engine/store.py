@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from robusteval.errors import UserError
+from robusteval.redact import redact
 from robusteval.types import Completion, Request, TokenLogprob
 
 # PRAGMA user_version: 2 = every answer has a checksum (stores of version 0 get them on first open).
@@ -220,6 +221,9 @@ class Store:
                 self._db.create_function("robusteval_checksum", 7, answer_checksum, deterministic=True)
                 self._db.execute(f"UPDATE responses SET checksum = robusteval_checksum({CHECKED_FIELDS}) "
                                  "WHERE checksum IS NULL")
+                # Failures an earlier version recorded may hold an echoed key: scrubbed once, here.
+                self._db.create_function("robusteval_redact", 1, redact, deterministic=True)
+                self._db.execute("UPDATE failures SET error = robusteval_redact(error)")
             self._db.execute(f"PRAGMA user_version={max(version, SCHEMA_VERSION)}")
             self._db.execute("COMMIT")
         except BaseException:
