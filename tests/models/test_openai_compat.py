@@ -300,6 +300,7 @@ def test_a_key_the_server_never_saw_is_redacted_wherever_it_appears(monkeypatch)
     ("http:///v1", "names no host"),
     ("http://localhost:80a/v1", "port is not a number"),
     ("https://user:sk-secret123456@example.com/v1", "must not hold credentials"),
+    ("user:sk-secret123456@example.com/v1", "must not hold credentials"),
 ])
 def test_a_base_url_that_cannot_be_an_endpoint_says_what_is_wrong_with_it(monkeypatch, url, says):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

@@ -200,6 +200,9 @@ def _ssl_context() -> ssl.SSLContext:
 def _checked_host(base_url: str, origin: str) -> str:
     """The host of ``base_url``; a URL that cannot be an endpoint is a UserError saying what is wrong
     (without a scheme, ``localhost:8080/v1`` parses as scheme "localhost" and no host)."""
+    if "@" in base_url.split("://", 1)[-1].split("/", 1)[0]:  # checked first: no message may echo it
+        raise UserError(f"{origin} must not hold credentials (user:password@): they would be written into the "
+                        "results; put the key in an environment variable and name it with api_key_env=VAR")
     parts = urlparse(base_url)
     if parts.scheme not in ("http", "https"):
         raise UserError(f"{origin} {base_url!r} does not start with http:// or https://; write it as "
@@ -210,9 +213,6 @@ def _checked_host(base_url: str, origin: str) -> str:
         raise UserError(f"{origin} {base_url!r}: the port is not a number") from None
     if not parts.hostname:
         raise UserError(f"{origin} {base_url!r} names no host; e.g. http://127.0.0.1:8080/v1")
-    if parts.username or parts.password:
-        raise UserError(f"{origin} must not hold credentials (user:password@): they would be written into the "
-                        "results; put the key in an environment variable and name it with api_key_env=VAR")
     return parts.hostname
 
 
