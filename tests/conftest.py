@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
+# Real files from the public releases, beside the repository (never copied into it).
+REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
+
+
+@pytest.fixture(scope="session")
+def realdata() -> Path:
+    """``../shared/realdata``; skips where it is absent (a user's clone), fails where CI requires it."""
+    if not REALDATA.is_dir():
+        if os.environ.get("ROBUSTEVAL_REQUIRE_REALDATA"):
+            pytest.fail(f"{REALDATA} is missing and ROBUSTEVAL_REQUIRE_REALDATA is set (CI must test real files)")
+        pytest.skip(f"{REALDATA} not found (real release files; see docs)")
+    return REALDATA
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
+import threading
 
 import pytest
 
@@ -71,41 +71,95 @@ def test_unknown_yaml_setting(tmp_path):
     assert_clean_error(robusteval("run", "mcq", "--config", str(cfg)), "unknown setting 'familys'")
 
 
-def test_bad_data_row_names_file_and_line(tmp_path):
+def test_bad_data_row_is_left_out_and_counted_broken_json_stops(tmp_path):
     data = tmp_path / "bad.jsonl"
     data.write_text('{"question": "q?", "choices": ["a", "b"], "answer": 0}\n'
                     '{"question": "q2?", "choices": ["a", "b"], "answer": 7}\n')
-    proc = robusteval("run", "mcq", "--data", str(data), "--cache-dir", str(tmp_path))
-    assert_clean_error(proc, f"{data}:2", "points past the 2 options")
+    proc = robusteval("run", "mcq", "--data", str(data), "--cache-dir", str(tmp_path), "--estimate")
+    assert proc.returncode == 0, proc.stderr
+    assert "2 rows read, 1 used" in proc.stderr and "left out 1: answer outside the options (e.g. line 2)" in proc.stderr
+    data.write_text('{"question": "q?", "choices": ["a", "b"], "answer": 0}\n{"question": "q2?", \n')
+    proc = robusteval("run", "mcq", "--data", str(data), "--cache-dir", str(tmp_path), "--estimate")
+    assert_clean_error(proc, f"{data}:2", "not valid JSON")
 
 
-@pytest.mark.slow
-def test_ctrl_c_mid_run_then_resume(tmp_path, mcq_file):
-    args = [sys.executable, "-m", "robusteval.cli", "run", "mcq", "--data", str(mcq_file), "--max-tokens", "48",
-            "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "runs")]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    store = tmp_path / "cache" / "responses.sqlite"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:  # wait until a few answers are committed
-        time.sleep(0.3)
-        if store.exists() and _rows(store) >= 5:
-            break
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    assert "interrupted" in err and "Traceback" not in err
-    saved = _rows(store)
-    assert 5 <= saved < 44
-    con = sqlite3.connect(store)
-    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    con.close()
-    resumed = subprocess.run(args + ["--run-id", "resumed"], capture_output=True, text=True, timeout=300)
-    assert resumed.returncode == 0, resumed.stderr
+def _gated_stub(monkeypatch, let_through: int, hold: int):
+    """A stub server that answers the first ``let_through`` chat requests and holds every later one
+    until ``release`` is called; ``holding`` is set once ``hold`` requests wait at the gate. The test
+    then knows exactly where the run stands, whatever the machine's load: no sleeps, no timing."""
+    import asyncio
+
+    from aiohttp import web
+
+    import robusteval.testing.openai_stub as openai_stub
+
+    holding, released = threading.Event(), threading.Event()
+    seen = 0
+    make_app = openai_stub.make_app
+
+    @web.middleware
+    async def gate(request, handler):
+        nonlocal seen
+        if request.path.endswith("/chat/completions"):
+            seen += 1
+            if seen > let_through:
+                if seen == let_through + hold:
+                    holding.set()
+                while not released.is_set():
+                    await asyncio.sleep(0.02)
+        return await handler(request)
+
+    def gated_app(config, state):
+        app = make_app(config, state)
+        app.middlewares.append(gate)
+        return app
+
+    monkeypatch.setattr(openai_stub, "make_app", gated_app)
+    return holding, released
+
+
+def test_ctrl_c_mid_run_then_resume(tmp_path, mcq_file, monkeypatch):
+    """SIGINT while requests are in flight: exit 130, the answers received are stored, the store is
+    intact, and the same command asks only what is missing."""
     import json
 
-    usage = json.loads((tmp_path / "runs" / "resumed" / "results.json").read_text())["models"]["llamacpp"]["usage"]
-    assert usage["new"] == 44 - saved  # only what was missing was asked
-    assert _rows(store) == 44
+    from robusteval.testing.openai_stub import StubServer
+
+    concurrency, answered = 4, 5
+    holding, released = _gated_stub(monkeypatch, let_through=answered, hold=concurrency)
+    store = tmp_path / "cache" / "responses.sqlite"
+
+    def args(base_url, run_id):
+        return [sys.executable, "-m", "robusteval.cli", "run", "mcq", "--data", str(mcq_file), "--quiet",
+                "--model", f"openai:m?base_url={base_url}", "--concurrency", str(concurrency),
+                "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "runs"), "--run-id", run_id]
+
+    with StubServer() as stub:
+        proc = subprocess.Popen(args(stub.base_url, "first"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        try:
+            # every slot waits at the gate: the first answers are in, the rest are in flight
+            assert holding.wait(600), "the run never reached the gate"
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=600)  # a safety net: the run stops as soon as it is told
+        finally:
+            released.set()
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 130, err
+        assert "interrupted" in err and "Traceback" not in err
+        assert not (tmp_path / "runs" / "first").exists()  # no half-written run folder is left behind
+        assert _rows(store) == answered
+        con = sqlite3.connect(store)
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        con.close()
+        monkeypatch.undo()
+    with StubServer() as stub:
+        resumed = subprocess.run(args(stub.base_url, "resumed"), capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    usage = json.loads((tmp_path / "runs" / "resumed" / "results.json").read_text())["models"]["openai:m"]["usage"]
+    assert usage["new"] == usage["requests"] - answered  # only what was missing was asked
+    assert _rows(store) == usage["requests"]
 
 
 def _rows(store) -> int:
@@ -157,7 +211,7 @@ def test_cost_accounting_and_no_cache(tmp_path, mcq_file):
     def run(run_id, *extra):
         code = main(["run", "mcq", "--quiet", "--data", str(mcq_file), "--families", "format",
                      "--model", f"openai:stub?base_url={stub.base_url}", "--price-in", "2.5", "--price-out", "10",
-                     "--cache-dir", str(tmp_path / "c"), "--out", str(tmp_path), "--run-id", run_id, *extra])
+                     "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path), "--run-id", run_id, *extra])
         assert code == 0
         return json.loads((tmp_path / run_id / "results.json").read_text())["models"]["openai:stub"]["usage"]
 
@@ -180,7 +234,7 @@ def test_prompt_fewshot_and_cross_through_the_cli(tmp_path, mcq_file):
     from robusteval.testing.openai_stub import StubServer
 
     templates = tmp_path / "t.yaml"
-    templates.write_text("templates:\n  - name: one\n    template: 'Q: {question}\\n{options}\\nEnd with The best answer is X.'\n"
+    templates.write_text("templates:\n  - name: one\n    template: 'Q: {question}\\n{options}\\nEnd with The best answer is [label].'\n"
                          "  - name: two\n    template: '{options}\\n{question} ({category})'\n")
     with StubServer() as stub:
         code = main(["run", "mcq", "--quiet", "--data", str(mcq_file), "--families", "prompt,fewshot",

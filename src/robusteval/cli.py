@@ -17,20 +17,29 @@ from pathlib import Path
 from rich.console import Console
 
 from robusteval import __version__
-from robusteval.config import RunConfig, build_config, default_cache_dir, load_config_file
+from robusteval.config import (RunConfig, build_config, check_text_files, default_cache_dir, load_config_file,
+                               unused_settings_message)
 from robusteval.errors import UserError
-from robusteval.suites import SUITE_SUMMARIES, SUITES, get_suite
+from robusteval.files import atomic_write
+from robusteval.suites import SUITE_SUMMARIES, SUITES, UNUSED_COMMON_SETTINGS, get_suite
 
 STORE_FILE = "responses.sqlite"
+# Exit codes (README, "Exit codes"): 0 all done; 2 a problem the user can fix (message on stderr);
+# 3 the run finished and wrote its files but some requests failed after all retries; 130 interrupted;
+# 1 (`cache check` only) the store is damaged or holds changed answers.
 EXIT_USER_ERROR = 2
+EXIT_FAILED_REQUESTS = 3
 EXIT_CHECK_FAILED = 1  # `cache check` found damage or changed answers
 EXIT_INTERRUPTED = 130
 
 
 def _out_console() -> Console:
-    """stdout; when it is not a terminal (a file, a pipe, CI) tables get room instead of 80 columns."""
-    console = Console(soft_wrap=True)
-    return console if console.is_terminal else Console(soft_wrap=True, width=160)
+    """stdout, printing user and model text literally; when it is not a terminal (a file, a pipe,
+    CI) tables get room instead of 80 columns."""
+    from robusteval.report.terminal import literal_console
+
+    console = literal_console()
+    return console if console.is_terminal else literal_console(width=160)
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
@@ -41,13 +50,13 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     wanted = {a for a in argv if a in SUITES}
     parser = argparse.ArgumentParser(prog="robusteval", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"robusteval {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,report,compare,serve,tree,cache}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,report,compare,serve,tree,cache,data}")
 
     run = sub.add_parser("run", help="run a suite against one or more models")
     suites = run.add_subparsers(dest="suite", required=True, metavar="SUITE")
-    common = _common_run_arguments()
     for name in SUITES:
         module = get_suite(name) if name in wanted else None
+        common = _common_run_arguments(hidden=UNUSED_COMMON_SETTINGS.get(name, ()))
         p = suites.add_parser(name, parents=[common], help=SUITE_SUMMARIES[name],
                               description=module.__doc__ if module else SUITE_SUMMARIES[name])
         if module:
@@ -76,6 +85,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     else:
         sub.add_parser("tree", help="build perturbation trees once, to evaluate with `run tree --trees`")
 
+    from robusteval.data.check import add_parser as add_data_parser
+
+    add_data_parser(sub)  # robusteval data check
     cache = sub.add_parser("cache", help="inspect, check or clear the response store")
     cache.add_argument("action", choices=("stats", "clear", "check"))
     cache.add_argument("--cache-dir", dest="cache_dir", default=None)
@@ -83,9 +95,25 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _common_run_arguments() -> argparse.ArgumentParser:
-    """Flags every suite takes: models, data, sampling, limits, cache and output."""
-    run = argparse.ArgumentParser(add_help=False)
+class _HidingParser(argparse.ArgumentParser):
+    """An ArgumentParser whose flags named in ``hidden`` (by dest, or ``all`` for --all with limit) are
+    suppressed in --help."""
+
+    def __init__(self, *args, hidden: tuple[str, ...] = (), **kwargs):
+        super().__init__(*args, **kwargs)
+        self._hidden = set(hidden) | ({"all_items"} if "limit" in hidden else set())
+
+    def add_argument(self, *args, **kwargs):
+        if kwargs.get("dest") in self._hidden or any(a.lstrip("-").replace("-", "_") in self._hidden for a in args):
+            kwargs["help"] = argparse.SUPPRESS
+        return super().add_argument(*args, **kwargs)
+
+
+def _common_run_arguments(hidden: tuple[str, ...] = ()) -> argparse.ArgumentParser:
+    """Flags every suite takes: models, data, sampling, limits, cache and output. Those in
+    ``hidden`` (settings the suite does not read) are left out of its --help; giving one is an error
+    (`config.build_config`)."""
+    run = _HidingParser(add_help=False, hidden=hidden)
     run.add_argument("--config", help="YAML file with the same settings as the flags (flags win)")
     run.add_argument("--model", dest="models", action="append",
                      help="model spec kind:name?key=value (repeatable; default: the embedded llamacpp model)")
@@ -107,7 +135,10 @@ def _common_run_arguments() -> argparse.ArgumentParser:
     run.add_argument("--cache-dir", dest="cache_dir", help=f"where the response store lives (default: {default_cache_dir()})")
     run.add_argument("--no-cache", dest="no_cache", action="store_true", help="ask again even when a stored answer exists")
     run.add_argument("--out", dest="out_dir", help="directory for run folders (default: runs)")
-    run.add_argument("--run-id", dest="run_id", help="name of the run folder (default: SUITE-TIMESTAMP)")
+    run.add_argument("--run-id", dest="run_id",
+                     help="name of the run folder inside --out (default: SUITE-TIMESTAMP-XXXX); an existing one is refused")
+    run.add_argument("--overwrite", action="store_true", default=None,
+                     help="with --run-id: replace that run's folder (its old files are removed when the new run's are written)")
     run.add_argument("--quiet", action="store_true", help="no progress bar or tables")
     run.add_argument("--estimate", action="store_true", default=None,
                      help="ask nothing: print the requests (after dedupe and cache), tokens, time and cost a run would take")
@@ -115,8 +146,10 @@ def _common_run_arguments() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from robusteval.report.terminal import literal_console, styled
+
     args = build_parser(argv).parse_args(argv)
-    console = Console(stderr=True, soft_wrap=True)
+    console = literal_console(stderr=True)
     # SIGTERM ends a run like Ctrl-C does: cleanly, with the store intact.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
@@ -125,20 +158,35 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "compare":
             return _compare(args)
         if args.command == "report":
-            return _report(args)
+            return _report(args, console)
         if args.command == "serve":
             return _serve(args)
         if args.command == "tree":
             from robusteval.suites.tree import run_build_command
 
             return run_build_command(args, console)
+        if args.command == "data":
+            from robusteval.data.check import run_command
+
+            return run_command(args)
         return _cache(args)
     except UserError as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        console.print(styled("error:", "red", f" {exc}"))
+        return EXIT_USER_ERROR
+    except UnicodeDecodeError as exc:  # a text file no loader checked: say what, and what to do
+        console.print(styled("error:", "red", f" a file given is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                                              f"save it as UTF-8"))
+        return EXIT_USER_ERROR
+    except OSError as exc:  # a path that is a folder, unreadable, on a full disk, ...
+        where = f"{exc.filename}: " if exc.filename else ""
+        console.print(styled("error:", "red", f" {where}{exc.strerror or exc}"))
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
-        console.print("[yellow]interrupted[/yellow]: every answer received so far is saved; "
-                      "run the same command again to resume.", highlight=False)
+        if args.command in ("run", "tree"):  # only runs ask models; the store holds what they answered
+            console.print(styled("interrupted", "yellow", ": every answer received so far is saved; "
+                                                          "run the same command again to resume."))
+        else:
+            console.print(styled("interrupted", "yellow"))
         return EXIT_INTERRUPTED
 
 
@@ -149,13 +197,17 @@ def _config_from_args(args: argparse.Namespace) -> RunConfig:
     flags["models"] = tuple(args.models) if args.models else None
     if args.no_cache:
         flags["use_cache"] = False
+    if args.all_items and "limit" in UNUSED_COMMON_SETTINGS.get(args.suite, ()):
+        raise UserError(unused_settings_message(args.suite, ["all"]))
     config = build_config(file_values, flags)
+    check_text_files(config)
     return replace(config, limit=None) if args.all_items else config
 
 
 def _run(args: argparse.Namespace, console: Console) -> int:
     from robusteval.engine.loop import run as run_loop
-    from robusteval.run import run_suite
+    from robusteval.data.audit import DataAudit
+    from robusteval.run import print_audit, run_suite
 
     config = _config_from_args(args)
     if config.estimate:
@@ -165,21 +217,38 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     out = _out_console()
     if not args.quiet:
         get_suite(config.suite).print_summary(out, result)
+    print_audit(out if not args.quiet else console, DataAudit.from_dict(result.extra.get("data")))
     for model, usage in usages.items():
         out.print(f"{model}: {usage['requests']} requests ({usage['cached']} cached, {usage['new']} new, "
                   f"{usage['failed']} failed), {usage['prompt_tokens'] + usage['completion_tokens']} new tokens, "
-                  f"cost {usage['cost']:.4f}", highlight=False)
+                  f"cost {usage['cost']:.4f}")
         if usage.get("store_rejected"):
-            from rich.text import Text
-
-            out.print(Text(f"{model}: {usage['store_rejected']} stored answers had changed since they were stored "
-                           "(checksum) and were asked again; `robusteval cache check` inspects the store"))
-    out.print(f"wrote {run_dir / 'results.json'}, {run_dir / 'samples.jsonl'} and {run_dir / 'report.html'} "
-              f"in {time.time() - started:.1f} s", highlight=False)
+            out.print(f"{model}: {usage['store_rejected']} stored answers had changed since they were stored "
+                      "(checksum) and were asked again; `robusteval cache check` inspects the store")
+    out.print(f"wrote {written_text(run_dir, result.written)} in {time.time() - started:.1f} s")
     failed = sum(u["failed"] for u in usages.values())
     if failed:
-        console.print(f"[yellow]{failed} requests failed[/yellow] (listed in results.json; rerun to retry them)")
+        from robusteval.report.terminal import styled
+
+        console.print(styled(f"{failed} requests failed", "yellow",
+                             f" after all retries (listed in results.json, left out of every metric); the run "
+                             f"exits with code {EXIT_FAILED_REQUESTS}; run the same command again to retry them"))
+        return EXIT_FAILED_REQUESTS
     return 0
+
+
+def written_text(folder: Path, paths: list[Path]) -> str:
+    """The files a run or report wrote, as one line: the folder, its files, and a count per subfolder."""
+    top: list[str] = []
+    sub: dict[str, int] = {}
+    for path in paths:
+        relative = path.relative_to(folder) if path.is_relative_to(folder) else path
+        if len(relative.parts) > 1:
+            sub[relative.parts[0]] = sub.get(relative.parts[0], 0) + 1
+        else:
+            top.append(str(relative))
+    names = top + [f"{name}/ ({n} files)" for name, n in sub.items()]
+    return f"{folder}/: {', '.join(names) if names else 'nothing'}"
 
 
 def _estimate(config: RunConfig, console: Console) -> int:
@@ -200,19 +269,23 @@ def _estimate(config: RunConfig, console: Console) -> int:
     out = _out_console()
     out.print(table)
     for e in estimates:
-        out.print(f"{e.model}: completions and time from {e.basis}", highlight=False)
+        out.print(f"{e.model}: completions and time from {e.basis}")
     if config.suite != "mcq":
         out.print("later stages (ratings of answers, next conversation turns) depend on answers not yet "
-                  "given and are not counted", highlight=False)
+                  "given and are not counted")
     return 0
 
 
-def _report(args: argparse.Namespace) -> int:
+def _report(args: argparse.Namespace, console: Console) -> int:
     from robusteval.report.render import write_report
+    from robusteval.report.terminal import styled
 
+    out = _out_console()
     for run_dir in args.run_dirs:
         files = write_report(run_dir)
-        print(f"wrote {files.html}, {files.markdown} and {len(files.plots)} plots in {files.html.parent / 'plots'}")
+        out.print(f"wrote {written_text(Path(run_dir), [files.html, files.markdown, *files.plots])}")
+        for note in files.notes:
+            console.print(styled("note:", "yellow", f" {note}"))
     return 0
 
 
@@ -224,6 +297,8 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"serving {Path(args.runs_dir).resolve()} at http://{host}:{port}/ (read-only; Ctrl-C stops)", flush=True)
     try:
         server.serve_forever()
+    except KeyboardInterrupt:  # the way to stop a server: not an error, and nothing to resume
+        print("stopped serving", flush=True)
     finally:
         server.server_close()
     return 0
@@ -265,9 +340,10 @@ def _compare(args: argparse.Namespace) -> int:
                                    f"{d['diff']:+.3f}{ci}", p)
             out.print(paired)
             if args.json_out:
-                Path(args.json_out).write_text(json.dumps(result, indent=2))
+                atomic_write(Path(args.json_out), json.dumps(result, indent=2))
+                out.print(f"wrote {args.json_out}")
     if args.compare_out and board is not None:
-        out.print(f"wrote {Path(args.compare_out) / 'compare.md'} and plots", highlight=False)
+        out.print(f"wrote {Path(args.compare_out) / 'compare.md'} and {len(board.metrics)} plots")
     return 0
 
 
@@ -291,7 +367,8 @@ def _print_persona_board(out: Console, board: dict, out_dir: str | None) -> None
               highlight=False)
     if out_dir:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
-        (Path(out_dir) / "persona_leaderboard.json").write_text(json.dumps(board, indent=2))
+        atomic_write(Path(out_dir) / "persona_leaderboard.json", json.dumps(board, indent=2))
+        out.print(f"wrote {Path(out_dir) / 'persona_leaderboard.json'}")
 
 
 def _cell(v) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from robusteval.errors import UserError
+from robusteval.files import atomic_write, read_jsonl
 from robusteval.metrics.consistency import item_consistency
 from robusteval.metrics.paired import paired_difference
 
@@ -19,14 +20,7 @@ def load_samples(run: str) -> list[dict]:
     path = path / "samples.jsonl" if path.is_dir() else path
     if not path.is_file():
         raise UserError(f"{run}: not a run folder (no samples.jsonl)")
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                raise UserError(f"{path}:{n}: not valid JSON") from None
-    return rows
+    return read_jsonl(path)
 
 
 def _pick_model(rows: list[dict], model: str | None, run: str) -> list[dict]:
@@ -109,9 +103,9 @@ def compare_headlines(runs: list[str], *, out_dir: str | None = None):
             values = [e["value"] for e in estimates if e and e["value"] is not None]
             top = max([1.0, *values, *[e["ci_high"] for e in estimates if e and e.get("ci_high") is not None]])
             png = bars_with_ci(labels, estimates, title=metric, ylabel=metric, ylim=(0, top * 1.05))
-            (folder / f"compare-{n + 1}.png").write_bytes(png)
+            atomic_write(folder / f"compare-{n + 1}.png", png)
             lines += ["", f"![{metric}](compare-{n + 1}.png)"]
-        (folder / "compare.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        atomic_write(folder / "compare.md", "\n".join(lines) + "\n")
     return board
 
 

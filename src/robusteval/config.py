@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import os
+import re
+import types
+import typing
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -11,7 +15,7 @@ import yaml
 
 from robusteval.errors import UserError
 
-from robusteval.suites import SUITES, get_suite
+from robusteval.suites import SUITES, UNUSED_COMMON_SETTINGS, get_suite
 
 
 def default_cache_dir() -> Path:
@@ -47,6 +51,7 @@ class RunConfig:
     use_cache: bool = True
     out_dir: str = "runs"
     run_id: str | None = None
+    overwrite: bool = False  # an existing --run-id folder is replaced (its old files removed) instead of refused
     options: Any = None  # the suite's own settings (its Options dataclass)
     estimate: bool = False  # count requests, tokens, time and cost; ask nothing
 
@@ -66,6 +71,8 @@ class RunConfig:
             (self.timeout > 0, "--timeout must be positive"),
             (self.max_retries >= 0, "--max-retries must be >= 0"),
             (bool(self.models), "give at least one --model"),
+            (self.run_id is None or run_id_problem(self.run_id) is None,
+             f"--run-id {self.run_id!r}: {run_id_problem(self.run_id or '')}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -74,7 +81,29 @@ class RunConfig:
         return self
 
 
-TUPLE_FIELDS = {"models", "families", "cross"}
+def run_id_problem(run_id: str) -> str | None:
+    """Why ``run_id`` cannot name a folder inside ``--out`` (None if it can): a run id is one plain
+    folder name, so a run never writes outside ``--out``."""
+    if not run_id.strip():
+        return "is empty"
+    if run_id in (".", ".."):
+        return "is not a folder name"
+    if any(sep in run_id for sep in ("/", "\\", os.sep, os.altsep or "/")) or Path(run_id).is_absolute():
+        return "must be a plain folder name, without '/' or '\\' (it names a folder inside --out)"
+    if any(ord(c) < 32 or c == "\x7f" for c in run_id):
+        return "must not contain control characters"
+    return None
+
+
+def unused_settings_message(suite_name: str, given: list[str]) -> str:
+    """The error for common settings a suite does not read, naming the flags it does take."""
+    suite = get_suite(suite_name)
+    parser = argparse.ArgumentParser(add_help=False)
+    suite.add_arguments(parser)
+    own = [max(a.option_strings, key=len) for a in parser._actions if a.option_strings]
+    flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
+    return (f"`robusteval run {suite_name}` does not use {flags} (given as a flag or in --config); "
+            f"its own flags: {', '.join(own) or 'none'}; common flags: see `robusteval run {suite_name} --help`")
 
 
 def load_config_file(path: str, suite: str | None = None) -> dict:
@@ -85,6 +114,13 @@ def load_config_file(path: str, suite: str | None = None) -> dict:
             data = yaml.safe_load(f)
     except FileNotFoundError:
         raise UserError(f"--config {path}: no such file") from None
+    except IsADirectoryError:
+        raise UserError(f"--config {path}: is a folder; give a YAML file") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"--config {path}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                        f"save it as UTF-8") from None
+    except OSError as exc:
+        raise UserError(f"--config {path}: cannot read it ({exc.strerror or exc})") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
@@ -104,10 +140,64 @@ def load_config_file(path: str, suite: str | None = None) -> dict:
             raise UserError(f"{path}: unknown setting {key!r}; known: {', '.join(sorted(known))}")
         if name == "model":
             name = "models"
-        if name in TUPLE_FIELDS:
-            value = tuple(value) if isinstance(value, list) else tuple(str(value).split(","))
         out[name] = value
     return out
+
+
+def _coerce(name: str, value: Any, hint: Any) -> Any:
+    """``value`` as the type ``hint`` names, where that is unambiguous (YAML ``turns: "2"`` -> 2,
+    ``families: order,format`` -> a tuple); anything else is a `UserError` naming the setting and
+    the type it needs. Flags arrive already typed and pass through unchanged."""
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        (hint,) = [a for a in args if a is not type(None)] or [Any]
+        args = typing.get_args(hint)
+    if hint is Any:
+        return value
+    if typing.get_origin(hint) is tuple:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        if isinstance(value, (list, tuple)) and all(isinstance(v, (str, int, float)) and not isinstance(v, bool)
+                                                    for v in value):
+            return tuple(str(v) for v in value)
+        raise UserError(f"setting {name!r} must be a list of names (or 'a,b'), got {_shown(value)}")
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "yes", "on", "false", "no", "off"):
+            return value.strip().lower() in ("true", "yes", "on")
+        raise UserError(f"setting {name!r} must be true or false, got {_shown(value)}")
+    if hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+            return int(value)
+        raise UserError(f"setting {name!r} must be an integer, got {_shown(value)}")
+    if hint is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        raise UserError(f"setting {name!r} must be a number, got {_shown(value)}")
+    if hint is str:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+        raise UserError(f"setting {name!r} must be one text value (a name or a path), got {_shown(value)}")
+    return value
+
+
+def _shown(value: Any) -> str:
+    kind = {list: "a list", dict: "a mapping", bool: "a boolean", type(None): "nothing"}.get(type(value))
+    return kind + f" ({value!r})" if kind else f"{value!r} ({type(value).__name__})"
 
 
 def build_config(file_values: dict, flag_values: dict) -> RunConfig:
@@ -120,21 +210,41 @@ def build_config(file_values: dict, flag_values: dict) -> RunConfig:
     option_names = {f.name for f in fields(suite.Options)}
     if unknown := sorted(set(merged) - common - option_names):
         raise UserError(f"settings {', '.join(unknown)} do not apply to suite {suite.NAME!r}")
-    for f in fields(suite.Options):  # YAML lists and "a,b" strings for tuple settings
-        if f.name in merged and isinstance(f.default, tuple) and not isinstance(merged[f.name], tuple):
-            value = merged[f.name]
-            merged[f.name] = tuple(value) if isinstance(value, list) else tuple(str(value).split(","))
+    if unused := [k for k in UNUSED_COMMON_SETTINGS.get(suite.NAME, ()) if k in merged and k not in option_names]:
+        raise UserError(unused_settings_message(suite.NAME, unused))
+    hints = {**typing.get_type_hints(RunConfig), **typing.get_type_hints(suite.Options)}
+    merged = {k: _coerce(k, v, hints.get(k, Any)) for k, v in merged.items()}
     try:
         options = suite.Options(**{k: v for k, v in merged.items() if k in option_names})
         config = replace(RunConfig(), **{k: v for k, v in merged.items() if k in common}, options=options)
     except TypeError as exc:
         raise UserError(f"bad configuration: {exc}") from None
-    for f in fields(RunConfig):  # YAML may give "5" where a number is meant
-        value = getattr(config, f.name)
-        if f.name in ("limit", "seed", "max_tokens", "samples", "max_retries", "concurrency", "n_shots") \
-                and value is not None:
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise UserError(f"setting {f.name!r} must be an integer, got {value!r}")
-        if f.name in ("temperature", "top_p", "timeout", "price_in", "price_out") and not isinstance(value, (int, float)):
-            raise UserError(f"setting {f.name!r} must be a number, got {value!r}")
     return config.validated()
+
+
+TEXT_SUFFIXES = {".csv", ".tsv", ".json", ".jsonl", ".yaml", ".yml", ".txt", ".md"}
+
+
+def check_text_files(config: RunConfig) -> None:
+    """Every text file a setting names (``--data``, ``--templates``, a suite's ``--population``...)
+    must be UTF-8: checked here once, before any model starts, so a loader never fails with a bare
+    decoding error. The message names the setting, the file and the line."""
+    settings = [(f.name, getattr(config, f.name)) for f in fields(RunConfig) if f.name != "options"]
+    if config.options is not None:
+        settings += [(f.name, getattr(config.options, f.name)) for f in fields(config.options)]
+    for name, value in settings:
+        if not isinstance(value, str) or not value:
+            continue
+        path = Path(value).expanduser()
+        if path.suffix.lower() not in TEXT_SUFFIXES or not path.is_file():
+            continue
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise UserError(f"--{name.replace('_', '-')} {value}: cannot read it ({exc.strerror or exc})") from None
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw[:exc.start].count(b"\n") + 1
+            raise UserError(f"--{name.replace('_', '-')} {value}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x}: "
+                            f"{exc.reason}); save the file as UTF-8") from None

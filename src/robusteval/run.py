@@ -11,12 +11,15 @@ import time
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 from robusteval.config import RunConfig
+from robusteval.data.audit import DataAudit
 from robusteval.engine import Engine, RetryPolicy, Store
 from robusteval.engine.progress import RichProgress
 from robusteval.models import load_backend, parse_model_spec
-from robusteval.results import new_run_id, write_run
+from robusteval.report.terminal import literal_console, styled
+from robusteval.results import reserve_run_folder, write_run
 from robusteval.suites import get_suite
 from robusteval.suites.base import SuiteContext, SuiteResult
 from robusteval.types import GenParams
@@ -51,13 +54,35 @@ class ModelStarter:
 
 async def run_suite(config: RunConfig, *, console: Console | None = None,
                     quiet: bool = False) -> tuple[Path, SuiteResult, dict]:
-    """Run ``config`` and write ``runs/<id>/``; returns the run folder, the suite's result and the
-    usage per model."""
-    console = console or Console(stderr=True)
+    """Run ``config`` and write ``runs/<id>/``; returns the run folder, the suite's result (its
+    ``written`` lists every file written) and the usage per model.
+
+    The run folder is taken before any model starts (a bad ``--out`` or ``--run-id`` costs no
+    request) and given back if the run ends before writing its files."""
+    console = console or literal_console(stderr=True)
     started = time.time()
     suite = get_suite(config.suite)
     for text in config.models:  # all specs checked before any model starts
         parse_model_spec(text)
+    folder = reserve_run_folder(config.out_dir, config.suite, config.run_id, overwrite=config.overwrite)
+    try:
+        result, model_info = await _execute(config, suite, console, quiet)
+        folder.prepare_for_files()
+    except BaseException:
+        folder.release()
+        raise
+    run_dir = folder.path
+    write_run(run_dir, config=config, models=model_info, metrics=result.metrics, samples=result.samples,
+              started=started, finished=time.time(), extra=result.extra)
+    result.written += [run_dir / "results.json", run_dir / "samples.jsonl"]
+    result.written += result.write_files(run_dir)
+    result.written += _write_report(run_dir, console)
+    folder.finish()
+    return run_dir, result, {m: info["usage"] for m, info in model_info.items()}
+
+
+async def _execute(config: RunConfig, suite, console: Console, quiet: bool) -> tuple[SuiteResult, dict]:
+    """Start the models and run the suite through one engine; the result and each model's record."""
     params = GenParams(temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens,
                        seed=config.seed)
     store = Store(Path(config.cache_dir).expanduser() / STORE_FILE)
@@ -73,6 +98,7 @@ async def run_suite(config: RunConfig, *, console: Console | None = None,
                            console=console, _add_model=add_model)
         with progress:
             result = await suite.execute(ctx)
+        result.extra["data"] = ctx.audit.as_dict()
         model_info = {label: {"spec": spec_text, "fingerprint": engine.fingerprint(label),
                               "role": "under test" if label in labels else "helper",
                               "usage": engine.usage[label].as_dict()}
@@ -80,30 +106,37 @@ async def run_suite(config: RunConfig, *, console: Console | None = None,
     finally:
         await engine.close()
         store.close()
-    run_dir = Path(config.out_dir) / new_run_id(config)
-    write_run(run_dir, config=config, models=model_info, metrics=result.metrics, samples=result.samples,
-              started=started, finished=time.time(), extra=result.extra)
-    result.write_files(run_dir)
-    _write_report(run_dir, console)
-    return run_dir, result, {m: info["usage"] for m, info in model_info.items()}
+    return result, model_info
 
 
-def _write_report(run_dir: Path, console: Console) -> None:
-    """The HTML/Markdown report of the run; a failure here never loses the results already written."""
+def print_audit(console: Console, audit: DataAudit) -> None:
+    """The data audit, literally (dataset text may hold brackets that rich would read as markup)."""
+    if audit.has_findings():
+        console.print(Text("data: " + "\n".join(audit.lines())))
+
+
+def _write_report(run_dir: Path, console: Console) -> list[Path]:
+    """The HTML/Markdown report of the run, and the files written (none if it failed: a failure
+    here never loses the results already written, and the run does not claim a report)."""
     from robusteval.report.render import write_report
 
     try:
-        write_report(run_dir)
+        files = write_report(run_dir)
     except Exception as exc:  # noqa: BLE001 - the run's results are safe; say what to do
-        console.print(f"[yellow]could not write the report[/yellow] ({type(exc).__name__}: {exc}); "
-                      f"results are in {run_dir}; try `robusteval report {run_dir}`", highlight=False)
+        console.print(styled("could not write the report", "yellow",
+                             f" ({type(exc).__name__}: {exc}); results are in {run_dir}; "
+                             f"try `robusteval report {run_dir}`"))
+        return []
+    for note in files.notes:
+        console.print(styled("report:", "yellow", f" {note}"))
+    return [files.html, files.markdown, *files.plots]
 
 
 async def estimate_suite(config: RunConfig, *, console: Console | None = None) -> list:
     """Run the suite against a dry-run engine and estimate each model's requests, tokens, time and cost."""
     from robusteval.engine.estimate import count_prompt_tokens, estimate
 
-    console = console or Console(stderr=True)
+    console = console or literal_console(stderr=True)
     suite = get_suite(config.suite)
     params = GenParams(temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens,
                        seed=config.seed)
@@ -116,6 +149,7 @@ async def estimate_suite(config: RunConfig, *, console: Console | None = None) -
         ctx = SuiteContext(config=config, options=config.options, engine=engine, models=labels, params=params,
                            console=console, _add_model=add_model)
         await suite.execute(ctx)
+        print_audit(console, ctx.audit)
         return [estimate(engine, store, label, await count_prompt_tokens(engine, label)) for label in add_model.started]
     finally:
         await engine.close()

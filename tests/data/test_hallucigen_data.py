@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from robusteval.data.audit import SourceAudit
 from robusteval.data.hallucigen import HALLUCINATION_TYPES, load_items, normalise_label, normalise_type, parse_row
+from robusteval.data.language import lang_from_name
 from robusteval.errors import UserError
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -126,3 +128,67 @@ def test_hub_configs_and_languages(monkeypatch):
     with pytest.raises(UserError, match=r"cannot load NLP-RISE/HalluciGen \(en_paraphrase, split test\).*no network; "
                                         r"offline, use --data trial"):
         load_items("hallucigen-en")
+
+
+# ------------------------------------------------- the task's files: the language is in the name only
+
+REAL = FIXTURES / "hallucigen"  # the released files' layout, our sentences (see its README.md)
+
+
+def test_swedish_files_load_as_swedish_from_their_name():
+    audit = SourceAudit("trial_sv")
+    items = load_items(str(REAL / "trial_sv.csv"), audit=audit)
+    assert [(i.id, i.scenario, i.lang) for i in items] == [(f"sv-{n}", "paraphrase", "sv") for n in range(1, 5)]
+    assert audit.assumed == {"language": "sv (from the file name trial_sv.csv)"}
+    assert audit.rows_read == audit.rows_used == 4 and not audit.anomalies
+
+
+def test_unlabelled_test_files_feed_generation_and_refuse_detection():
+    with pytest.raises(UserError, match=r"test_detection_sv.csv:2: detection needs hyp1, hyp2 and a label .*"
+                                        r"test files carry no labels: run --step generation"):
+        load_items(str(REAL / "test_detection_sv.csv"))
+    audit = SourceAudit("test")
+    items = load_items(str(REAL / "test_detection_sv.csv"), need_labels=False, audit=audit)
+    assert [(i.lang, i.labelled, i.hyp1 is not None) for i in items] == [("sv", False, True)] * 3
+    assert any("no labels" in n for n in audit.notes)
+    items = load_items(str(REAL / "test_generation_sv.csv"), need_labels=False, limit=2, seed=0, audit=audit)
+    assert len(items) == 2 and {i.lang for i in items} == {"sv"} and all(i.hyp1 is None for i in items)
+    assert (audit.rows_read, audit.rows_used) == (4, 2)
+    assert {i.lang for i in load_items(str(REAL / "test_generation_en.csv"), need_labels=False)} == {"en"}
+
+
+def test_lang_flag_overrides_and_a_translation_pair_in_the_name():
+    audit = SourceAudit("x")
+    items = load_items(str(REAL / "trial_sv.csv"), lang="en", audit=audit)
+    assert {i.lang for i in items} == {"en"} and audit.assumed == {"language": "en (--lang)"}
+    pair = load_items(str(REAL / "trial_de_en.csv"))
+    assert [(i.scenario, i.source_lang, i.target_lang) for i in pair] == [("translation", "de", "en")] * 2
+    with pytest.raises(UserError, match="--lang 'swedish'"):
+        load_items(str(REAL / "trial_sv.csv"), lang="swedish")
+
+
+def test_a_name_without_language_is_read_from_the_text(tmp_path):
+    nameless = tmp_path / "sources.csv"
+    nameless.write_bytes((REAL / "test_generation_sv.csv").read_bytes())
+    audit = SourceAudit("sources")
+    assert {i.lang for i in load_items(str(nameless), need_labels=False, audit=audit)} == {"sv"}
+    assert audit.assumed["language"].startswith("sv (identified from the sources by py3langid, p=")
+    mislabelled = tmp_path / "trial_sv.csv"  # English sentences under a Swedish name
+    mislabelled.write_bytes((REAL / "test_generation_en.csv").read_bytes())
+    audit = SourceAudit("mislabelled")
+    assert {i.lang for i in load_items(str(mislabelled), need_labels=False, audit=audit)} == {"sv"}
+    assert list(audit.anomalies) == ["sources read as en (py3langid, p=1.00), the file name says sv: the file name "
+                                     "is used (--lang overrides)"]
+    unknown = tmp_path / "names.csv"
+    unknown.write_text("id,source\n1,Zq\n")
+    audit = SourceAudit("unknown")
+    assert load_items(str(unknown), need_labels=False, audit=audit)[0].lang == "en"
+    assert "give --lang" in audit.assumed["language"]
+
+
+@pytest.mark.parametrize(("name", "lang"), [("trial_sv.csv", "sv"), ("test_detection_sv.csv", "sv"),
+                                            ("test_generation_en.csv", "en"), ("trial_de_en.csv", "de-en"),
+                                            ("test_en_fr.jsonl", "en-fr"), ("hallucigen_paraphrase.csv", None),
+                                            ("trial_xx.csv", None), ("sources.csv", None)])
+def test_language_from_a_file_name(name, lang):
+    assert lang_from_name(name) == lang

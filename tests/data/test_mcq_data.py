@@ -8,11 +8,13 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
+import random
 from pathlib import Path
 
 import pytest
 
-from robusteval.data.mcq import load_items
+from robusteval.data.audit import DataAudit
+from robusteval.data.mcq import NO_OPTIONS, load_items
 from robusteval.errors import UserError
 
 
@@ -152,54 +154,67 @@ def test_non_object_line(tmp_path):
         load_items(str(path))
 
 
-def test_missing_answer(tmp_path):
-    row = {"question": "Where is the answer?", "choices": ["here", "there"]}
-    path = write_jsonl(tmp_path / "noans.jsonl", [many_rows(1)[0], row])
+# --- rows the suite cannot use are left out, counted by reason ----------------------------------
+
+
+def load_with_audit(path: Path, **kwargs):
+    audit = DataAudit()
+    items = load_items(str(path), audit=audit, **kwargs)
+    return items, audit.source(str(path))
+
+
+@pytest.mark.parametrize(("row", "reason"), [
+    ({"question": "Where is the answer?", "choices": ["here", "there"]}, "no answer"),
+    ({"question": "Null answer?", "choices": ["here", "there"], "answer": None}, "no answer"),
+    ({"question": "Out of range?", "choices": ["a", "b", "c", "d"], "answer": 4}, "answer outside the options"),
+    ({"question": "Out of range?", "choices": ["a", "b", "c", "d"], "answer": "E"}, "answer outside the options"),
+    ({"question": "Out of range?", "choices": ["a", "b", "c", "d"], "answer": "9"}, "answer outside the options"),
+    ({"question": "Odd answer?", "choices": ["a", "b"], "answer": "first"}, "answer neither a letter nor an index"),
+    ({"question": "Too few options?", "choices": ["only one"], "answer": 0}, "fewer than 2 options"),
+    ({"question": "Too few options?", "choices": [], "answer": 0}, "fewer than 2 options"),
+    ({"question": "Where are the options?", "answer": 0}, NO_OPTIONS),
+    ({"question": "  ", "choices": ["a", "b"], "answer": 0}, "no question"),
+    ({"question": "Too many?", "choices": [str(k) for k in range(17)], "answer": 0}, "more than 16 options"),
+])
+def test_unusable_row_is_left_out_with_its_reason(tmp_path, row, reason):
+    rows = many_rows(3)
+    path = write_jsonl(tmp_path / "mixed.jsonl", [rows[0], row, rows[1], rows[2]])
+    items, audit = load_with_audit(path)
+    assert [i.id for i in items] == ["r0", "r1", "r2"]
+    assert (audit.rows_read, audit.rows_used) == (4, 3)
+    assert dict(audit.left_out) == {reason: 1}
+    assert audit.examples[reason] == ["line 2"]
+    # a file with no usable row stops, naming the reason and the line
+    only = write_jsonl(tmp_path / "only.jsonl", [row])
     with pytest.raises(UserError) as err:
-        load_items(str(path))
-    assert f"{path}:2" in str(err.value) and "missing 'answer'" in str(err.value)
+        load_items(str(only))
+    assert "no usable rows among 1" in str(err.value) and reason in str(err.value) and "line 1" in str(err.value)
 
 
-@pytest.mark.parametrize("answer", [4, "E", "9"])
-def test_answer_out_of_range(tmp_path, answer):
-    row = {"question": "Out of range?", "choices": ["a", "b", "c", "d"], "answer": answer}
-    path = write_jsonl(tmp_path / "range.jsonl", [row])
-    with pytest.raises(UserError, match=rf"range\.jsonl:1: answer .* points past the 4 options"):
-        load_items(str(path))
+def test_limit_samples_usable_rows_and_audit_counts_the_file(tmp_path):
+    rows = many_rows(30)
+    bad = {"question": "One option only?", "options": ["lonely"], "answer_index": 0}
+    path = write_jsonl(tmp_path / "some-bad.jsonl", [*rows[:10], bad, bad, *rows[10:]])
+    items, audit = load_with_audit(path, limit=5, seed=3)
+    assert len(items) == 5 and all(len(i.options) == 4 for i in items)
+    assert (audit.rows_read, audit.rows_used) == (32, 5)
+    assert audit.left_out == {"fewer than 2 options": 2}
+    assert "a seeded sample (--limit 5, seed 3) of the 30 usable rows" in audit.notes
+    # with nothing left out, the sample is the one the loader always drew
+    clean = write_jsonl(tmp_path / "clean.jsonl", rows)
+    assert [i.id for i in load_items(str(clean), limit=5, seed=3)] == \
+        [r["id"] for r in random.Random(3).sample(rows, 5)]
 
 
-def test_answer_that_is_neither_letter_nor_index(tmp_path):
-    row = {"question": "Odd answer?", "choices": ["a", "b"], "answer": "first"}
-    with pytest.raises(UserError, match="neither a letter nor an index"):
-        load_items(str(write_jsonl(tmp_path / "odd.jsonl", [row])))
-
-
-@pytest.mark.parametrize("choices", [["only one"], []])
-def test_fewer_than_two_options(tmp_path, choices):
-    row = {"question": "Too few options?", "choices": choices, "answer": 0}
-    with pytest.raises(UserError, match=r"few\.jsonl:1: needs at least 2 options"):
-        load_items(str(write_jsonl(tmp_path / "few.jsonl", [row])))
-
-
-def test_no_options_at_all(tmp_path):
-    row = {"question": "Where are the options?", "answer": 0}
-    with pytest.raises(UserError, match=r"none\.jsonl:1: no options"):
-        load_items(str(write_jsonl(tmp_path / "none.jsonl", [row])))
-
-
-def test_missing_question(tmp_path):
-    row = {"question": "  ", "choices": ["a", "b"], "answer": 0}
-    with pytest.raises(UserError, match=r"q\.jsonl:1: missing 'question'"):
-        load_items(str(write_jsonl(tmp_path / "q.jsonl", [row])))
-
-
-def test_csv_error_names_line(tmp_path):
+def test_csv_bad_row_names_its_line(tmp_path):
     path = write_csv(tmp_path / "bad.csv", ["question", "A", "B", "answer"], [
         ["Fine row?", "yes", "no", "A"],
         ["Bad row?", "yes", "no", "Z"],
     ])
-    with pytest.raises(UserError, match=r"bad\.csv:3"):
-        load_items(str(path))
+    items, audit = load_with_audit(path)
+    assert len(items) == 1
+    assert audit.left_out == {"answer neither a letter nor an index": 1}
+    assert audit.examples["answer neither a letter nor an index"] == ["line 3"]  # line 1 is the header
 
 
 def test_missing_file(tmp_path):
@@ -296,3 +311,40 @@ def test_hub_datasets_fail_clearly_offline(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_datasets)
     with pytest.raises(UserError, match="Hugging Face hub: pip install 'robusteval\\[hub\\]'"):
         load_items("mmlu-pro")
+
+
+# --- printed option letters (AGIEval) ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("option", "position", "letter", "text", "form"), [
+    ("(A)text", 0, "A", "text", "paren"),
+    ("(B) text", 1, "B", "text", "paren"),
+    ("(C)Some text", 1, "C", "Some text", "paren"),          # printed out of place: the printed letter
+    ("(A)A is a doctor", 0, "A", "A is a doctor", "paren"),  # a name after the label is text
+    ("A. text", 0, "A", "text", "loose"),
+    ("C? text", 2, "C", "text", "loose"),
+    ("A first", 0, "A", "first", "loose"),
+    ("A is a doctor", 2, None, "A is a doctor", "none"),     # a bare letter elsewhere is text
+    ("A. B No Shouwu", 1, "B", "No Shouwu", "two"),
+    ("Storehouse B.3", 1, None, "Storehouse B.3", "none"),   # a letter mid-text is left alone
+])
+def test_printed_letter_forms(option, position, letter, text, form):
+    from robusteval.data.mcq import printed_letter
+
+    p = printed_letter(option, position)
+    assert (p.letter, p.text, p.form) == (letter, text, form)
+
+
+def test_missing_and_repeated_printed_letters(tmp_path):
+    from robusteval.data import mcq
+
+    assert mcq._printed_options(("(A)a", "x", "(B)b", "(D)d"))[:2] == (("a", "b", "x", "d"), tuple("ABCD"))
+    assert mcq._printed_options(("(A)a", "x", "(C)c", "y"))[:2] == (("a", "x", "c", "y"), tuple("ABCD"))
+    texts, letters, anomalies = mcq._printed_options(("(A)a", "(A)b", "(C)c", "y"))
+    assert letters == ("A", "A", "C", "D") and mcq.LETTER_TWICE in anomalies
+    rows = [{"question": "Twice A, gold A?", "options": ["(A)a", "(A)b", "(C)c", "(D)d"], "label": "A"},
+            {"question": "Twice A, gold C?", "options": ["(A)a", "(A)b", "(C)c", "(D)d"], "label": "C"},
+            {"question": "No B printed, gold B?", "options": ["(A)a", "(A)b", "(C)c", "(D)d"], "label": "B"}]
+    items, audit = load_with_audit(write_jsonl(tmp_path / "agi.jsonl", rows))
+    assert [i.options[i.answer] for i in items] == ["c"]
+    assert audit.left_out == {mcq.GOLD_LETTER_TWICE: 1, mcq.GOLD_LETTER_ABSENT: 1}

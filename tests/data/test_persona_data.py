@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import csv
+import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from robusteval.data.audit import SourceAudit
 from robusteval.data.persona import (
     PVQ40_KEY,
     SVS_KEY,
@@ -86,7 +89,8 @@ def test_questionnaire_errors(tmp_path):
 
 
 def test_pvq40_in_the_leaderboard_csv_schema():
-    q = load_questionnaire(f"pvq40:{FIX / 'pvq_schema_male.csv'}")
+    male = FIX / "pvq_schema_male.csv"
+    q = load_questionnaire(f"pvq40:male={male},female={male}")
     assert q.name == "pvq40" and len(q.items) == 40 and len(q.scale) == 6 and "undef" not in q.scale
     for value, numbers in PVQ40_KEY.items():
         assert {q.items[n - 1].value for n in numbers} == {value}
@@ -109,3 +113,73 @@ def test_openers_and_chunk_files():
     assert len(load_chunk_file(FIX / "chunk.jsonl")) == 3
     with pytest.raises(UserError, match=r"chunk_bad.jsonl:2: expected a row with a non-empty 'content'"):
         load_chunk_file(FIX / "chunk_bad.jsonl")
+
+
+# ------------------------------------------------------------------ the leaderboard's real files
+
+def test_leaderboard_population_json_with_f_and_m(realdata):
+    """personas/real_world_people.json: a JSON list, gender "F"/"M", no ids."""
+    audit = SourceAudit("population")
+    people = load_population(str(realdata / "value-stability" / "personas" / "real_world_people.json"), audit)
+    assert len(people) == 50 and Counter(p.gender for p in people) == {"female": 25, "male": 25}
+    assert people[0].name == "Marilyn Monroe" and people[0].gender == "female" and people[0].id == "p01"
+    assert people[2].name == "Nelson Mandela" and people[2].gender == "male"
+    assert audit.rows_read == 50 and audit.assumed == {"gender": "F = female, M = male (file's spelling)"}
+
+
+def test_pvq40_folder_gives_each_gender_its_own_wording(realdata):
+    folder = realdata / "value-stability" / "data_pvq"
+    audit = SourceAudit("questionnaire")
+    q = load_questionnaire(f"pvq40:{folder}", audit)
+    assert q.name == "pvq40" and len(q.items) == 40 and q.scale[0] == "Not like me at all" and len(q.scale) == 6
+    first = q.items[0]
+    assert first.text_for("female").startswith("Thinking up new ideas and being creative is important to her.")
+    assert first.text_for("male").startswith("Thinking up new ideas and being creative is important to him.")
+    female = [row[0] for row in csv.reader(open(folder / "pvq_female_test.csv", encoding="utf-8"))]
+    male = [row[0] for row in csv.reader(open(folder / "pvq_male_test.csv", encoding="utf-8"))]
+    assert [i.text_for("female") for i in q.items] == female and [i.text_for("male") for i in q.items] == male
+    # the key in values.json is the standard one: item n scores the value the standard key names
+    for value, numbers in PVQ40_KEY.items():
+        assert {q.items[n - 1].value for n in numbers} == {value}
+    assert audit.rows_read == 40 and audit.rows_used == 40 and not audit.left_out
+    assert any("values.json" in n for n in audit.notes) and not any("differs" in n for n in audit.notes)
+    # the explicit form gives the same questionnaire
+    same = load_questionnaire(f"pvq40:male={folder / 'pvq_male_test.csv'},female={folder / 'pvq_female_test.csv'}")
+    assert same == q
+
+
+def test_pvq40_needs_both_gendered_files(realdata, tmp_path):
+    folder = realdata / "value-stability" / "data_pvq"
+    with pytest.raises(UserError, match="PVQ-40 is worded by gender"):
+        load_questionnaire(f"pvq40:{folder / 'pvq_male_test.csv'}")
+    (tmp_path / "pvq_male_test.csv").write_bytes((folder / "pvq_male_test.csv").read_bytes())
+    with pytest.raises(UserError, match="no pvq_female_test.csv in this folder; PVQ-40 needs both"):
+        load_questionnaire(f"pvq40:{tmp_path}")
+    with pytest.raises(UserError, match="name both files"):
+        load_questionnaire(f"pvq40:male={folder / 'pvq_male_test.csv'}")
+
+
+def test_svs_folder_with_its_key(realdata):
+    audit = SourceAudit("svs")
+    q = load_questionnaire(f"svs:{realdata / 'value-stability' / 'data_svs'}", audit)
+    assert q.name == "svs" and len(q.items) == 46 and q.scale[0] == "-1 - opposed to my values" and len(q.scale) == 9
+    assert q.items[0].text == "EQUALITY (equal opportunity for all)" and q.items[0].value == "universalism"
+    assert audit.rows_read == 57 and audit.rows_used == 46
+    assert sum(audit.left_out.values()) == 11  # items outside the ten-value key
+
+
+def test_a_key_file_that_differs_is_used_and_said(tmp_path):
+    rows = "".join(f'"Item {n} is important to him.","No","Yes"\n' for n in range(1, 41))
+    (tmp_path / "pvq_male_test.csv").write_text(rows)
+    (tmp_path / "pvq_female_test.csv").write_text(rows.replace("him", "her"))
+    key = {k: list(v) for k, v in PVQ40_KEY.items()}
+    key["power"], key["hedonism"] = key["hedonism"], key["power"]
+    (tmp_path / "values.json").write_text(json.dumps({"_comment": "x", **{k.replace("_", "-").title(): v
+                                                                          for k, v in key.items()}}))
+    audit = SourceAudit("q")
+    q = load_questionnaire(f"pvq40:{tmp_path}", audit)
+    assert q.items[1].value == "hedonism"  # item 2 is power in the standard key
+    assert any("differs from the standard key" in n for n in audit.notes)
+    (tmp_path / "values.json").write_text('{"Kindness": [1]}')
+    with pytest.raises(UserError, match="'Kindness' is not one of the ten values"):
+        load_questionnaire(f"pvq40:{tmp_path}")

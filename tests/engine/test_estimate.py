@@ -95,3 +95,68 @@ def test_time_follows_tokens_at_the_stored_rate_else_requests():
     no_tokens = [PastAnswer(400, 64, 0, 0, 2.0) for _ in range(5)]  # a server that reports no usage
     assert expected_seconds(no_tokens, 10, 500, concurrency=2) == pytest.approx(10)
     assert expected_seconds(past[:4], 10, 500, concurrency=1) is None
+
+
+class CountingBackend:
+    """A backend that only counts prompt tokens (a unit test of the estimate's sampling): 5 template
+    tokens plus one per 4 characters, and how many prompts it was asked to count."""
+
+    fingerprint = "counting-fake"
+    max_concurrency = 4
+
+    def __init__(self):
+        self.counted = 0
+
+    async def start(self):
+        pass
+
+    async def close(self):
+        pass
+
+    async def chat(self, messages, params):
+        raise AssertionError("a dry run sends nothing")
+
+    async def count_prompt_tokens(self, messages) -> int:
+        self.counted += 1
+        return 5 + sum(len(m.content) for m in messages) // 4
+
+
+async def _planned(tmp_path, n_items):
+    from robusteval.engine.estimate import count_prompt_tokens
+
+    store = Store(tmp_path / "s.sqlite")
+    engine = Engine(store, dry_run=True)
+    backend = CountingBackend()
+    await engine.add_model("fake", backend)
+    try:
+        await mcq.run(engine, "fake", _items(1, n_items), ("order", "format"), PARAMS)
+        planned = list(engine.planned["fake"].values())
+        exact = sum(5 + sum(len(m.content) for m in r.messages) // 4 for r in planned)
+        counted = await count_prompt_tokens(engine, "fake", exact=100)
+        return counted, exact, backend.counted, len(planned), estimate(engine, store, "fake", counted)
+    finally:
+        await engine.close()
+        store.close()
+
+
+def test_prompt_tokens_are_counted_on_a_sample_above_the_limit(tmp_path):
+    """About 900 planned prompts, 100 counted: the total extrapolated by characters, and said so."""
+    counted, exact, calls, planned, est = asyncio.run(_planned(tmp_path, 100))
+    assert planned > 850 and calls == 100
+    assert (counted.counted, counted.planned) == (100, planned)
+    assert counted.tokens == pytest.approx(exact, rel=0.01)
+    assert est.prompt_tokens == counted.tokens
+    assert f"seeded sample of 100 of the {planned} prompts, extrapolated by characters" in est.basis
+
+
+def test_prompt_tokens_are_all_counted_up_to_the_limit(tmp_path):
+    counted, exact, calls, planned, est = asyncio.run(_planned(tmp_path, 10))
+    assert planned == calls <= 100 and counted.tokens == exact == est.prompt_tokens
+    assert "counted by the model's tokenizer" in est.basis and "sample" not in est.basis
+
+
+def test_extrapolation_is_a_line_over_characters():
+    from robusteval.engine.estimate import extrapolate
+
+    assert extrapolate([15, 25], [40, 80], [40, 80, 120]) == pytest.approx(15 + 25 + 35)
+    assert extrapolate([7, 7], [10, 10], [10, 10, 10, 10]) == pytest.approx(28)  # no spread: the mean

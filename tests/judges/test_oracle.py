@@ -17,6 +17,21 @@ from robusteval.types import Response
     ("I would say 5 out of 5.", None),
     ("Similarity score: 7", None),  # outside the scale
     ("Similarity score: high", None),
+    ("Similarity score: 0-5", None),  # a range is no rating: unparseable, so the judge asks again
+    ("Similarity score: 4-5", None),
+    ("Similarity score: 4 - 5", None),
+    ("Similarity score: 4\u20135", None),  # en dash
+    ("Similarity score: 3 to 4", None),
+    ("Similarity score: 3 or 4", None),
+    ("**Similarity score: 4-5**", None),
+    ("Similarity score: 4\nSimilarity score: 4-5", None),  # the final verdict is a range
+    ("Similarity score: 4/10", None),  # another scale
+    ("Similarity score: 4 - the answers agree", 4.0),  # a dash before words is no range
+    ("Similarity score: 5.", 5.0),
+    ("Similarity score: 4 out of 5", 4.0),
+    ("Similarity score: 4/5 - close", 4.0),
+    ("Similarity score: 4/5.", 4.0),
+    ("Similarity score: 4 (on the 0-5 scale)", 4.0),
     ("", None),
     (None, None),
 ])
@@ -44,6 +59,12 @@ def test_unparseable_rating_is_retried_as_a_new_request():
     assert rating.score == 4.0 and rating.attempts == 2
     (_, first, s0), (_, second, s1) = engine.calls
     assert (s0, s1) == (0, 1) and first.temperature == 0 and second.temperature > 0
+
+
+def test_a_range_is_asked_again_not_read_as_its_first_number():
+    engine = ScriptedEngine(["Similarity score: 0-5", "Similarity score: 3"])
+    rating = asyncio.run(OracleJudge(engine, "m", retries=3).rate(["a", "b"], None, ("en", "en")))
+    assert rating.score == 3.0 and rating.attempts == 2
 
 
 def test_never_parseable_is_missing_not_zero():

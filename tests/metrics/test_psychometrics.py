@@ -107,6 +107,44 @@ def test_mds_reports_items_without_variance():
     assert mds_structure(np.full((10, 5), 3.0), ITEM_VALUES[:5]).error
 
 
+def test_spearman_correlations_rank_each_complete_pair():
+    x = np.array([[1, 1], [2, 8], [3, 27], [4, 64], [5, NAN], [NAN, 2]], dtype=float)
+    assert pairwise_correlations(x, spearman=True)[0, 1] == pytest.approx(1.0)  # monotone: rho 1
+    assert pairwise_correlations(x)[0, 1] < 0.99  # Pearson sees the curve
+
+
+def test_leaderboard_mds_is_nonmetric_mds_of_distances_between_spearman_rows():
+    from scipy.spatial.distance import pdist, squareform
+    from scipy.stats import spearmanr
+    from sklearn.manifold import MDS
+
+    data = circumplex(200, seed=4)
+    ours = mds_structure(data, ITEM_VALUES, seed=3, method="leaderboard")
+    # the same computation written out: rows of the Spearman matrix, Euclidean distances between
+    # them, scikit-learn's non-metric MDS with the defaults of the leaderboard's time, its Stress-1
+    rows = spearmanr(data).statistic
+    reference = MDS(n_components=2, metric_mds=False, metric="precomputed", n_init=4, init="random", max_iter=300,
+                    eps=1e-3, random_state=3, normalized_stress=True).fit(squareform(pdist(rows)))
+    assert ours.method == "leaderboard" and ours.error is None
+    assert ours.stress1 == pytest.approx(reference.stress_, rel=1e-9)
+    assert ours == ours  # frozen result
+    again = mds_structure(data, ITEM_VALUES, seed=3, method="leaderboard")
+    assert again.stress1 == ours.stress1  # deterministic under a seed
+
+
+def test_the_two_mds_methods_differ_and_both_see_structure():
+    data = circumplex(300, seed=5)
+    classic = mds_structure(data, ITEM_VALUES)
+    leaderboard = mds_structure(data, ITEM_VALUES, method="leaderboard")
+    assert classic.method == "classic" and classic.as_dict()["method"] == "classic"
+    assert leaderboard.as_dict()["method"] == "leaderboard"
+    assert classic.stress1 != pytest.approx(leaderboard.stress1, abs=0.01)
+    noise = mds_structure(shuffled_within_items(data, 6), ITEM_VALUES, method="leaderboard")
+    assert noise.stress1 > leaderboard.stress1
+    with pytest.raises(ValueError, match="one of leaderboard, classic"):
+        mds_structure(data, ITEM_VALUES, method="metric")
+
+
 def value_factor_data(n: int, seed: int) -> np.ndarray:
     """Answers from a known CFA model: ten correlated value factors (neighbours on the circle
     correlate more), three items per value with loadings 0.8 and unique noise."""

@@ -16,6 +16,7 @@ from robusteval.metrics.stability import (
     spearman,
     stability_matrix,
     win_rate_table,
+    tie_safe,
     win_rates,
 )
 
@@ -104,3 +105,44 @@ def test_ranking_and_max_rank_change_by_hand():
     # cardinal: means 2/3, 1/3, 1/2; without game 0 all are 1/2 (change 2), without game 2 none moves
     assert max_rank_change(table, [[2]] * 2, cardinal_scores) == 0
     assert max_rank_change(table, [[0], [2]], cardinal_scores) == 2
+
+
+# Two personas whose centred scores on the first value are both exactly -14/15 (value_scores of
+# these integer answers); in floating point they come out as -0.9333333333333335 and
+# -0.933333333333333, which ranked as they are would break the tie by rounding noise.
+TIED_ANSWERS = np.array([[3, 1, 1, 1, 1, 5, 4, 4, 2, 4], [5, 3, 3, 6, 5, 6, 3, 5, 6, 4]], dtype=float)
+TIED_ITEMS = ("a", "a", "a", "b", "b", "c", "c", "c", "d", "d")
+
+
+def test_scores_tied_in_exact_arithmetic_share_a_rank():
+    from scipy.stats import spearmanr
+
+    from robusteval.metrics.psychometrics import value_scores
+
+    tied = value_scores(TIED_ANSWERS, TIED_ITEMS, ("a", "b", "c", "d"))[:, 0]
+    assert tied[0] != tied[1]  # the noise the rounding must absorb
+    a = np.array([tied[0], tied[1], 0.5, 1.0])
+    b = np.array([2.0, 1.0, 3.0, 4.0])
+    exact = spearmanr([-14 / 15, -14 / 15, 0.5, 1.0], b).statistic  # ranks 1.5, 1.5, 3, 4
+    assert spearman(a, b) == pytest.approx(exact)
+    assert spearman(a[[1, 0, 2, 3]], b) == pytest.approx(exact)  # the same whichever persona comes first
+    assert rank_order_stability(a[:, None], b[:, None]) == pytest.approx(exact)
+
+
+def test_model_scores_tied_in_exact_arithmetic_tie_in_the_leaderboard():
+    # means of the same three numbers summed in different orders: 0.20000000000000004 and 0.19999999999999998
+    up, down = np.mean([0.1, 0.2, 0.3]), np.mean([0.3, 0.2, 0.1])
+    assert up != down
+    table = np.array([[up, 0.1 + 0.2], [down, 0.3], [0.9, 0.9]])
+    assert win_rate_table(table).tolist() == [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0]]
+    assert ranking(np.array([up, down, 0.1])).tolist() == [1, 1, 3]
+    # the same rankings in both games, with the tie in each: perfect concordance
+    assert kendalls_w(table) == pytest.approx(1.0)
+
+
+def test_tie_safe_rounds_to_significant_digits_and_keeps_the_rest():
+    x = np.array([0.1 + 0.2, 0.3, 3e-12 + 6e-12, 9e-12, -1.1, -1.0999999999999996, 0.0, NAN, np.inf, 123456.78912345])
+    out = tie_safe(x)
+    assert out[0] == out[1] and out[2] == out[3] and out[4] == out[5]
+    assert out[6] == 0.0 and np.isnan(out[7]) and out[8] == np.inf
+    assert out[9] == pytest.approx(123456.7891, abs=1e-9)  # 10 significant digits, whatever the magnitude

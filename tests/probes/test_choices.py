@@ -62,8 +62,8 @@ def test_format_prompt_lists_options_with_styled_labels(name):
     positions = [text.index(f"\n{line}") for line in lines]
     assert positions == sorted(positions)
     labels = v.labels
-    assert f"where X is one of {labels[0]}, {labels[1]}, {labels[2]} or {labels[3]}." in text
-    assert "The best answer is X" in text
+    assert f"where [label] is one of {labels[0]}, {labels[1]}, {labels[2]} or {labels[3]}." in text
+    assert "The best answer is [label]" in text
 
 
 def test_three_option_item_format_labels_stop_at_third():
@@ -143,3 +143,50 @@ def test_render_label_list_and_placeholders():
     custom = render("{category}|{label_list}", question="", options="", labels=("1", "2", "3"), category=None)
     assert custom == "general knowledge|1, 2 or 3"
     assert render("{category}", question="", options="", labels=("a", "b"), category="law") == "law"
+
+
+# --- the answer placeholder is never a label ----------------------------------------------------
+
+
+def many_options(n: int) -> Item:
+    return Item(id=f"n{n}", question=f"Which of {n} numbers is the largest?", options=tuple(str(k) for k in range(n)),
+                answer=n - 1, category="math")
+
+
+@pytest.mark.parametrize("n", [10, 16])
+@pytest.mark.parametrize("style", list(LABEL_STYLES))
+def test_a_parroted_placeholder_reads_as_invalid(style, n):
+    """With 10 options the roman labels reach X; the instruction's placeholder must not be one of them
+    (nor any label of another style the reader maps back): a model that repeats the instruction of
+    any bundled template, or just its closing phrase, chose nothing."""
+    from robusteval.probes.design import Design
+    from robusteval.probes.templates import load_templates
+    from robusteval.readers.labels import read_label
+
+    item = many_options(n)
+    variants = [v for v in expand(item, ["format", "prompt"], Design(load_templates())) if v.labels[0] ==
+                LABEL_STYLES[style].labels[0]]
+    assert variants and all(len(v.labels) == n for v in variants)
+    if n >= 10 and style == "I:":
+        assert "X" in variants[0].labels
+    for v in variants:
+        text = prompt(v)
+        assert "The best answer is [label]" in text
+        parrot = text[text.index("The best answer is"):]
+        assert read_label(parrot, v.labels).status == "invalid", (v.name, parrot[:80])
+        assert read_label("The best answer is [label].", v.labels).status == "invalid"
+
+
+def test_a_template_whose_placeholder_is_a_label_is_refused(tmp_path):
+    from robusteval.errors import UserError
+    from robusteval.probes.templates import load_templates
+
+    path = tmp_path / "t.yaml"
+    path.write_text("templates:\n  - name: roman\n    template: 'Q: {question}\\n{options}\\n"
+                    "End with \"The best answer is X\", where X is one of {label_list}.'\n", encoding="utf-8")
+    with pytest.raises(UserError) as err:
+        load_templates(str(path))
+    assert "template 'roman'" in str(err.value) and "option 10" in str(err.value) and "[label]" in str(err.value)
+    path.write_text("templates:\n  - name: word\n    template: 'Q: {question}\\n{options}\\n"
+                    "End with \"The best answer is [label]\", [label] one of {label_list}.'\n", encoding="utf-8")
+    assert [t.name for t in load_templates(str(path))] == ["word"]

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from robusteval.probes.paraphrase import Cost, Invariants, check_candidate, parse_candidates
+from robusteval.probes.paraphrase import (
+    Cost,
+    Invariants,
+    check_candidate,
+    is_question,
+    leaked_answers,
+    parse_candidates,
+)
 
 
 @pytest.mark.parametrize("reply, expected", [
@@ -45,3 +52,33 @@ def test_cost_arithmetic():
     c = Cost(1, 100, 20, 2.0) + Cost(1, 50, 10, 1.0)
     assert c == Cost(2, 150, 30, 3.0) and c.tokens == 180
     assert c.share(2) == Cost(1, 75, 15, 1.5)
+
+
+@pytest.mark.parametrize("text, asks", [
+    ("What is Marla Quenby's occupation?", True), ("Which river crosses the capital", True),
+    ("Name the river of the capital.", True), ("In what country is Tovren?", True),
+    ('"Is it raining?"', True), ("To whom was the prize given", True),
+    ("Marla Quenby is a historian who writes about lighthouses.", False),
+    ("The river of the capital.", False), ("In 1950 she became a historian.", False), ("", False),
+])
+def test_is_question(text, asks):
+    assert is_question(text) is asks
+
+
+def test_leaked_answers_whole_words_normalised_and_not_in_the_root():
+    answers = ("historian", "Historian of Science")
+    root = "What is Marla Quenby's occupation?"
+    assert leaked_answers("Is Marla Quenby a historian?", answers, root) == ["historian"]
+    assert leaked_answers("Is she a historian of science?", answers, root) == ["historian", "Historian of Science"]
+    assert leaked_answers("Is she a prehistorian?", answers, root) == []  # whole words only
+    assert leaked_answers("Which river, the Vell, flows there?", ("Vell",), "Which river, the Vell or the Arn?") == []
+
+
+def test_check_candidate_asks_for_a_question_without_the_answer():
+    def check(text):
+        return check_candidate(sim_parent=0.9, sim_root=0.85, parent_sim_root=0.95, duplicate=False,
+                               bounds=Invariants(), text=text, answers=("historian",), root="What is her job?")
+
+    assert check("What does she do for a living?") is None
+    assert check("She is a historian who writes books.") == "not_a_question"
+    assert check("Is she a historian?") == "contains_answer"

@@ -63,3 +63,19 @@ def test_question_puts_the_scale_first_and_uses_the_gendered_text():
     other = question(q, q.items[5], "female")
     prefix = text[: text.index(q.items[0].text)]
     assert other.startswith(prefix.split('"')[0])
+
+
+def test_truncation_cuts_long_posts_at_a_word_boundary(realdata):
+    """The leaderboard's chunk_4: 90 posts of 1,388-2,711 characters; --context-max-tokens 100 cuts
+    each to at most 400 characters, at a space, and leaves short texts alone."""
+    from robusteval.probes.persona import truncate_context, truncate_text
+
+    chunk = parse_context(f"file:{realdata / 'value-stability' / 'contexts' / 'chunk_4.jsonl'}", OPENERS, 5)
+    assert chunk.name == "file_chunk_4" and len(chunk.openers) == 90
+    cut, changed = truncate_context(chunk, 100)
+    assert changed == tuple(range(90)) and cut.name == chunk.name and cut.kind == "chunk"
+    for before, after in zip(chunk.openers, cut.openers):
+        assert 200 < len(after) <= 400 and before.startswith(after) and before[len(after)] == " "
+    assert truncate_context(chunk, 1000) == (chunk, ())  # 4,000 characters: none is that long
+    assert truncate_context(chunk, None) == (chunk, ())
+    assert truncate_text("short text", 3) == "short text" and truncate_text("one two three four", 3) == "one two"

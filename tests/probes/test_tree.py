@@ -153,3 +153,38 @@ def test_trees_file_round_trip_and_errors(tmp_path):
     (tmp_path / "old.json").write_text(json.dumps({"version": 0, "trees": []}))
     with pytest.raises(UserError, match="version 1"):
         load_trees(tmp_path / "old.json")
+
+
+MARLA = QAItem("m1", "What is Marla Quenby's occupation?", ("historian", "historian of science"))
+
+
+def _grow(item, paraphraser, shape=Shape(1, 1, 0), **kw):
+    return asyncio.run(build_tree(item, BuildSettings(shape=shape, **kw), paraphraser, AngleEncoder()))
+
+
+def test_an_answer_is_no_paraphrase_and_is_asked_for_again():
+    """The reply that was accepted before: a statement that answers the question. It is rejected
+    (not a question), the slot is asked again, and the question that comes back is kept."""
+    p = Scripted(batch_fn=lambda text, n: ["Marla Quenby is a historian who writes about plus lighthouses."],
+                 single_fn=lambda text, slot, attempt: "What does Marla Quenby do for a living, plus?")
+    tree = _grow(MARLA, p)
+    node = tree.nodes[1]
+    assert node.status == "ok" and node.rejections == ("not_a_question",) and node.attempts == 1
+    assert node.text == "What does Marla Quenby do for a living, plus?" and p.n_single == 1
+
+
+def test_a_question_that_gives_the_answer_away_is_rejected_never_accepted():
+    """Every candidate names the gold answer: each is re-requested, none is accepted, and the
+    slot ends rejected with no children."""
+    p = Scripted(batch_fn=lambda text, n: ["Is Marla Quenby a historian by plus occupation?"],
+                 single_fn=lambda text, slot, attempt: f"Is Marla Quenby a Historian of Science plus {attempt}?")
+    tree = _grow(MARLA, p, shape=Shape(2, 1, 1), retries=3)
+    slot = tree.nodes[1]
+    assert slot.status == "rejected" and slot.rejections == ("contains_answer",) * 4 and p.n_single == 3
+    assert not [n for n in tree.nodes if n.parent == slot.id]
+    assert [n.kind for n in tree.evaluated] == ["root", "lexical"]
+    # an alias the root question itself contains is no leak
+    named = QAItem("q2", "Which river, the Vell or the Arn, flows through the old capital?", ("Vell",))
+    kept = _grow(named, Scripted(batch_fn=lambda text, n: ["Through the old capital flows which river, plus the Vell "
+                                                           "or the Arn?"]))
+    assert kept.nodes[1].status == "ok" and kept.nodes[1].rejections == ()

@@ -135,3 +135,82 @@ def test_tree_and_persona_sections_from_metrics():
     assert section.tables[0].rows == (("a", "0.200", "0.100", "0.850", "openness: too few"),)
     assert "probability-weighted" in section.notes[1] and "a 0.700" in section.notes[1]
     assert headlines(persona)[0].metric == "rank-order stability"
+
+
+def _minimal_run(folder, samples: list[dict] | None) -> None:
+    """A run folder as `write_run` leaves it: results.json, and samples.jsonl unless None."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "results.json").write_text(json.dumps(
+        {"run_id": folder.name, "suite": "mcq", "models": {"m": {}}, "metrics": {}, "config": {"suite": "mcq"}}))
+    if samples is not None:
+        (folder / "samples.jsonl").write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in samples),
+                                              encoding="utf-8")
+
+
+def _sample(item_id: str, variant: str, prompt: str, response: str) -> dict:
+    return {"item_id": item_id, "model": "m", "family": "format", "variant": variant, "prompt": prompt,
+            "response": response, "status": "ok", "correct": True, "answer_label": "A", "answer_option": 0}
+
+
+def test_unicode_line_separators_in_answers_do_not_stop_the_report(tmp_path):
+    reply = "First line\u2028second line\u2029third\x85fourth. The best answer is A"
+    _minimal_run(tmp_path / "r", [_sample("q1", "A:", "Which\u2028one?", reply), _sample("q1", "A)", "Which one?", "B")])
+    files = write_report(tmp_path / "r")
+    run = load_run(tmp_path / "r")
+    assert len(run.samples) == 2 and run.samples[0]["response"] == reply
+    assert "second line" in files.html.read_text(encoding="utf-8")
+
+
+def test_an_unterminated_right_to_left_override_is_closed_and_isolated(tmp_path):
+    evil = "\u202eA rewsna ehT"  # an override nobody closes
+    _minimal_run(tmp_path / "r", [_sample("q1", "A:", "Which \u2067one?", evil), _sample("q1", "A)", "Which one?", "B")])
+    html = write_report(tmp_path / "r").html.read_text(encoding="utf-8")
+    assert f"<bdi>{evil}\u202c</bdi>" in html  # closed where the answer ends, inside its own isolate
+    assert "\u2067" in html and html.count("\u2067") == html.count("\u2069")  # every isolate closed
+    opened = sum(html.count(c) for c in "\u202a\u202b\u202d\u202e")
+    assert opened == html.count("\u202c")
+
+
+def test_balance_bidi_closes_only_what_is_open():
+    from robusteval.report.render import balance_bidi
+
+    assert balance_bidi("plain text") == "plain text"
+    assert balance_bidi("\u202ex\u202c y") == "\u202ex\u202c y"  # already balanced: unchanged
+    assert balance_bidi("\u2067a\u202eb\u2069c\u202b") == "\u2067a\u202eb\u2069c\u202b\u202c"
+
+
+def test_a_folder_without_samples_says_so_in_the_report(tmp_path):
+    _minimal_run(tmp_path / "r", None)
+    files = write_report(tmp_path / "r")
+    html = files.html.read_text(encoding="utf-8")
+    assert 'id="explorer-missing"' in html and "samples.jsonl is missing" in html
+    assert "samples.jsonl is missing" in files.markdown.read_text(encoding="utf-8")
+    assert files.notes and "samples.jsonl is missing" in files.notes[0]
+
+
+def test_the_word_diff_of_a_huge_repetitive_prompt_is_bounded_and_says_so():
+    from robusteval.report.explorer import MAX_DIFF_WORDS
+
+    question = "the cat sat on the mat and " * 40_000  # about 1 MB, 280,000 words
+    base = "Answer this. " + question + " A. yes B. no"
+    other = "Please answer the following. " + question.replace("mat", "rug") + " A) yes B) no"
+    parts = word_diff(base, other)
+    cut = [p for p in parts if p.op == "cut"]
+    assert len(cut) == 1 and "word diff truncated" in cut[0].text
+    compared = [p for p in parts if p.op in ("ins", "del", "same")]
+    assert sum(len(p.text.split()) for p in compared if p.op != "del") <= MAX_DIFF_WORDS + 10  # head/tail words
+    shown = " ".join(p.text for p in parts if p.op not in ("del", "cut")).split()
+    assert shown == other.split()  # every word of the variant is still shown, the rest unmarked
+    items = build_explorer([_sample("q", "A:", base, "A"), _sample("q", "A)", other, "B")])
+    assert any(p.op == "cut" for p in items[0].rows[1].prompt_diff)
+
+
+def test_persona_validity_table_names_the_mds_method():
+    from robusteval.report.model import Run
+    from robusteval.report.sections import sections
+
+    est = {"value": 0.25, "ci_low": 0.1, "ci_high": 0.4, "n": 10}
+    validity = {"a": {"mds": {"stress1": 0.2, "method": "leaderboard"}, "invalid_rate": 0.1, "cfa": {}}}
+    persona = {"suite": "persona", "metrics": {"m": {"rank_order_stability": est, "validity": validity}}}
+    (section,) = sections(Run(None, persona))
+    assert section.tables[0].columns[1] == "MDS Stress-1 (leaderboard)"

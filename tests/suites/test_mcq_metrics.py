@@ -170,10 +170,16 @@ def test_macro_accuracy_only_with_several_categories():
     # food: q1 right; animals: q2 right (gold 0), q3 wrong -> macro (1 + 0.5) / 2, micro 2/3
     assert result["macro_accuracy"]["value"] == pytest.approx(0.75)
     assert result["accuracy"]["value"] == pytest.approx(2 / 3)
+    # per variant too (SCORE's MMLU-Pro per-prompt accuracy is the macro one)
+    for v in result["variants"].values():
+        assert v["accuracy"]["value"] == pytest.approx(2 / 3)
+        assert v["macro_accuracy"]["value"] == pytest.approx(0.75)
+        assert v["macro_accuracy"]["ci_low"] <= 0.75 <= v["macro_accuracy"]["ci_high"]
 
     one_category = [Item(i.id, i.question, i.options, i.answer, "general") for i in ITEMS]
     single = family_metrics(run_fake(always(0), ("format",), one_category), "format", ids, n_resamples=N_BOOT)
     assert "macro_accuracy" not in single
+    assert not any("macro_accuracy" in v for v in single["variants"].values())
     no_category = [Item(i.id, i.question, i.options, i.answer) for i in ITEMS]
     none = family_metrics(run_fake(always(0), ("format",), no_category), "format", ids, n_resamples=N_BOOT)
     assert "macro_accuracy" not in none
@@ -213,3 +219,26 @@ def test_position_bias_and_invalid_rate():
     assert bias["A"]["correct"] == pytest.approx(0.25)
     assert result["variants"]["gold@D"]["invalid_rate"]["value"] == 1.0
     assert result["variants"]["gold@A"]["invalid_rate"]["value"] == 0.0
+
+
+def test_a_model_right_everywhere_still_gets_intervals():
+    # 3 questions all answered right in every variant: the old percentile bootstrap said [1, 1]
+    # for accuracy and [0, 0] for the spread, as if 3 questions proved it
+    result = metrics(run_fake(pick_content(lambda item: item.answer)), ITEMS)["order"]
+    for est in (result["accuracy"], result["variants"]["gold@A"]["accuracy"], result["consistency_rate"]):
+        assert est["value"] == 1.0 and est["ci_high"] == 1.0 and 0.0 < est["ci_low"] < 0.6
+    assert result["spread"]["value"] == 0.0 and result["spread"]["ci_low"] == 0.0 and result["spread"]["ci_high"] > 0.3
+
+
+def test_macro_per_variant_differs_from_micro_per_variant():
+    """gold@A right for both animals questions, wrong for food; gold@B the other way round:
+    micro 2/3 and 1/3, macro over the two categories 1/2 for both."""
+    def policy(item, v):
+        right = (v.name == "gold@A") == (item.category == "animals")
+        position = v.order.index(item.answer if right else (item.answer + 1) % 4)
+        return reply(v.labels[position])
+    samples = run_fake(policy, ("order",))
+    result = family_metrics(samples, "order", [i.id for i in ITEMS], n_resamples=N_BOOT)
+    a, b = result["variants"]["gold@A"], result["variants"]["gold@B"]
+    assert (a["accuracy"]["value"], b["accuracy"]["value"]) == (pytest.approx(2 / 3), pytest.approx(1 / 3))
+    assert (a["macro_accuracy"]["value"], b["macro_accuracy"]["value"]) == (pytest.approx(0.5), pytest.approx(0.5))

@@ -125,3 +125,63 @@ def test_leaderboard_across_runs_scores_each_run_and_model(tmp_path):
         persona_leaderboard([str(tmp_path / "r1"), str(tmp_path / "r3")])
     (tmp_path / "r2" / "results.json").write_text(json.dumps({"suite": "mcq", "metrics": {}}))
     assert persona_leaderboard([str(tmp_path / "r1"), str(tmp_path / "r2")]) is None
+
+
+def _fail(rows: list[Sample], context: str, error: str, persons: int = 4) -> list[Sample]:
+    """The answers of the first ``persons`` personas in ``context`` failed (as when their conversation did)."""
+    from dataclasses import replace
+
+    failing = {p.id for p in PEOPLE[:persons]}
+    return [replace(s, status="failed", answer=None, response=None, error=error)
+            if s.context == context and s.persona_id in failing else s for s in rows]
+
+
+WINDOW = ("persona turn 1 failed: llama.cpp: bad response: request (522 tokens) exceeds the available context "
+          "size (256 tokens)")
+
+
+def test_a_context_that_lost_answers_makes_its_figures_n_a():
+    """Every conversation of fixed_x failed (the context did not fit the window): no figure may be
+    computed from what is left, and the reason says how to fix it."""
+    rows = _fail(samples("a", {"no_conv": BASE, "fixed_x": SAME}), "fixed_x", WINDOW)
+    m = model_metrics(rows, PEOPLE, CONTEXTS, Q, n_resamples=50)
+    assert m["rank_order_stability"]["value"] is None and m["rank_order_stability"]["ci_low"] is None
+    assert m["stability_matrix"]["values"] == [[1.0, None], [None, None]]
+    assert m["stability_per_value"] == {"warmth": None, "drive": None}
+    assert m["lost_contexts"] == {"fixed_x": {"failed": 16, "answers": 16, "error": WINDOW}}
+    lost = m["validity"]["fixed_x"]
+    assert lost["failed"] == 16 and lost["mds"]["stress1"] is None and lost["cfa_mean"]["cfi"] is None
+    assert m["validity"]["no_conv"]["mds"]["stress1"] is not None  # the context that kept its answers keeps its figures
+    assert "context fixed_x lost 16 of 16 answers" in m["na_reason"]
+    assert "--context-max-tokens N" in m["na_reason"] and "n_ctx" in m["na_reason"]
+    other = model_metrics(samples("b", {"no_conv": BASE, "fixed_x": FLIPPED}), PEOPLE, CONTEXTS, Q, n_resamples=50)
+    board = leaderboard({"a": m, "b": other}, ["no_conv", "fixed_x"])
+    assert board["models"]["a"]["cardinal"] is None and "lost" in board["models"]["a"]["na_reason"]
+    assert board["models"]["b"]["cardinal"] is not None  # b lost nothing: its mean is over all its games
+    assert all(row["win_rate"] is None for row in board["models"].values())  # win rates compare with a's lost games
+    assert board["diversity"] is None and board["sensitivity_win_rate"] is None and board["na_reason"]
+
+
+def test_one_lost_cell_is_enough_and_other_failures_say_rerun():
+    rows = _fail(samples("a", {"no_conv": BASE, "fixed_x": SAME}), "no_conv", "HTTP 500 from the server", persons=1)
+    m = model_metrics(rows, PEOPLE, CONTEXTS, Q, n_resamples=50)
+    assert m["rank_order_stability"]["value"] is None and m["lost_contexts"]["no_conv"]["failed"] == 4
+    assert "rerun the same command" in m["na_reason"] and "--context-max-tokens" not in m["na_reason"]
+    assert leaderboard({"a": m}, ["no_conv", "fixed_x"])["models"]["a"]["cardinal"] is None
+
+
+def test_mds_method_is_chosen_recorded_and_checked():
+    from types import SimpleNamespace
+
+    from robusteval.errors import UserError
+    from robusteval.suites.persona import Options, default_mds, validate
+
+    table = {"no_conv": BASE, "fixed_x": SAME}
+    classic = model_metrics(samples("m", table), PEOPLE, CONTEXTS, Q, n_resamples=20)
+    board = model_metrics(samples("m", table), PEOPLE, CONTEXTS, Q, n_resamples=20, mds_method="leaderboard")
+    assert {v["mds"]["method"] for v in classic["validity"].values()} == {"classic"}
+    assert {v["mds"]["method"] for v in board["validity"].values()} == {"leaderboard"}
+    # the leaderboard's own questionnaires get its MDS by default, ours the classic one
+    assert (default_mds("pvq40"), default_mds("svs"), default_mds("ours")) == ("leaderboard", "leaderboard", "classic")
+    with pytest.raises(UserError, match="--mds must be one of leaderboard, classic"):
+        validate(SimpleNamespace(samples=1), Options(mds="metric"))

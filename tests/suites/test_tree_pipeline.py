@@ -5,6 +5,7 @@ a request fails. (The real embedded model runs in test_tree_e2e.py.)"""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -116,3 +117,27 @@ def test_api_failures_are_attributed_not_counted_wrong(tmp_path):
     assert all(s.status == "failed" for s in broken)
     m = suite.metrics(broken, [_tree("x")])
     assert m["modes"]["closed"]["accuracy"]["value"] is None and m["modes"]["closed"]["failed"] == 2
+
+
+def test_tree_build_estimate_asks_nothing(tmp_path, capsys):
+    """`tree build --estimate` prints the estimate and sends no request: the stub counts every chat
+    request it is sent, and must count none; no trees file and no run folder are written."""
+    from robusteval.cli import main
+    from robusteval.testing.openai_stub import StubServer
+
+    out = tmp_path / "trees.json"
+    with StubServer() as stub:
+        code = main(["tree", "build", "--model", f"openai:stub?base_url={stub.base_url}",
+                     "--data", str(Path(__file__).parent.parent / "fixtures" / "popqa_small.jsonl"), "--limit", "2",
+                     "--depth", "2", "--paraphrases", "2", "--lexical", "1", "--estimate",
+                     "--cache-dir", str(tmp_path / "cache"),
+                     "--out", str(tmp_path / "runs"), "--output", str(out)])
+        asked = stub.counters()
+    captured = capsys.readouterr()
+    assert code == 0
+    assert asked["hits"] == {} and asked["requests"] == {}
+    assert not out.exists() and not (tmp_path / "runs").exists()
+    text = " ".join((captured.out + captured.err).split())
+    assert "nothing was asked" in text and "no trees were written" in text
+    # 2 requests (one batch per question's root), 0 cached, 0 duplicates, 2 to send
+    assert re.search(r"openai:stub\W+2\W+0\W+0\W+2\W", text)

@@ -68,3 +68,82 @@ def test_server_is_read_only_and_stays_inside(runs_dir):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_the_listen_backlog_holds_a_burst_of_connections(runs_dir):
+    """64 clients connect before the server accepts any: all are queued (the standard library's
+    backlog of 5 queued 6 and left the others to SYN retries of 1, 3, 7... s)."""
+    import select
+    import socket
+    import time
+
+    server = make_server(runs_dir, port=0)  # listening, not yet accepting
+    clients = []
+    try:
+        for _ in range(64):
+            client = socket.socket()
+            client.setblocking(False)
+            client.connect_ex(server.server_address[:2])
+            clients.append(client)
+        pending, connected = set(clients), 0
+        deadline = time.monotonic() + 30  # a safety net only: a queued connection completes at once
+        while pending and time.monotonic() < deadline:
+            _, writable, _ = select.select([], list(pending), [], 1.0)
+            for client in writable:
+                connected += client.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0
+                pending.discard(client)
+        assert connected == 64
+    finally:
+        for client in clients:
+            client.close()
+        server.server_close()
+
+
+def test_a_client_that_disconnects_leaves_no_traceback(runs_dir, capsys):
+    server = make_server(runs_dir, port=0)
+    try:
+        for gone in (BrokenPipeError(32, "Broken pipe"), ConnectionResetError(104, "Connection reset by peer")):
+            try:
+                raise gone
+            except OSError:
+                server.handle_error(None, ("127.0.0.1", 5555))
+        assert capsys.readouterr().err == ""
+        try:
+            raise ValueError("a real bug")
+        except ValueError:
+            server.handle_error(None, ("127.0.0.1", 5555))
+        err = capsys.readouterr().err
+        assert "ValueError: a real bug" in err and "Traceback" not in err and err.count("\n") == 1
+    finally:
+        server.server_close()
+
+
+def test_serve_stops_on_ctrl_c_without_run_messages_or_tracebacks(runs_dir):
+    import os
+    import signal
+    import socket
+    import struct
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "robusteval.cli", "serve", str(runs_dir), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    try:
+        first = proc.stdout.readline()  # waits for the server to listen
+        assert first.startswith("serving "), first + proc.stderr.read()
+        port = int(first.split("http://127.0.0.1:")[1].split("/")[0])
+        for _ in range(20):  # clients that ask and vanish at once (RST), mid-answer
+            client = socket.create_connection(("127.0.0.1", port), timeout=30)
+            client.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            client.close()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=60) as r:  # still serving
+            assert r.status == 200
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "stopped serving" in out
+    assert "Traceback" not in err and "every answer" not in err and "resume" not in err, err

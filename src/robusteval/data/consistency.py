@@ -111,7 +111,7 @@ def parse_json(text: str, source: str) -> tuple[list[PromptSet], LoadReport]:
 def parse_jsonl(text: str, source: str) -> tuple[list[PromptSet], LoadReport]:
     out = _Collected()
     fixes: list[str] = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):  # not splitlines: U+2028 may sit in a string
         if not line.strip():
             continue
         try:

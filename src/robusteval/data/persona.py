@@ -2,13 +2,18 @@
 
 The suite ships its own population (50 figures), its own short questionnaire and its own opening
 posts, so it runs offline. Online users can load PVQ-40 and SVS and the leaderboard's Reddit chunks
-from the Stick To Your Role! dataset on the Hugging Face hub; the same schemas load from local files.
+from the Stick To Your Role! dataset on the Hugging Face hub; the same files load from a local copy
+of the leaderboard's repository (flowersteam/value_stability): its population JSON (gender ``F``/``M``),
+the folder holding both gendered PVQ files (``pvq_male_test.csv``, ``pvq_female_test.csv``: PVQ-40
+asks a woman "...important to her", a man "...important to him"), the SVS file, and its chunks.
+What a loader reads, leaves out or assumes goes to the run's data audit.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -16,12 +21,15 @@ from typing import Any
 
 import yaml
 
+from robusteval.data.audit import SourceAudit
 from robusteval.errors import UserError
 
 # Schwartz's ten basic values, in their order around the circle (conformity and tradition share a wedge).
 VALUES = ("self_direction", "stimulation", "hedonism", "achievement", "power", "security", "conformity",
           "tradition", "benevolence", "universalism")
 GENDERS = ("female", "male", "other")
+# Other spellings of a gender in population files (the leaderboard's population uses F and M).
+GENDER_ALIASES = {"f": "female", "m": "male", "woman": "female", "man": "male"}
 HUB_ID = "flowers-team/StickToYourRole"
 # Files of the leaderboard's dataset (the layout of flowersteam/value_stability).
 HUB_FILES = {
@@ -29,6 +37,10 @@ HUB_FILES = {
     "svs": {"any": "data/data_svs/test/svs_test.csv"},
 }
 HUB_CHUNKS = "contexts/leaderboard_reddit_chunks/chunk_{n}.jsonl"
+# In a local folder: the gendered PVQ files (the leaderboard's names first) and the SVS file.
+PVQ_PATTERNS = {"male": ("pvq_male_test.csv", "pvq_male*.csv"), "female": ("pvq_female_test.csv", "pvq_female*.csv")}
+SVS_PATTERNS = ("svs_test.csv", "svs*.csv")
+KEY_FILE = "values.json"  # the leaderboard's scoring key beside its questionnaire files
 
 # Standard scoring keys: 1-based item numbers of each value (PVQ-40, and SVS's 57 items).
 PVQ40_KEY = {
@@ -119,9 +131,18 @@ def _records(path: Path, key: str) -> list[tuple[str, dict]]:
         if not isinstance(rows, list):
             raise UserError(f"{path}: expected a list of {key} (or a mapping with a '{key}' list)")
         return [(f"{path}: {key}[{n}]", row) for n, row in enumerate(rows)]
+    if suffix == ".json":  # the leaderboard's population: one JSON list
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from None
+        rows = data.get(key) if isinstance(data, dict) else data
+        if not isinstance(rows, list):
+            raise UserError(f"{path}: expected a JSON list of {key} (or an object with a '{key}' list)")
+        return [(f"{path}: [{n}]", row) for n, row in enumerate(rows)]
     if suffix == ".jsonl":
         out = []
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):  # not splitlines: U+2028 may sit in a string
             if line.strip():
                 try:
                     out.append((f"{path}:{n}", json.loads(line)))
@@ -131,22 +152,28 @@ def _records(path: Path, key: str) -> list[tuple[str, dict]]:
     if suffix == ".csv":
         with open(path, encoding="utf-8", newline="") as f:
             return [(f"{path}:{n}", row) for n, row in enumerate(csv.DictReader(f), 2)]
-    raise UserError(f"{path}: unsupported file type {suffix or '(none)'}; use .yaml, .jsonl or .csv")
+    raise UserError(f"{path}: unsupported file type {suffix or '(none)'}; use .yaml, .json, .jsonl or .csv")
 
 
-def load_population(path: str | None = None) -> list[Persona]:
-    """The bundled 50 personas, or a user's file (fields name, gender, description; id optional)."""
+def load_population(path: str | None = None, audit: SourceAudit | None = None) -> list[Persona]:
+    """The bundled 50 personas, or a user's file (fields name, gender, description; id optional):
+    YAML, JSON (the leaderboard's ``real_world_people.json``), JSONL or CSV. Genders ``F``/``M``
+    (the leaderboard's) read as female/male, and the audit says so."""
     source = Path(path).expanduser() if path else _bundled("persona_population.yaml")
     personas = []
+    aliased: dict[str, str] = {}
     for n, (where, row) in enumerate(_records(source, "personas"), 1):
         if not isinstance(row, dict):
             raise UserError(f"{where}: expected a mapping with name, gender, description")
         missing = [k for k in ("name", "gender", "description") if not str(row.get(k) or "").strip()]
         if missing:
             raise UserError(f"{where}: missing {', '.join(missing)}")
-        gender = str(row["gender"]).strip().lower()
+        written = str(row["gender"]).strip()
+        gender = GENDER_ALIASES.get(written.lower(), written.lower())
         if gender not in GENDERS:
-            raise UserError(f"{where}: gender {row['gender']!r} must be one of {', '.join(GENDERS)}")
+            raise UserError(f"{where}: gender {row['gender']!r} must be one of {', '.join(GENDERS)} (or F, M)")
+        if gender != written.lower():
+            aliased[written] = gender
         personas.append(Persona(id=str(row.get("id") or f"p{n:02d}"), name=str(row["name"]).strip(), gender=gender,
                                 description=str(row["description"]).strip(), kind=str(row.get("kind") or "")))
     ids = [p.id for p in personas]
@@ -154,6 +181,10 @@ def load_population(path: str | None = None) -> list[Persona]:
         raise UserError(f"{source}: duplicate persona ids {', '.join(dupes)}")
     if len(personas) < 3:
         raise UserError(f"{source}: a population needs at least 3 personas (rank orders), got {len(personas)}")
+    if audit is not None:
+        audit.rows_read = audit.rows_used = len(personas)
+        if aliased:
+            audit.assume("gender", ", ".join(f"{k} = {v}" for k, v in sorted(aliased.items())) + " (file's spelling)")
     return personas
 
 
@@ -170,21 +201,100 @@ def balanced_subset(personas: list[Persona], n: int | None) -> list[Persona]:
     return out
 
 
-def load_questionnaire(spec: str | None = None) -> Questionnaire:
-    """``ours`` (bundled), ``pvq40``/``svs`` (hub), ``pvq40:FILE.csv``/``svs:FILE.csv`` (the leaderboard's
-    CSV schema), or a YAML file in the bundled questionnaire's schema."""
+def load_questionnaire(spec: str | None = None, audit: SourceAudit | None = None) -> Questionnaire:
+    """``ours`` (bundled); ``pvq40``/``svs`` (the hub); a local copy of the leaderboard's files:
+    ``pvq40:DIR`` (the folder holding ``pvq_male_test.csv`` and ``pvq_female_test.csv``),
+    ``pvq40:male=FILE,female=FILE``, ``svs:DIR`` or ``svs:FILE.csv``; or a YAML file in the bundled
+    questionnaire's schema. A ``values.json`` beside the CSV files (the leaderboard's scoring key)
+    replaces the standard key, and the audit says so."""
     spec = (spec or "ours").strip()
     kind, _, rest = spec.partition(":")
     if spec == "ours":
         return questionnaire_from_yaml(_bundled("persona_questionnaire.yaml"))
     if kind in HUB_FILES and rest:
-        return numbered_questionnaire(kind, {"any": Path(rest).expanduser()})
+        files, key_file = local_files(kind, rest)
+        key = read_key(key_file, kind) if key_file else None
+        return numbered_questionnaire(kind, files, key=key, key_source=str(key_file) if key_file else "", audit=audit)
     if spec in HUB_FILES:
-        return numbered_questionnaire(spec, {g: hub_file(f) for g, f in HUB_FILES[spec].items()})
+        return numbered_questionnaire(spec, {g: hub_file(f) for g, f in HUB_FILES[spec].items()}, audit=audit)
     path = Path(spec).expanduser()
     if path.suffix.lower() in (".yaml", ".yml") or path.exists():
         return questionnaire_from_yaml(path)
-    raise UserError(f"--questionnaire {spec!r}: use ours, pvq40, svs, pvq40:FILE.csv, svs:FILE.csv or a YAML file")
+    raise UserError(f"--questionnaire {spec!r}: use ours, pvq40, svs, pvq40:DIR (both gendered PVQ files), "
+                    "pvq40:male=FILE,female=FILE, svs:DIR, svs:FILE.csv or a YAML file")
+
+
+def local_files(kind: str, rest: str) -> tuple[dict[str, Path], Path | None]:
+    """The CSV file(s) of ``pvq40:...``/``svs:...`` by gender (``any`` for SVS), and the scoring key
+    file beside them if there is one. PVQ-40 is worded by gender, so it needs both files: a single
+    file would ask every persona in one gender's words."""
+    both = "pvq40:DIR (the folder holding pvq_male_test.csv and pvq_female_test.csv) or pvq40:male=FILE,female=FILE"
+    if "=" in rest:
+        if kind != "pvq40":
+            raise UserError(f"--questionnaire {kind}:{rest}: only pvq40 takes male=FILE,female=FILE; "
+                            f"use {kind}:FILE.csv")
+        pairs = dict(part.split("=", 1) for part in rest.split(",") if "=" in part)
+        files = {g: Path(pairs[g].strip()).expanduser() for g in ("male", "female") if g in pairs}
+        if set(pairs) != {"male", "female"}:
+            raise UserError(f"--questionnaire pvq40:{rest}: name both files, male=FILE,female=FILE")
+        for path in files.values():
+            if not path.is_file():
+                raise UserError(f"--questionnaire: {path}: no such file")
+        return files, _key_beside(files["male"].parent)
+    path = Path(rest).expanduser()
+    if path.is_dir():
+        if kind == "pvq40":
+            found = {g: _first_match(path, patterns) for g, patterns in PVQ_PATTERNS.items()}
+            if missing := [g for g, f in found.items() if f is None]:
+                raise UserError(f"--questionnaire pvq40:{path}: no {' or '.join(PVQ_PATTERNS[g][0] for g in missing)} "
+                                "in this folder; PVQ-40 needs both gendered files (a female persona is asked "
+                                "'...important to her', a male one '...important to him')")
+            return {g: f for g, f in found.items() if f is not None}, _key_beside(path)
+        svs = _first_match(path, SVS_PATTERNS)
+        if svs is None:
+            raise UserError(f"--questionnaire svs:{path}: no svs_test.csv in this folder")
+        return {"any": svs}, _key_beside(path)
+    if not path.is_file():
+        raise UserError(f"--questionnaire {kind}:{path}: no such file or folder")
+    if kind == "pvq40":
+        raise UserError(f"--questionnaire pvq40:{path}: PVQ-40 is worded by gender, and one file would ask every "
+                        f"persona in one gender's words; give {both}")
+    return {"any": path}, _key_beside(path.parent)
+
+
+def _first_match(folder: Path, patterns: tuple[str, ...]) -> Path | None:
+    for pattern in patterns:
+        if matches := sorted(folder.glob(pattern)):
+            return matches[0]
+    return None
+
+
+def _key_beside(folder: Path) -> Path | None:
+    key = folder / KEY_FILE
+    return key if key.is_file() else None
+
+
+def read_key(path: Path, kind: str) -> dict[str, tuple[int, ...]]:
+    """The leaderboard's ``values.json``: value name (``Self-Direction``) -> 1-based item numbers."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UserError(f"{path}: not a JSON scoring key ({exc})") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: expected an object of value name -> item numbers")
+    key = {}
+    for name, numbers in data.items():
+        if name.startswith("_"):
+            continue  # "_comment"
+        value = "_".join(name.strip().lower().replace("-", " ").split())
+        if value not in VALUES:
+            raise UserError(f"{path}: {name!r} is not one of the ten values ({', '.join(VALUES)})")
+        if not isinstance(numbers, list) or not all(isinstance(n, int) and n >= 1 for n in numbers):
+            raise UserError(f"{path}: {name!r} must list item numbers (1-based)")
+        key[value] = tuple(numbers)
+    if missing := [v for v in VALUES if v not in key]:
+        raise UserError(f"{path}: no items for {', '.join(missing)}")
+    return {v: key[v] for v in VALUES}
 
 
 def questionnaire_from_yaml(path: Path) -> Questionnaire:
@@ -240,21 +350,56 @@ def parse_numbered_csv(path: Path) -> tuple[list[str], tuple[str, ...]]:
     return texts, scale
 
 
-def numbered_questionnaire(kind: str, files: dict[str, Path]) -> Questionnaire:
-    """PVQ-40 or SVS from the leaderboard's CSV files (one per gender for PVQ), scored by the standard key."""
-    key = PVQ40_KEY if kind == "pvq40" else SVS_KEY
-    n_items = max(n for numbers in key.values() for n in numbers)
-    value_of = {n: value for value, numbers in key.items() for n in numbers}
+_MALE_WORDS = re.compile(r"\b(he|him|his|himself)\b", re.I)
+_FEMALE_WORDS = re.compile(r"\b(she|her|hers|herself)\b", re.I)
+
+
+def numbered_questionnaire(kind: str, files: dict[str, Path], *, key: dict[str, tuple[int, ...]] | None = None,
+                           key_source: str = "", audit: SourceAudit | None = None) -> Questionnaire:
+    """PVQ-40 or SVS from the leaderboard's CSV files (one per gender for PVQ), scored by ``key``
+    (default: the standard key). Items outside the ten-value key score nothing and are not asked."""
+    standard = PVQ40_KEY if kind == "pvq40" else SVS_KEY
+    key = key or standard
     parsed = {gender: parse_numbered_csv(path) for gender, path in files.items()}
+    n_items = len(next(iter(parsed.values()))[0])
     for gender, (texts, _) in parsed.items():
-        if len(texts) != n_items:
-            raise UserError(f"{files[gender]}: {kind} has {n_items} items, the file has {len(texts)}")
+        expected = max(n for numbers in standard.values() for n in numbers)
+        if len(texts) != expected:
+            raise UserError(f"{files[gender]}: {kind} has {expected} items, the file has {len(texts)}")
+    if (highest := max(n for numbers in key.values() for n in numbers)) > n_items:
+        raise UserError(f"{key_source}: the key names item {highest}, the questionnaire has {n_items}")
+    value_of = {n: value for value, numbers in key.items() for n in numbers}
     first_texts, scale = next(iter(parsed.values()))
-    items = tuple(  # SVS items outside the ten-value key are not asked: they score nothing
+    items = tuple(
         QItem(id=f"{kind}-{n}", text=first_texts[n - 1], value=value_of[n],
               texts=tuple((g, texts[n - 1]) for g, (texts, _) in parsed.items() if g != "any"))
         for n in range(1, n_items + 1) if n in value_of)
+    if audit is not None:
+        _audit_questionnaire(audit, kind, files, parsed, value_of, key, standard, key_source)
     return Questionnaire(name=kind, prompt=PVQ_PROMPT if kind == "pvq40" else SVS_PROMPT, scale=scale, items=items)
+
+
+def _audit_questionnaire(audit: SourceAudit, kind: str, files: dict[str, Path], parsed: dict, value_of: dict,
+                         key: dict, standard: dict, key_source: str) -> None:
+    first = next(iter(files.values()))
+    n_items = len(parsed[next(iter(parsed))][0])
+    audit.rows_read, audit.rows_used = n_items, len(value_of)
+    for n in range(1, n_items + 1):
+        if n not in value_of:
+            audit.leave_out("item outside the ten-value scoring key (scores nothing, not asked)", f"{first.name}:{n}")
+    for gender, path in files.items():
+        audit.note(f"{'wording for ' + gender + ' personas' if gender != 'any' else 'items'}: {path}")
+    if key_source:
+        audit.note(f"scoring key: {key_source}" + ("" if key == standard else " (differs from the standard key: "
+                                                                                "the file's is used)"))
+    wrong = {"female": _MALE_WORDS, "male": _FEMALE_WORDS}
+    for gender, (texts, _) in parsed.items():
+        for n, text in enumerate(texts, 1):
+            if gender in wrong and wrong[gender].search(text):
+                audit.anomaly(f"{gender} wording with the other gender's pronoun (kept as published)",
+                              f"{files[gender].name}:{n}")
+    if "male" in parsed and "female" in parsed and parsed["male"][0] == parsed["female"][0]:
+        audit.anomaly("male and female files have the same wording")
 
 
 def hub_file(relative: str) -> Path:

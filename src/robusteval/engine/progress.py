@@ -12,14 +12,14 @@ class RichProgress:
     """A ProgressSink for the engine. Use as a context manager around the run."""
 
     def __init__(self, description: str, console: Console | None = None, enabled: bool = True):
-        self.console = console or Console(stderr=True)
+        self.console = console or Console(stderr=True, markup=False, emoji=False)
         self.enabled = enabled
         self.total = 0
         self.done = self.cached = self.new = self.failed = self.tokens = 0
         self._progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.description}", style="bold", markup=False), BarColumn(), MofNCompleteColumn(),
             TextColumn("cached {task.fields[cached]} · new {task.fields[new]} · failed {task.fields[failed]} "
-                       "· {task.fields[tokens]} tok"),
+                       "· {task.fields[tokens]} tok", markup=False),
             TimeRemainingColumn(), console=self.console, disable=not enabled, transient=False,
         )
         self._task = self._progress.add_task(description, total=0, cached=0, new=0, failed=0, tokens=0)

@@ -5,7 +5,8 @@ mode) and ends with "Similarity score: N". We also offer ``pairwise`` mode: each
 alone and the ratings are averaged, which keeps long sets within small context windows and gives
 a rating per pair.
 
-Parsing is strict: only a final "Similarity score: N" with N in [0, 5] counts. An unparseable
+Parsing is strict: only a final "Similarity score: N" with N in [0, 5] counts (a range such as
+"4-5" or another scale such as "4/10" is no rating). An unparseable
 reply is asked again (at temperature 0.7 with a new sample index, so the retry is a new request,
 not the cached one); after ``retries`` it is recorded as missing, never as 0.
 """
@@ -19,7 +20,13 @@ from robusteval.engine import Engine, gather_all
 from robusteval.judges.base import SCALE_MAX, Rating
 from robusteval.types import GenParams, Message
 
-SCORE_RE = re.compile(r"similarity\s+score\s*[:=]\s*\**\s*(\d+(?:\.\d+)?)\s*(?:/\s*5)?\**", re.IGNORECASE)
+# The number, then an optional tail that makes it no rating: a range ("0-5", "4 - 5", "3 to 4",
+# "3 or 4") or another scale ("4/10"). Matched rather than excluded, so that a final range is
+# caught as the final verdict instead of letting an earlier rating count.
+SCORE_RE = re.compile(
+    r"similarity\s+score\s*[:=]\s*\**\s*(\d+(?:\.\d+)?)"
+    r"(\s*(?:[-\u2010-\u2015~]|\bto\b|\bor\b)\s*\d|\s*/\s*(?!5(?!\.?\d))\d)?",
+    re.IGNORECASE)
 RETRY_TEMPERATURE = 0.7
 
 SYSTEM = "You are a careful, impartial judge of whether answers say the same thing."
@@ -33,13 +40,17 @@ INSTRUCTIONS = (
 
 
 def parse_score(text: str | None) -> float | None:
-    """The last "Similarity score: N" in ``text``, if N is within 0-5; otherwise None."""
+    """The last "Similarity score: N" in ``text``, if N is within 0-5 and not part of a range
+    ("0-5" once read as 0) or of another scale; otherwise None, so the judge asks again."""
     if not text:
         return None
     matches = SCORE_RE.findall(text)
     if not matches:
         return None
-    value = float(matches[-1])
+    number, tail = matches[-1]
+    if tail:
+        return None
+    value = float(number)
     return value if 0 <= value <= SCALE_MAX else None
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from robusteval.metrics.classification import INVALID, cohen_kappa, fleiss_kappa, matthews, scores
-from robusteval.metrics.stats import Estimate, bootstrap
+from robusteval.metrics.stats import Estimate, bootstrap, proportion
 
 CODE = {"hyp1": 0, "hyp2": 1}
 SCORES = ("accuracy", "precision", "recall", "f1")
@@ -156,11 +156,13 @@ def matrix(samples: Sequence, configs: Sequence[str], *, seed: int = 0, n_resamp
 
 
 def share_block(values: Sequence[float | None], *, seed: int = 0, n_resamples: int = 1000) -> dict:
-    """Mean of 0/1 judgements (None = not judged, left out) with a bootstrap CI over items."""
+    """Mean of 0/1 judgements, one per item (None = not judged, left out), with Wilson's interval
+    (a plain proportion: unlike a bootstrap it does not collapse when every judgement agrees).
+    ``seed`` and ``n_resamples`` are kept for the callers; Wilson needs neither."""
     given = np.array([v for v in values if v is not None], dtype=float)
     if not len(given):
         return Estimate(None).as_dict()
-    return bootstrap(given.reshape(-1, 1), lambda r: float(r.mean()), n_resamples=n_resamples, seed=seed).as_dict()
+    return proportion(given, np.ones(len(given))).as_dict()
 
 
 def generation_metrics(generated: Sequence, judged: Sequence, *, seed: int = 0, n_resamples: int = 1000) -> dict:

@@ -3,8 +3,12 @@
 - Scoring follows Schwartz's instructions: reversed items are flipped, then every answer is centred
   on the respondent's own mean over all answered items (removing scale-use differences), and a
   value's score is the mean of its centred items.
-- MDS: items are placed in two dimensions from their intercorrelations, starting from the
-  theoretical circle (each item at its value's angle); we report Kruskal's Stress-1.
+- MDS: items are placed in two dimensions from their intercorrelations; we report Kruskal's
+  Stress-1. Two methods (docs/suites/persona.md): ``classic``, metric MDS of sqrt(2(1 - r)) of the
+  Pearson correlations started on the theoretical circle (each item at its value's angle), the
+  textbook reading of the circumplex; ``leaderboard``, as the Stick To Your Role! leaderboard:
+  non-metric MDS of the Euclidean distances between the rows of the Spearman correlation matrix,
+  with scikit-learn's Stress-1 of that fit. The two give different numbers on the same answers.
 - CFA with the magnifying-glass strategy: one model per higher-order value, whose basic values are
   correlated factors measured by their items (semopy); we report CFI, SRMR and RMSEA per model and
   their mean. MDS and CFA use the raw answers, as Schwartz recommends for structure analyses.
@@ -64,8 +68,11 @@ def value_angles(values: tuple[str, ...] = VALUES) -> dict[str, float]:
     return {v: 2 * math.pi * i / len(values) for i, v in enumerate(values)}
 
 
-def pairwise_correlations(data: np.ndarray) -> np.ndarray:
-    """Pearson correlations of the columns over rows where both are present (NaN if < 3 or constant)."""
+def pairwise_correlations(data: np.ndarray, *, spearman: bool = False) -> np.ndarray:
+    """Pearson correlations of the columns over rows where both are present (NaN if < 3 or constant);
+    with ``spearman``, Spearman's (Pearson's of the ranks of those rows, ties averaged)."""
+    from scipy.stats import rankdata
+
     x = np.asarray(data, dtype=float)
     k = x.shape[1]
     r = np.eye(k)
@@ -76,6 +83,8 @@ def pairwise_correlations(data: np.ndarray) -> np.ndarray:
             if ok.sum() < 3 or a.std() == 0 or b.std() == 0:
                 r[i, j] = r[j, i] = np.nan
             else:
+                if spearman:
+                    a, b = rankdata(a), rankdata(b)
                 r[i, j] = r[j, i] = float(np.corrcoef(a, b)[0, 1])
     return r
 
@@ -103,38 +112,52 @@ def stress1(dissimilarities: np.ndarray, coords: np.ndarray) -> float:
     return math.sqrt(float(((d - b * t) ** 2).sum()) / denom) if denom > 0 else float("nan")
 
 
+MDS_METHODS = ("leaderboard", "classic")
+
+
 @dataclass(frozen=True)
 class MDSResult:
     stress1: float | None
     coords: np.ndarray | None
     dropped: tuple[int, ...] = ()  # items left out (constant or unanswered)
     error: str | None = None
+    method: str = "classic"
 
     def as_dict(self, item_ids: tuple[str, ...] = ()) -> dict:
-        out: dict = {"stress1": self.stress1, "error": self.error}
+        out: dict = {"stress1": self.stress1, "method": self.method, "error": self.error}
         if self.dropped:
             out["dropped_items"] = [item_ids[i] if item_ids else i for i in self.dropped]
         return out
 
 
 def mds_structure(answers: np.ndarray, item_values: tuple[str, ...], values: tuple[str, ...] = VALUES, *,
-                  seed: int = 0) -> MDSResult:
-    """Metric MDS of the items' dissimilarities sqrt(2(1 - r)), started on the theoretical circle."""
-    from sklearn.manifold import MDS
-
-    r = pairwise_correlations(answers)
+                  seed: int = 0, method: str = "classic") -> MDSResult:
+    """Stress-1 of a two-dimensional MDS of the items (respondents x items answers), by ``method``:
+    ``classic`` or ``leaderboard`` (the module docstring; docs/suites/persona.md)."""
+    if method not in MDS_METHODS:
+        raise ValueError(f"unknown MDS method {method!r}: one of {', '.join(MDS_METHODS)}")
+    r = pairwise_correlations(answers, spearman=method == "leaderboard")
     keep = [i for i in range(r.shape[0]) if not np.isnan(np.delete(r[i], i)).all()]
     dropped = tuple(i for i in range(r.shape[0]) if i not in keep)
     r = r[np.ix_(keep, keep)]
     if len(keep) < 4:
-        return MDSResult(None, None, dropped, "fewer than 4 items vary across personas")
+        return MDSResult(None, None, dropped, "fewer than 4 items vary across personas", method)
     r = np.where(np.isnan(r), 0.0, r)  # a pair never observed together: no evidence of relation
+    if method == "leaderboard":
+        return _leaderboard_mds(r, dropped, seed)
+    return _classic_mds(r, [item_values[i] for i in keep], values, dropped, seed)
+
+
+def _classic_mds(r: np.ndarray, item_values: list[str], values: tuple[str, ...], dropped: tuple[int, ...],
+                 seed: int) -> MDSResult:
+    """Metric MDS of the items' dissimilarities sqrt(2(1 - r)), started on the theoretical circle."""
+    from sklearn.manifold import MDS
+
     delta = np.sqrt(np.clip(2 * (1 - r), 0, None))
     angles = value_angles(values)
     per_value: dict[str, int] = {}
     init = []
-    for i in keep:  # items of one value spread a little around its angle, so none coincide
-        v = item_values[i]
+    for v in item_values:  # items of one value spread a little around its angle, so none coincide
         k = per_value[v] = per_value.get(v, -1) + 1
         theta = angles[v] + 0.15 * k
         init.append((math.cos(theta), math.sin(theta)))
@@ -143,7 +166,25 @@ def mds_structure(answers: np.ndarray, item_values: tuple[str, ...], values: tup
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # sklearn divides by zero on degenerate inputs
         coords = mds.fit_transform(delta, init=np.array(init))
-    return MDSResult(stress1(delta, coords), coords, dropped)
+    return MDSResult(stress1(delta, coords), coords, dropped, method="classic")
+
+
+def _leaderboard_mds(r: np.ndarray, dropped: tuple[int, ...], seed: int) -> MDSResult:
+    """The leaderboard's reading: each item is its row of the Spearman correlation matrix, items are
+    as far apart as those rows are (Euclidean), and non-metric MDS (SMACOF with isotonic
+    disparities) places them; the stress is scikit-learn's Stress-1 of that fit. The settings are
+    scikit-learn's defaults when the leaderboard was written (4 random starts, at most 300
+    iterations, tolerance 1e-3), spelled out because later versions changed them."""
+    from sklearn.manifold import MDS
+
+    delta = np.linalg.norm(r[:, None, :] - r[None, :, :], axis=-1)
+    mds = MDS(n_components=2, metric_mds=False, metric="precomputed", n_init=4, init="random", max_iter=300,
+              eps=1e-3, random_state=seed, normalized_stress=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        coords = mds.fit_transform(delta)
+    stress = float(mds.stress_)
+    return MDSResult(stress if math.isfinite(stress) else None, coords, dropped, method="leaderboard")
 
 
 @dataclass(frozen=True)
@@ -239,6 +280,6 @@ def _finite(x) -> float | None:
     return x if math.isfinite(x) else None
 
 
-__all__ = ["HIGHER_ORDER", "CFAFit", "MDSResult", "cfa_fit", "magnifying_glass", "mds_structure", "mean_fit",
+__all__ = ["HIGHER_ORDER", "MDS_METHODS", "CFAFit", "MDSResult", "cfa_fit", "magnifying_glass", "mds_structure", "mean_fit",
            "mean_item_correlation",
            "pairwise_correlations", "reverse_items", "srmr", "stress1", "value_angles", "value_scores"]

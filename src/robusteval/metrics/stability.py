@@ -18,10 +18,22 @@ import warnings
 import numpy as np
 from scipy.stats import rankdata, spearmanr
 
+RANK_DIGITS = 10  # far above any real difference between scores, far below float64's ~16 digits
+
+
+def tie_safe(x: np.ndarray, digits: int = RANK_DIGITS) -> np.ndarray:
+    """``x`` rounded to ``digits`` significant digits (NaN and infinities kept), so that values
+    equal in exact arithmetic compare equal before they are ranked or compared."""
+    x = np.asarray(x, dtype=float)
+    finite = np.isfinite(x) & (x != 0)
+    magnitude = np.floor(np.log10(np.abs(np.where(finite, x, 1.0))))
+    scale = 10.0 ** (digits - 1 - magnitude)
+    return np.where(finite, np.round(x * scale) / scale, x)
+
 
 def spearman(x: np.ndarray, y: np.ndarray) -> float:
     """Spearman's rho over the rows where both are present; NaN with < 3 rows or a constant side."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    x, y = tie_safe(x), tie_safe(y)
     ok = np.isfinite(x) & np.isfinite(y)
     if ok.sum() < 3 or np.ptp(x[ok]) == 0 or np.ptp(y[ok]) == 0:
         return float("nan")
@@ -70,7 +82,7 @@ def cardinal_scores(table: np.ndarray) -> np.ndarray:
 def win_rate_table(table: np.ndarray) -> np.ndarray:
     """Per game, the share of the other models (with a value in that game) a model beats strictly;
     NaN where the model has no value or plays nobody."""
-    t = np.asarray(table, dtype=float)
+    t = tie_safe(table)
     out = np.full(t.shape, np.nan)
     for g in range(t.shape[1]):
         col = t[:, g]
@@ -90,7 +102,7 @@ def win_rates(table: np.ndarray) -> np.ndarray:
 def kendalls_w(table: np.ndarray) -> float:
     """Kendall's coefficient of concordance of the games (columns) ranking the models (rows), with
     the correction for ties; games with a missing value are left out. NaN below 2 models or games."""
-    t = np.asarray(table, dtype=float)
+    t = tie_safe(table)
     t = t[:, np.isfinite(t).all(axis=0)]
     n, m = t.shape
     if n < 2 or m < 2:
@@ -108,7 +120,7 @@ def kendalls_w(table: np.ndarray) -> float:
 
 def ranking(scores: np.ndarray) -> np.ndarray:
     """Rank of each model, 1 = best (ties share the better rank)."""
-    s = np.asarray(scores, dtype=float)
+    s = tie_safe(scores)
     return rankdata(-np.where(np.isfinite(s), s, -np.inf), method="min").astype(int)
 
 
@@ -128,4 +140,4 @@ def max_rank_change(table: np.ndarray, groups: list[list[int]], score=win_rates)
 
 
 __all__ = ["cardinal_scores", "kendalls_w", "max_rank_change", "mean_pairwise", "mean_stability",
-           "rank_order_stability", "ranking", "spearman", "stability_matrix", "win_rate_table", "win_rates"]
+           "rank_order_stability", "ranking", "spearman", "stability_matrix", "tie_safe", "win_rate_table", "win_rates"]

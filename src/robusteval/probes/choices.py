@@ -3,7 +3,9 @@
 - label styles: ``A:``, ``A)``, ``A.``, ``1.``, ``a:``, ``I:`` (the `format` family);
 - gold swaps: for each label position L, the correct option swaps places with the option at L, so
   the gold moves to L and everything else stays put (the `order` family). A question with n options
-  yields n swaps: fewer than a question with more options, never padded or invented.
+  yields n swaps: fewer than a question with more options, never padded or invented. A swap that
+  shows the same texts as an earlier one (the gold's text repeated at L, as in some AGIEval rows)
+  is left out: it would be the same prompt scored against another gold.
 
 Both keep the option *content*; `Variant.order` records where each original option went, so an
 answer can be mapped back to content before consistency is computed.
@@ -48,11 +50,18 @@ def identity(item: Item) -> tuple[int, ...]:
 
 
 def gold_swaps(item: Item) -> list[tuple[str, tuple[int, ...]]]:
-    """(name, order) for each position the gold can be swapped to: ``gold@A``, ``gold@B``, ..."""
-    out = []
+    """(name, order) for each position the gold can be swapped to: ``gold@A``, ``gold@B``, ...;
+    a swap that would show the same option texts as another (the published order first) is left out."""
+    repeated = len(set(item.options)) < len(item.options)  # else every swap shows other texts
+    out, shown = [], set()
     for position in range(len(item.options)):
         order = list(identity(item))
         order[item.answer], order[position] = order[position], order[item.answer]
+        if repeated:
+            texts = tuple(item.options[i] for i in order)
+            if position != item.answer and (texts == item.options or texts in shown):
+                continue
+            shown.add(texts)
         out.append((f"gold@{LETTERS[position]}", tuple(order)))
     return out
 

@@ -40,9 +40,12 @@ class _Setting:
     shots: bool = False
 
 
+_FORMATS = tuple(_Setting(name, style=style) for name, style in LABEL_STYLES.items())  # the same for every item
+
+
 def _axis(family: str, item: Item, design: Design) -> list[_Setting]:
     if family == "format":
-        return [_Setting(name, style=style) for name, style in LABEL_STYLES.items()]
+        return list(_FORMATS)
     if family == "order":
         return [_Setting(name, order=order) for name, order in gold_swaps(item)]
     if family == "prompt":

@@ -1,9 +1,13 @@
 """Paraphrase children of a tree node: the request, the reading of messy replies, the invariants.
 
-One request per node asks for ``n`` diverse paraphrases as a JSON list; each candidate must keep
-close to its parent (cosine within [lower, upper]), move away from the root (lower similarity to
-the root than its parent has) and differ from every node already in the tree. A failed candidate
-is asked for again alone (with another seed) up to ``retries`` times.
+One request per node asks for ``n`` diverse paraphrases as a JSON list; each candidate must still
+be a question, must not give away a gold answer (an alias the root question does not contain: a
+small paraphraser sometimes answers instead, "Marla Quenby is a historian who..."), keep close to
+its parent (cosine within [lower, upper]), move away from the root (lower similarity to the root
+than its parent has) and differ from every node already in the tree. A failed candidate is asked
+for again alone (with another seed) up to ``retries`` times; one that never passes is rejected,
+never accepted. Under ``--estimate`` (a dry-run engine) the re-requests are not planned: whether a
+candidate fails depends on answers not yet given.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ import re
 from dataclasses import dataclass
 
 from robusteval.engine import Engine
+from robusteval.engine.runner import DRY_RUN
+from robusteval.metrics.text import alias_match
 from robusteval.types import GenParams, Message, Response
 
 BATCH_PROMPT = ("Rewrite the question below in {n} different ways. Each rewrite must ask exactly the same thing "
@@ -25,6 +31,11 @@ _FENCE = re.compile(r"```(?:json)?", re.I)
 _QUOTED = re.compile(r'"((?:[^"\\\n]|\\.)+)"')
 _BULLET = re.compile(r"^\s*(?:[-*•]+|\(?\d+[.):]|(?:paraphrase|rewrite|question|version)\s*\d*\s*[:.)-])\s*", re.I)
 _PREAMBLE = re.compile(r"^(here (are|is)|sure|certainly|okay|ok\b|the (rewritten|paraphrased))", re.I)
+# A question without its "?" still opens with one of these (or a preposition and then one: "In what...").
+_ASKING = {"what", "who", "whom", "whose", "which", "when", "where", "why", "how", "is", "are", "was", "were", "am",
+           "do", "does", "did", "can", "could", "will", "would", "should", "shall", "may", "might", "must", "has",
+           "have", "had", "name", "tell", "give", "list", "identify", "state", "describe", "explain"}
+_WH = {"what", "who", "whom", "whose", "which", "when", "where", "why", "how"}
 
 
 @dataclass(frozen=True)
@@ -133,6 +144,8 @@ class LLMParaphraser:
         return parse_candidates(r.text), Cost.of(r), r.error
 
     async def single(self, text: str, slot: int, attempt: int) -> Candidate:
+        if self.engine.dry_run:  # an estimate: whether a re-request is needed depends on answers not yet given
+            return Candidate(None, Cost(), DRY_RUN)
         seed = self.seed * 100_003 + slot * 1_009 + attempt
         params = GenParams(temperature=self.temperature, max_tokens=self.max_tokens // 2, seed=seed)
         r = await self.engine.chat(self.model, (Message("user", SINGLE_PROMPT.format(text=text)),), params)
@@ -148,9 +161,31 @@ class Invariants:
     upper: float = 0.96
 
 
+def is_question(text: str) -> bool:
+    """Whether ``text`` asks something: it ends with a question mark, or opens with a question word
+    or request ("Which river...", "Name the river...", "In what country..."). A statement ("Marla
+    Quenby is a historian who...") is not one."""
+    words = re.findall(r"[\w']+", text.lower())
+    if text.rstrip().rstrip('"”’\'').endswith("?"):
+        return True
+    return bool(words) and (words[0] in _ASKING or (len(words) > 1 and words[1] in _WH))
+
+
+def leaked_answers(text: str, answers: tuple[str, ...] | list[str], root: str) -> list[str]:
+    """Gold aliases that ``text`` contains (whole words, normalised as the scorer does) and the root
+    question does not: a paraphrase that holds the answer is no longer the same test."""
+    return [a for a in answers if alias_match(text, [a]) and not alias_match(root, [a])]
+
+
 def check_candidate(*, sim_parent: float, sim_root: float, parent_sim_root: float, duplicate: bool,
-                    bounds: Invariants) -> str | None:
-    """Why a candidate fails the invariants, or None when it passes."""
+                    bounds: Invariants, text: str | None = None, answers: tuple[str, ...] = (),
+                    root: str = "") -> str | None:
+    """Why a candidate fails the invariants, or None when it passes. With ``text``: it must be a
+    question and must not contain a gold alias of ``answers`` absent from the ``root`` question."""
+    if text is not None and not is_question(text):
+        return "not_a_question"
+    if text is not None and leaked_answers(text, answers, root):
+        return "contains_answer"
     if duplicate:
         return "duplicate"
     if sim_parent < bounds.lower:

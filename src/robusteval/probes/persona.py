@@ -21,6 +21,7 @@ from robusteval.data.persona import (
     hub_file,
     load_chunk_file,
 )
+from robusteval.engine.estimate import CHARS_PER_TOKEN
 from robusteval.errors import UserError
 from robusteval.probes.choices import LETTERS
 from robusteval.types import Message
@@ -77,6 +78,31 @@ def parse_context(spec: str, openers: Openers, n_personas: int, seed: int = 0) -
     raise UserError(f"--contexts: unknown context {spec!r}; use {CONTEXT_HELP}")
 
 
+def truncate_text(text: str, max_tokens: int) -> str:
+    """``text`` cut to about ``max_tokens`` tokens, at a word boundary; unchanged when it is shorter.
+
+    Tokens are counted as CHARS_PER_TOKEN characters each, the same for every model, so every model
+    of a comparison sees the same contexts (a model's own tokenizer would cut each model's context
+    elsewhere). On the leaderboard's chunk_4 SmolLM2's tokenizer gives 0.75-1.76 of its tokens per
+    such token (mean 0.95): leave a margin below the model's window."""
+    limit = int(max_tokens * CHARS_PER_TOKEN)
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip()
+
+
+def truncate_context(context: Context, max_tokens: int | None) -> tuple[Context, tuple[int, ...]]:
+    """The context with every opener cut to ``max_tokens`` (see `truncate_text`), and the indices
+    of the openers that were cut (for the data audit)."""
+    if max_tokens is None or not context.openers:
+        return context, ()
+    cut = tuple(truncate_text(o, max_tokens) for o in context.openers)
+    changed = tuple(i for i, (a, b) in enumerate(zip(context.openers, cut)) if a != b)
+    return (Context(context.name, context.kind, cut) if changed else context), changed
+
+
 def _slug(text: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in text.lower())[:24].strip("_") or "custom"
 
@@ -126,4 +152,4 @@ def question(questionnaire: Questionnaire, item: QItem, gender: str) -> str:
 
 
 __all__ = ["CONTEXT_HELP", "Context", "Turn", "other_persona_system", "parse_context", "persona_system",
-           "question", "user_system", "view"]
+           "question", "truncate_context", "truncate_text", "user_system", "view"]

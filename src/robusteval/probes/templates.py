@@ -1,6 +1,11 @@
 """Prompt templates. Every template asks for a fixed closing phrase so one strict reader serves all
-("The best answer is X"), as the SCORE robustness tasks do. The `prompt` and `fewshot` families
-read theirs from a YAML data file (`robusteval/data/mcq_templates.yaml`, or `--templates FILE`)."""
+("The best answer is [label]"), as the SCORE robustness tasks do. The `prompt` and `fewshot` families
+read theirs from a YAML data file (`robusteval/data/mcq_templates.yaml`, or `--templates FILE`).
+
+The placeholder in that phrase must never be a label: with 10 options the roman labels reach X, so
+"The best answer is X" parroted by a model would read as option 10 (SCORE's own prompts say
+"[the_answer_letter]"). A template whose placeholder the reader takes for a label, in any label
+style with up to 16 options, is refused (`check_placeholder`)."""
 
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ from robusteval.errors import UserError
 
 BASE_TEMPLATE = (
     "Answer the following multiple-choice question. End your reply with the sentence "
-    '"The best answer is X", where X is one of {label_list}.\n\n'
+    '"The best answer is [label]", where [label] is one of {label_list}.\n\n'
     "Question: {question}\n\n{options}"
 )
 PLACEHOLDERS = {"question", "options", "label_list", "category"}
@@ -35,6 +40,22 @@ def render(template: str, *, question: str, options: str, labels: tuple[str, ...
     label_list = ", ".join(labels[:-1]) + f" or {labels[-1]}"
     return template.format(question=question, options=options, label_list=label_list,
                            category=category or "general knowledge")
+
+
+def check_placeholder(text: str, where: str) -> None:
+    """Refuse a template whose "The best answer is ..." placeholder reads as a valid label."""
+    from robusteval.probes.choices import LABEL_STYLES
+    from robusteval.readers.labels import PHRASE, read_label
+
+    for match in PHRASE.finditer(text):
+        phrase = text[match.start():].split("\n")[0]
+        for style in LABEL_STYLES.values():
+            answer = read_label(phrase, style.labels)
+            if answer.status == "ok":
+                raise UserError(f"{where}: a model that repeats {phrase.strip()[:60]!r} would be read as "
+                                f"choosing option {answer.position + 1} (label {answer.label!r} of the "
+                                f"{style.name} style): its placeholder is a label; write a word instead, e.g. "
+                                '"The best answer is [label]"')
 
 
 def load_templates(path: str | None = None) -> tuple[Template, ...]:
@@ -67,6 +88,7 @@ def load_templates(path: str | None = None) -> tuple[Template, ...]:
                             f"allowed: {sorted(PLACEHOLDERS)}")
         if missing := REQUIRED - fields:
             raise UserError(f"{where}: template {name!r} lacks {sorted(missing)}")
+        check_placeholder(entry["template"], f"{where}: template {name!r}")
         out.append(Template(name, entry["template"]))
     if len({t.name for t in out}) != len(out):
         raise UserError(f"{where}: template names must be unique")

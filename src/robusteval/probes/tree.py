@@ -5,6 +5,7 @@ above the last level (and the root) has ``num_paraphrased`` paraphrase children 
 ``num_lexical`` lexical children; lexical nodes are leaves. So a full tree has
 ``1 + (p + l) * (1 + p + ... + p^(depth-1))`` nodes: ⟨2,2,2⟩ → 13, ⟨3,3,3⟩ → 79.
 
+A paraphrase must still be a question and must not contain a gold answer (probes/paraphrase.py).
 A paraphrase slot whose candidates never pass the invariants is kept as a ``rejected`` node (with
 its last candidate and the reasons) and gets no children: it is recorded, never evaluated.
 """
@@ -184,7 +185,8 @@ class _Builder:
                             sim_parent=sim_parent, sim_root=sim_root,
                             edit_distance=edit_distance(candidate.text, self.item.question))
                 reason = check_candidate(sim_parent=sim_parent, sim_root=sim_root, parent_sim_root=parent.sim_root,
-                                         duplicate=norm_text(candidate.text) in self.seen, bounds=self.settings.bounds)
+                                         duplicate=norm_text(candidate.text) in self.seen, bounds=self.settings.bounds,
+                                         text=candidate.text, answers=self.item.answers, root=self.item.question)
                 if reason is None:
                     node = replace(last, attempts=attempt, rejections=tuple(rejections), cost=cost)
                     self.vecs[node_id] = vec
@@ -229,7 +231,9 @@ async def build_tree(item: QAItem, settings: BuildSettings, paraphraser: Paraphr
 
 
 def save_trees(path: Path | str, trees: list[Tree], info: dict) -> None:
-    Path(path).write_text(json.dumps(trees_document(trees, info), indent=1, ensure_ascii=False), encoding="utf-8")
+    from robusteval.files import atomic_write
+
+    atomic_write(Path(path), json.dumps(trees_document(trees, info), indent=1, ensure_ascii=False))
 
 
 def trees_document(trees: list[Tree], info: dict) -> dict:

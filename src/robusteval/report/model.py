@@ -51,6 +51,7 @@ class Run:
     path: object  # pathlib.Path
     results: dict
     samples: list[dict] = field(default_factory=list)
+    missing: tuple[str, ...] = ()  # what the folder lacks (e.g. samples.jsonl), said in the report
 
     @property
     def suite(self) -> str:

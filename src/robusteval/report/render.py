@@ -2,7 +2,10 @@
 
 The HTML needs no network: plots are embedded as data URIs, styles and the small script that
 filters the sample explorer are inline. Every string from a model or a dataset goes through
-jinja2's autoescaping, so an answer containing ``<script>`` or ``onerror=`` renders as text.
+jinja2's autoescaping, so an answer containing ``<script>`` or ``onerror=`` renders as text, and
+through `balance_bidi`, so an unterminated right-to-left override (U+202E) in one answer cannot
+reverse the rest of the page; the template also isolates such text in ``<bdi>``.
+Every file is written atomically (`robusteval.files.atomic_write`).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from robusteval.errors import UserError
+from robusteval.files import atomic_write, read_jsonl
 from robusteval.report.explorer import build_explorer
 from robusteval.report.model import Run
 from robusteval.report.sections import headlines, sections
@@ -29,6 +33,32 @@ class ReportFiles:
     html: Path
     markdown: Path
     plots: tuple[Path, ...]
+    notes: tuple[str, ...] = ()  # what the report could not show (said in the report too)
+
+
+# Bidirectional-text controls: embeddings/overrides end at PDF, isolates at PDI.
+_BIDI_PUSH = {"\u202a": "\u202c", "\u202b": "\u202c", "\u202d": "\u202c", "\u202e": "\u202c",
+              "\u2066": "\u2069", "\u2067": "\u2069", "\u2068": "\u2069"}
+_BIDI_POP = {"\u202c", "\u2069"}
+
+
+def balance_bidi(text: str) -> str:
+    """``text`` with every bidirectional embedding, override or isolate it opens closed at its end,
+    so its direction cannot leak into what the page shows after it (an unterminated U+202E would
+    otherwise reverse the rest of the line). Text without such controls is returned unchanged."""
+    if not any(c in _BIDI_PUSH for c in text):
+        return text
+    stack: list[str] = []
+    for c in text:
+        if c in _BIDI_PUSH:
+            stack.append(_BIDI_PUSH[c])
+        elif c in _BIDI_POP:
+            if c == "\u2069":  # a PDI also closes the embeddings opened inside its isolate
+                while stack and stack[-1] != "\u2069":
+                    stack.pop()
+            if stack and stack[-1] == c:
+                stack.pop()
+    return text + "".join(reversed(stack))
 
 
 def load_run(run_dir: str | Path) -> Run:
@@ -40,18 +70,17 @@ def load_run(run_dir: str | Path) -> Run:
         results = json.loads(results_file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise UserError(f"{results_file}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    samples = []
     samples_file = path / "samples.jsonl"
-    if samples_file.is_file():
-        for line in samples_file.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                samples.append(json.loads(line))
-    return Run(path, results, samples)
+    if not samples_file.is_file():
+        return Run(path, results, [], missing=(f"{samples_file} is missing: the sample explorer is empty "
+                                               f"(metrics come from results.json)",))
+    return Run(path, results, read_jsonl(samples_file))
 
 
 def environment() -> Environment:
     env = Environment(loader=PackageLoader("robusteval.report", "templates"),
-                      autoescape=select_autoescape(["html", "j2"], default=True), trim_blocks=True, lstrip_blocks=True)
+                      autoescape=select_autoescape(["html", "j2"], default=True), trim_blocks=True, lstrip_blocks=True,
+                      finalize=lambda value: balance_bidi(value) if isinstance(value, str) else value)
     env.filters["data_uri"] = lambda png: "data:image/png;base64," + base64.b64encode(png).decode("ascii")
     env.filters["num"] = lambda x, d=3: "n/a" if x is None else f"{x:.{d}f}"
     return env
@@ -63,7 +92,7 @@ def render_html(run: Run) -> tuple[str, list]:
     page = environment().get_template("report.html.j2").render(
         run=run, results=run.results, config=run.results.get("config", {}), versions=run.results.get("versions", {}),
         models=run.results.get("models", {}), sections=built, headlines=headlines(run.results),
-        explorer=build_explorer(run.samples), failures=run.results.get("failures", []))
+        explorer=build_explorer(run.samples), failures=run.results.get("failures", []), missing=run.missing)
     return page, built
 
 
@@ -72,6 +101,7 @@ def markdown_summary(run: Run, built: list) -> str:
     lines = [f"# robusteval {run.suite} run `{run.run_id}`", "",
              f"Started {r.get('started', '?')}, wall time {r.get('wall_time_s', '?')} s, "
              f"robusteval {r.get('versions', {}).get('robusteval', '?')}.", "", "## Headline metrics", "",
+             *[f"> **Note:** {_md(note)}" for note in run.missing], *([""] if run.missing else []),
              "| model | metric | value [95% CI] |", "|---|---|---|"]
     for h in headlines(r):
         ci = "" if h.low is None else f" [{h.low:.3f}, {h.high:.3f}]"
@@ -90,21 +120,20 @@ def markdown_summary(run: Run, built: list) -> str:
 
 
 def write_report(run_dir: str | Path) -> ReportFiles:
+    """Render and write report.html, report.md and plots/*.png, each atomically; nothing is written
+    until everything has rendered."""
     run = load_run(run_dir)
     page, built = render_html(run)
-    html = run.path / REPORT_HTML
-    html.write_text(page, encoding="utf-8")
+    markdown_text = markdown_summary(run, built)
     plots_dir = run.path / PLOTS_DIR
-    plots_dir.mkdir(exist_ok=True)
-    plots = []
-    for section in built:
-        for figure in section.figures:
-            path = plots_dir / f"{figure.name}.png"
-            path.write_bytes(figure.png)
-            plots.append(path)
-    markdown = run.path / REPORT_MD
-    markdown.write_text(markdown_summary(run, built), encoding="utf-8")
-    return ReportFiles(html, markdown, tuple(plots))
+    try:
+        plots_dir.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"could not create {plots_dir} ({exc.strerror or exc})") from None
+    plots = [atomic_write(plots_dir / f"{figure.name}.png", figure.png) for section in built for figure in section.figures]
+    markdown = atomic_write(run.path / REPORT_MD, markdown_text)
+    html = atomic_write(run.path / REPORT_HTML, page)
+    return ReportFiles(html, markdown, tuple(plots), run.missing)
 
 
 def _md(text) -> str:

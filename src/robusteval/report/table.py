@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 
 def fmt_estimate(est: dict | None, digits: int = 3) -> str:
@@ -18,21 +19,25 @@ def fmt_estimate(est: dict | None, digits: int = 3) -> str:
 def print_mcq(console: Console, model: str, metrics: dict) -> None:
     for family, fm in metrics.items():
         table = Table(title=f"{model} · {family}", title_justify="left")
+        macro = "macro_accuracy" in fm  # items in two or more categories
         table.add_column("variant")
-        table.add_column("accuracy [95% CI]")
+        table.add_column("accuracy (micro) [95% CI]")
+        if macro:
+            table.add_column("macro over categories [95% CI]")
         table.add_column("answered", justify="right")
         table.add_column("invalid", justify="right")
         table.add_column("failed", justify="right")
+        pad = [""] if macro else []
         for name, v in fm["variants"].items():
-            table.add_row(name, fmt_estimate(v["accuracy"]), str(v["answered"]), str(v["invalid"]), str(v["failed"]))
+            cells = [fmt_estimate(v["accuracy"]), *([fmt_estimate(v.get("macro_accuracy"))] if macro else [])]
+            table.add_row(name, *cells, str(v["answered"]), str(v["invalid"]), str(v["failed"]))
         table.add_section()
-        table.add_row("[bold]all (micro)", fmt_estimate(fm["accuracy"]), "", str(fm["invalid"]), str(fm["failed"]))
-        if "macro_accuracy" in fm:
-            table.add_row("[bold]all (macro over categories)", fmt_estimate(fm["macro_accuracy"]), "", "", "")
-        table.add_row("[bold]consistency rate (per question)", fmt_estimate(fm["consistency_rate"]), "", "", "")
-        table.add_row("[bold]consistency rate (pooled pairs)", fmt_estimate(fm["consistency_rate_pooled"]), "", "", "")
-        table.add_row("[bold]spread (max-min accuracy)", fmt_estimate(fm["spread"]), "", "", "")
-        table.add_row("[bold]std of variant accuracies", fmt_estimate(fm["std_across_variants"]), "", "", "")
+        table.add_row(Text("all", style="bold"), fmt_estimate(fm["accuracy"]),
+                      *([fmt_estimate(fm["macro_accuracy"])] if macro else []), "", str(fm["invalid"]), str(fm["failed"]))
+        for label, key in (("consistency rate (per question)", "consistency_rate"),
+                           ("consistency rate (pooled pairs)", "consistency_rate_pooled"),
+                           ("spread (max-min accuracy)", "spread"), ("std of variant accuracies", "std_across_variants")):
+            table.add_row(Text(label, style="bold"), fmt_estimate(fm[key]), *pad, "", "", "")
         console.print(table)
         bias = Table(title=f"{model} · {family} · position bias", title_justify="left")
         bias.add_column("position")

@@ -23,6 +23,18 @@ SUITE_SUMMARIES = {
     "persona": "do simulated personas keep their values across contexts? (Stick To Your Role!)",
 }
 
+# Common settings (RunConfig fields: flags and --config keys) a suite does not read. Giving one is
+# an error naming the suite's flags, never silently ignored. The mcq design settings (families,
+# cross, scoring, templates, shots) are RunConfig fields that only mcq reads (persona has its own scoring).
+_MCQ_ONLY = ("families", "cross", "scoring", "templates", "shots", "n_shots", "fewshot_multiturn")
+UNUSED_COMMON_SETTINGS: dict[str, tuple[str, ...]] = {
+    "mcq": (),
+    "consistency": _MCQ_ONLY,
+    "hallucination": ("samples", *_MCQ_ONLY),  # one reply per prompt; agreement is measured across detectors
+    "persona": ("data", "limit", "samples", *_MCQ_ONLY),  # --population / --personas choose who is asked
+    "tree": ("samples", *_MCQ_ONLY),
+}
+
 
 def get_suite(name: str) -> ModuleType:
     from robusteval.errors import UserError

@@ -24,7 +24,9 @@ from typing import Any, Protocol
 
 from rich.console import Console
 
+from robusteval.data.audit import DataAudit
 from robusteval.engine import Engine
+from robusteval.files import atomic_write
 from robusteval.types import GenParams
 
 
@@ -52,6 +54,7 @@ class SuiteContext:
     params: GenParams
     console: Console
     _add_model: Any = None
+    audit: DataAudit = field(default_factory=DataAudit)  # loaders record what they read, left out, assumed
 
     async def model(self, spec: str) -> str:
         """Start the model named by ``spec`` if it is not running yet (a judge, an interlocutor...);
@@ -67,18 +70,16 @@ class SuiteResult:
     samples: list  # SampleLike
     extra: dict = field(default_factory=dict)  # more keys for results.json
     files: dict[str, str | bytes] = field(default_factory=dict)  # more files in the run folder
+    written: list[Path] = field(default_factory=list)  # every file the run wrote (run_suite fills it)
 
     def write_files(self, run_dir: Path) -> list[Path]:
+        """Write ``files`` into the run folder, each atomically; returns their paths."""
         paths = []
         for name, content in self.files.items():
             path = run_dir / name
             path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, bytes):
-                path.write_bytes(content)
-            else:
-                path.write_text(content if isinstance(content, str) else json.dumps(content, indent=2),
-                                encoding="utf-8")
-            paths.append(path)
+            text_or_bytes = content if isinstance(content, (str, bytes)) else json.dumps(content, indent=2)
+            paths.append(atomic_write(path, text_or_bytes))
         return paths
 
 

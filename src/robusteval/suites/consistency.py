@@ -118,8 +118,10 @@ class RatingSample:
 async def execute(ctx: SuiteContext) -> SuiteResult:
     config, options = ctx.config, ctx.options
     items, report = load_prompt_sets(config.data, limit=config.limit, seed=config.seed)
+    from rich.text import Text
+
     for line in report.lines():
-        ctx.console.print(f"[yellow]{line}[/yellow]", highlight=False)
+        ctx.console.print(Text(line, style="yellow"))
     judges = await _make_judges(ctx)
 
     jobs = [(model, item, v, k) for model in ctx.models for item in items
@@ -353,6 +355,7 @@ def heatmap_png(judge_metrics: dict, items: list[PromptSet], models: list[str], 
 
 def print_summary(console, result: SuiteResult) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     from robusteval.report.table import fmt_estimate
 
@@ -368,13 +371,13 @@ def print_summary(console, result: SuiteResult) -> None:
         for item_id, row in jm["table"].items():
             table.add_row(item_id, *[_fmt(row[m]) for m in models], _fmt(jm["item_mean"][item_id]))
         table.add_section()
-        table.add_row("[bold]sum [95% CI]", *[fmt_estimate(jm["models"][m]["sum"], 2) for m in models], "")
-        table.add_row("[bold]mean [95% CI]", *[fmt_estimate(jm["models"][m]["mean"], 2) for m in models], "")
+        table.add_row(Text("sum [95% CI]", style="bold"), *[fmt_estimate(jm["models"][m]["sum"], 2) for m in models], "")
+        table.add_row(Text("mean [95% CI]", style="bold"), *[fmt_estimate(jm["models"][m]["mean"], 2) for m in models], "")
         table.add_row("missing ratings", *[str(jm["models"][m]["missing"]) for m in models], "")
         if any("sampling_mean" in jm["models"][m] for m in models):
-            table.add_row("[bold]same-variant samples mean",
+            table.add_row(Text("same-variant samples mean", style="bold"),
                           *[fmt_estimate(jm["models"][m].get("sampling_mean"), 2) for m in models], "")
-            table.add_row("[bold]style effect (variants − samples)",
+            table.add_row(Text("style effect (variants − samples)", style="bold"),
                           *[fmt_estimate(jm["models"][m].get("style_effect"), 2) for m in models], "")
         console.print(table)
     if agreement := metrics.get("agreement"):

@@ -20,7 +20,7 @@ import csv
 import io
 from dataclasses import asdict, dataclass, replace
 
-from robusteval.data.hallucigen import HALLUCINATION_TYPES, HalluItem, load_items
+from robusteval.data.hallucigen import HALLUCINATION_TYPES, LANG_FORMAT, HalluItem, load_items
 from robusteval.engine import Engine, gather_all
 from robusteval.errors import UserError
 from robusteval.judges.hallucination_nli import entailed, nli_detect
@@ -54,6 +54,7 @@ class Options:
     ensembles: tuple[str, ...] = ()  # each "config+config+..." or "all"
     label_max_tokens: int = 16
     bootstrap: int = 1000  # resamples for every confidence interval
+    lang: str | None = None  # the data's language (en, sv, de-en...); None: the rows', the file name's or the text's
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -78,6 +79,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--label-max-tokens", dest="label_max_tokens", type=int,
                    help="reply length limit for detection and judge replies (default: 16)")
     p.add_argument("--bootstrap", type=int, help="bootstrap resamples per confidence interval (default: 1000)")
+    p.add_argument("--lang", help="language of every row of --data: en, sv, de, fr, or a pair such as de-en "
+                   "(translation); default: the row's lang/langpair column, else the file name's (trial_sv.csv), "
+                   "else the text's (identified), else en; the data audit says which")
 
 
 def detector_configs(detector_labels: list[str], variants: tuple[str, ...], nli: bool) -> list[str]:
@@ -104,6 +108,8 @@ def validate(config, options: Options) -> None:
         (options.label_max_tokens > 0, "--label-max-tokens must be positive"),
         (options.bootstrap >= 100, "--bootstrap must be at least 100 resamples"),
         (config.samples == 1, "--samples is not used by the hallucination suite; leave it at 1"),
+        (options.lang is None or bool(LANG_FORMAT.fullmatch(options.lang)),
+         f"--lang {options.lang!r}: give a language code such as sv, or a pair such as de-en"),
     ]
     for ok, message in checks:
         if not ok:
@@ -381,7 +387,8 @@ def cross_items(generated: list[GenerationSample], items: dict[str, HalluItem], 
 async def execute(ctx: SuiteContext) -> SuiteResult:
     config, options = ctx.config, ctx.options
     steps = STEPS[options.step]
-    items = load_items(config.data, limit=config.limit, seed=config.seed, need_labels="detection" in steps)
+    items = load_items(config.data, limit=config.limit, seed=config.seed, need_labels="detection" in steps,
+                       lang=options.lang, audit=ctx.audit.source(f"--data {config.data or 'trial'}"))
     by_id = {item.id: item for item in items}
     label_params = replace(ctx.params, max_tokens=min(ctx.params.max_tokens, options.label_max_tokens))
     nli = _load_nli(options.nli_model)

@@ -20,10 +20,9 @@ from robusteval.metrics.consistency import (
     category_sums,
     item_consistency,
     macro_of_sums,
-    spread_of,
     std_of,
 )
-from robusteval.metrics.stats import bootstrap_sums
+from robusteval.metrics.stats import bootstrap_sums, proportion, spread_interval
 from robusteval.probes.choices import LETTERS
 from robusteval.probes.design import FAMILIES, Design, expand
 from robusteval.probes.fewshot import ShotPool
@@ -75,8 +74,8 @@ def validate(config, options: Options) -> None:
 async def execute(ctx: SuiteContext) -> SuiteResult:
     config = ctx.config
     data = config.data or DEFAULT_DATA
-    items = load_items(data, limit=config.limit, seed=config.seed)
-    design, design_info = build_design(config, data)
+    items = load_items(data, limit=config.limit, seed=config.seed, audit=ctx.audit)
+    design, design_info = build_design(config, data, ctx.audit)
     samples, metrics_by_model = [], {}
     for model in ctx.models:
         if config.scoring == "loglik":
@@ -85,7 +84,8 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
             model_samples = await run(ctx.engine, model, items, config.families, ctx.params, config.samples,
                                       design, config.cross)
         samples.extend(model_samples)
-        metrics_by_model[model] = metrics(model_samples, items, config.families, seed=config.seed)
+        if not ctx.engine.dry_run:  # --estimate: nothing was answered, nothing to measure
+            metrics_by_model[model] = metrics(model_samples, items, config.families, seed=config.seed)
     return SuiteResult(metrics=metrics_by_model, samples=samples, extra={"design": design_info})
 
 
@@ -96,16 +96,17 @@ def print_summary(console, result: SuiteResult) -> None:
         print_mcq(console, model, model_metrics)
 
 
-def build_design(config, data: str) -> tuple[Design, dict]:
-    """Templates and shot pool for the families asked; the info dict goes into results.json."""
+def build_design(config, data: str, audit=None) -> tuple[Design, dict]:
+    """Templates and shot pool for the families asked; the info dict goes into results.json
+    (where shots come from a file or a dev split, its audit goes into ``audit``)."""
     families = set(config.families) | set(config.cross)
     templates = load_templates(config.templates) if families & {"prompt", "fewshot"} else (BASE,)
     info: dict = {"templates": [t.name for t in templates], "cross": list(config.cross)}
     shots = None
     if "fewshot" in families:
         if config.shots:
-            shots = ShotPool(tuple(load_file(config.shots)), config.shots)
-        elif (dev := load_dev_items(data)) is not None:
+            shots = ShotPool(tuple(load_file(config.shots, audit)), config.shots)
+        elif (dev := load_dev_items(data, audit)) is not None:
             shots = ShotPool(tuple(dev[0]), dev[1])
         else:
             shots = ShotPool(tuple(load_items(data)),
@@ -133,7 +134,9 @@ class Sample:
     error: str | None
     status: str  # ok | invalid | failed
     answer_label: str | None
-    answer_option: int | None  # index in the original options
+    # Indices in the original options; of the first option with the chosen text where a release
+    # repeats an option's text (aqua-rat: "8.75" at A and C), so either copy is the same answer.
+    answer_option: int | None
     gold_option: int
     gold_label: str
     correct: bool | None  # None when the request failed
@@ -205,13 +208,16 @@ def _loglik_sample(model: str, item: Item, v: Variant, rule: str, responses: lis
 def _sample(model: str, item: Item, variant: Variant, k: int, response) -> Sample:
     answer = read_label(response.text, variant.labels)
     option = variant.original_index(answer.position) if answer.position is not None else None
+    if option is not None:
+        option = item.options.index(item.options[option])  # a repeated text is one answer
+    gold = item.options.index(item.options[item.answer])
     gold_position = variant.order.index(item.answer)
     return Sample(
         model=model, item_id=item.id, category=item.category, family=variant.family, variant=variant.name,
         sample=k, labels=variant.labels, order=variant.order, prompt=variant.messages[-1].content, turns=len(variant.messages),
         response=response.text, error=response.error, status=answer.status, answer_label=answer.label,
-        answer_option=option, gold_option=item.answer, gold_label=variant.labels[gold_position],
-        correct=None if answer.status == "failed" else option == item.answer, cached=response.cached,
+        answer_option=option, gold_option=gold, gold_label=variant.labels[gold_position],
+        correct=None if answer.status == "failed" else option == gold, cached=response.cached,
         key=response.key,
     )
 
@@ -260,10 +266,13 @@ def matrices(samples: list[Sample], family: str, item_ids: list[str]) -> FamilyM
 def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, seed: int = 0,
                    n_resamples: int = 1000) -> dict:
     """Per-variant accuracy, overall accuracy, consistency rate and spread, each with a 95% CI.
+    Accuracies are micro (every answered question weighs the same) and, where the items have two or
+    more categories, also macro (every category weighs the same, as SCORE reports MMLU-Pro).
 
-    Items are the resampling unit. Every metric here is a function of per-item sums (correct and
-    answered cells, agreeing and total pairs, chosen positions), so each is bootstrapped from an
-    items x k matrix of those sums in one matrix product (`bootstrap_sums`)."""
+    Items are the unit of every interval (metrics/stats.py says which interval and why): shares of
+    cells (accuracies, consistency rates, invalid rates, chosen positions) get Wilson intervals at
+    their effective number of cells (`proportion`), the spread a range from pairwise differences
+    (`spread_interval`), other statistics of per-item sums a BCa bootstrap (`bootstrap_sums`)."""
     m = matrices(samples, family, item_ids)
     rows = [s for s in samples if s.family == family]
     n_vars = len(m.variants)
@@ -275,7 +284,7 @@ def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, s
         return bootstrap_sums(per_item, statistic, n_resamples=n_resamples, seed=seed).as_dict()
 
     def ratio(numerator: np.ndarray, denominator: np.ndarray) -> dict:
-        return boot(np.column_stack([numerator, denominator]))
+        return proportion(numerator, denominator).as_dict()
 
     per_variant = m.answers.shape[1] // max(1, n_vars)  # answer columns per variant (one per sample)
     variants = {}
@@ -289,6 +298,8 @@ def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, s
             "invalid_rate": ratio((block == -1).sum(axis=1), (~np.isnan(block)).sum(axis=1)),
             "failed": sum(s.status == "failed" for s in vs),
         }
+        if has_categories:  # SCORE's MMLU-Pro per-prompt accuracy: the mean of the categories' accuracies
+            variants[name]["macro_accuracy"] = boot(category_sums(m.correct[:, j], m.categories), macro_of_sums)
     by_item = item_consistency(m.answers)
     agree, pairs = agreeing_pairs(m.answers)
     per_variant_sums = np.column_stack([correct, answered])
@@ -297,7 +308,7 @@ def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, s
         "accuracy": ratio(correct.sum(axis=1), answered.sum(axis=1)),
         "consistency_rate": ratio(np.nan_to_num(by_item), np.isfinite(by_item)),
         "consistency_rate_pooled": ratio(agree, pairs),
-        "spread": boot(per_variant_sums, lambda s: spread_of(_accuracies(s, n_vars))),
+        "spread": spread_interval(correct, answered, n_resamples=n_resamples, seed=seed).as_dict(),
         "std_across_variants": boot(per_variant_sums, lambda s: std_of(_accuracies(s, n_vars))),
         "samples": len(rows),
         "invalid": sum(s.status == "invalid" for s in rows),

@@ -17,16 +17,19 @@ import io
 import json
 import math
 import random
+import re
 from dataclasses import asdict, dataclass, replace
 from itertools import combinations
 
 import numpy as np
 
+from robusteval.data.audit import DataAudit
 from robusteval.data.persona import Persona, Questionnaire, balanced_subset, load_openers, load_population, \
     load_questionnaire
 from robusteval.engine import Engine, gather_all
 from robusteval.errors import UserError
-from robusteval.metrics.psychometrics import magnifying_glass, mds_structure, mean_fit, mean_item_correlation, \
+from robusteval.metrics.psychometrics import MDS_METHODS, magnifying_glass, mds_structure, mean_fit, \
+    mean_item_correlation, \
     value_scores
 from robusteval.metrics.stability import (
     cardinal_scores,
@@ -47,6 +50,7 @@ from robusteval.probes.persona import (
     parse_context,
     persona_system,
     question,
+    truncate_context,
     user_system,
     view,
 )
@@ -59,6 +63,8 @@ DEFAULT_CONTEXTS = ("no_conv", "chunk:0", "chunk:1", "fixed:chess", "fixed:gramm
 SCORINGS = ("generate", "logprobs", "expected")
 ANSWER_PREFIX = "Answer:"  # prefilled before the scale letter in the logprob scorings
 TOP_LOGPROBS = 20  # the most OpenAI-compatible APIs return
+# Errors that say a prompt did not fit the model's window (llama.cpp, OpenAI, vLLM wordings).
+WINDOW_ERROR = re.compile(r"context (size|length|window)|maximum context|context_length|too long|n_ctx", re.I)
 
 
 @dataclass(frozen=True)
@@ -73,15 +79,25 @@ class Options:
     answer_tokens: int = 16  # reply limit for questionnaire answers (--max-tokens is for conversation turns)
     scoring: str = "generate"  # generate: parse the reply; logprobs / expected: the first token's distribution
     n_resamples: int = 1000
+    context_max_tokens: int | None = None  # cut each opening post to about this many tokens; None: as published
+    mds: str | None = None  # leaderboard | classic; None: leaderboard for the leaderboard's questionnaires
+
+
+def default_mds(questionnaire_name: str) -> str:
+    """The leaderboard's MDS for its own questionnaires (results comparable with it), else classic."""
+    return "leaderboard" if questionnaire_name in ("pvq40", "svs") else "classic"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--population", help="personas file (YAML/JSONL/CSV: name, gender, description); default: our 50")
+    p.add_argument("--population", help="personas file (YAML/JSON/JSONL/CSV: name, gender, description; the "
+                   "leaderboard's real_world_people.json with gender F/M loads as it is); default: our 50")
     p.add_argument("--personas", type=int, help="use the first N personas, alternating by gender (default: all)")
     p.add_argument("--contexts", type=csv_arg, help=f"comma-separated contexts: {CONTEXT_HELP} "
                    f"(default: {','.join(DEFAULT_CONTEXTS)})")
     p.add_argument("--turns", type=int, help="persona replies in each conversation before the questionnaire (default: 2)")
-    p.add_argument("--questionnaire", help="ours (default) | pvq40 | svs | pvq40:FILE.csv | svs:FILE.csv | FILE.yaml")
+    p.add_argument("--questionnaire", help="ours (default) | pvq40 | svs (hub) | pvq40:DIR (holding the leaderboard's "
+                   "pvq_male_test.csv and pvq_female_test.csv: each persona gets its gender's wording) | "
+                   "pvq40:male=FILE,female=FILE | svs:DIR | svs:FILE.csv | FILE.yaml")
     p.add_argument("--interlocutor", help="model spec playing the user (default: the model under test)")
     p.add_argument("--openers", help="YAML with 'posts' (chunk openers) and 'fixed' (name: message)")
     p.add_argument("--answer-tokens", dest="answer_tokens", type=int,
@@ -91,6 +107,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "logprobs: the most probable scale letter after an 'Answer:' prefill (never invalid while "
                         "a letter is among the top tokens); expected: the probability-weighted scale point")
     p.add_argument("--bootstrap", dest="n_resamples", type=int, help="bootstrap resamples for CIs (default: 1000)")
+    p.add_argument("--context-max-tokens", dest="context_max_tokens", type=int,
+                   help="cut each opening post to about N tokens (4 characters each, at a word boundary), so that "
+                        "long posts (the leaderboard's Reddit chunks reach 5,000-7,000 tokens) fit a small model's "
+                        "window; the data audit counts the posts cut (default: as published)")
+    p.add_argument("--mds", choices=MDS_METHODS, help="MDS Stress-1 as the leaderboard computes it (default with "
+                   "pvq40/svs) or classic metric MDS (default with ours); docs/suites/persona.md")
 
 
 def validate(config, options: Options) -> None:
@@ -100,6 +122,8 @@ def validate(config, options: Options) -> None:
         (options.answer_tokens >= 1, "--answer-tokens must be >= 1"),
         (options.scoring in SCORINGS, f"--scoring must be one of {', '.join(SCORINGS)}"),
         (options.n_resamples >= 1, "--bootstrap must be >= 1"),
+        (options.context_max_tokens is None or options.context_max_tokens >= 1, "--context-max-tokens must be >= 1"),
+        (options.mds in (None, *MDS_METHODS), f"--mds must be one of {', '.join(MDS_METHODS)}"),
         (len(options.contexts) >= 1, "give at least one --contexts entry"),
         (len(set(options.contexts)) == len(options.contexts), "--contexts lists a context twice"),
         (config.samples == 1, "--samples does not apply to the persona suite (each persona answers once)"),
@@ -147,12 +171,20 @@ class Conversation:
 
 async def execute(ctx: SuiteContext) -> SuiteResult:
     config, options = ctx.config, ctx.options
-    personas = balanced_subset(load_population(options.population), options.personas)
-    questionnaire = load_questionnaire(options.questionnaire)
+    population = ctx.audit.source(f"population {options.population or '(bundled)'}")
+    personas = balanced_subset(load_population(options.population, population), options.personas)
+    population.rows_used = len(personas)
+    asked = ctx.audit.source(f"questionnaire {options.questionnaire}")
+    questionnaire = load_questionnaire(options.questionnaire, asked)
+    if not asked.rows_read:  # ours or a YAML file: every item is asked
+        asked.rows_read = asked.rows_used = len(questionnaire.items)
+    audit_wording(asked, questionnaire, personas)
     openers = load_openers(options.openers)
-    contexts = [parse_context(spec, openers, len(personas), config.seed) for spec in options.contexts]
+    contexts = [load_context(spec, openers, personas, config.seed, options.context_max_tokens, ctx.audit)
+                for spec in options.contexts]
     if len({c.name for c in contexts}) != len(contexts):
         raise UserError("--contexts: two entries give the same context")
+    mds_method = options.mds or default_mds(questionnaire.name)
     samples, conversations, metrics = [], [], {}
     for model in ctx.models:
         interlocutor = await ctx.model(options.interlocutor) if options.interlocutor else model
@@ -162,7 +194,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
         samples.extend(model_samples)
         conversations.extend(model_convs)
         metrics[model] = model_metrics(model_samples, personas, contexts, questionnaire, seed=config.seed,
-                                       n_resamples=options.n_resamples)
+                                       n_resamples=options.n_resamples, mds_method=mds_method)
     extra = {
         "leaderboard": leaderboard(metrics, [c.name for c in contexts]),
         "population": [asdict(p) for p in personas],
@@ -171,10 +203,46 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
                           "scale": list(questionnaire.scale)},
         "turns": options.turns,
         "scoring": options.scoring,
+        "context_max_tokens": options.context_max_tokens,
+        "mds": mds_method,
     }
     files = {"conversations.jsonl": "".join(json.dumps(_conv_dict(c)) + "\n" for c in conversations),
              "value_scores.csv": scores_csv(samples, personas, contexts, questionnaire)}
     return SuiteResult(metrics=_json_safe(metrics), samples=samples, extra=_json_safe(extra), files=files)
+
+
+def load_context(spec: str, openers, personas: list[Persona], seed: int, max_tokens: int | None,
+                 audit: DataAudit) -> Context:
+    """One ``--contexts`` entry, its posts cut to ``max_tokens``; posts read from a file (the
+    leaderboard's chunks) are audited: how many, how many used, how many cut."""
+    context, cut = truncate_context(parse_context(spec, openers, len(personas), seed), max_tokens)
+    if context.kind == "chunk":
+        source = audit.source(f"context {spec}")
+        source.rows_read = len(context.openers)
+        source.rows_used = min(len(context.openers), len(personas))  # persona i gets post i
+        if len(personas) > len(context.openers):
+            source.anomaly(f"fewer posts than personas: posts reused ({len(personas)} personas)")
+        for i in cut:
+            if i < len(personas):
+                source.anomaly(f"opening post truncated to --context-max-tokens {max_tokens} "
+                               f"(about {max_tokens * 4} characters)", f"post {i + 1}")
+    elif cut:
+        audit.source(f"context {spec}").anomaly(f"opener truncated to --context-max-tokens {max_tokens}")
+    return context
+
+
+def audit_wording(audit, questionnaire: Questionnaire, personas: list[Persona]) -> None:
+    """Say which wording each gender gets; a persona whose gender has no wording of its own (PVQ-40
+    has male and female forms only) gets the first form, and the audit counts it."""
+    forms = [g for g, _ in questionnaire.items[0].texts] if questionnaire.items else []
+    if not forms:
+        return
+    for p in personas:
+        if p.gender not in forms:
+            audit.anomaly(f"persona of gender {p.gender} asked the {forms[0]} wording (the questionnaire has "
+                          f"{' and '.join(forms)} forms only)", p.id)
+    counts = {g: sum(p.gender == g for p in personas) for g in forms}
+    audit.note("personas asked in their gender's wording: " + ", ".join(f"{n} {g}" for g, n in counts.items()))
 
 
 def _conv_dict(c: Conversation) -> dict:
@@ -287,40 +355,89 @@ def context_scores(samples: list[Sample], personas: list[Persona], contexts: lis
                          questionnaire.values, reverse=reverse, n_points=len(questionnaire.scale)) for c in contexts]
 
 
+def lost_contexts(samples: list[Sample], contexts: list[str]) -> dict[str, dict]:
+    """Contexts with failed answers (a request or a conversation turn that failed): how many of
+    how many, and the first error. A figure over such a context would be computed from what is
+    left, so it is reported n/a instead."""
+    out = {}
+    for name in contexts:
+        rows = [s for s in samples if s.context == name]
+        failed = [s for s in rows if s.status == "failed"]
+        if failed:
+            out[name] = {"failed": len(failed), "answers": len(rows), "error": failed[0].error or "request failed"}
+    return out
+
+
+def lost_message(lost: dict[str, dict]) -> str:
+    """Why figures are n/a, and how to fix it (a window too small for the context, or failures a
+    rerun retries)."""
+    parts = [f"context {name} lost {d['failed']} of {d['answers']} answers ({d['error']})" for name, d in lost.items()]
+    if any(WINDOW_ERROR.search(d["error"]) for d in lost.values()):
+        fix = ("the conversation does not fit the model's window: give the model a larger one (e.g. "
+               "--model 'llamacpp?n_ctx=8192'; an API model with a longer context) or cut each opening post "
+               "with --context-max-tokens N")
+    else:
+        fix = "rerun the same command to retry the failed requests (answers already received are cached)"
+    return "; ".join(parts) + f". Every figure that involves it is n/a. To fix: {fix}."
+
+
+NA_FIT = {"cfi": None, "srmr": None, "rmsea": None}
+
+
 def model_metrics(samples: list[Sample], personas: list[Persona], contexts: list[Context],
-                  questionnaire: Questionnaire, *, seed: int = 0, n_resamples: int = 1000) -> dict:
-    """Stability (with a persona bootstrap CI), the context matrix, per-value stability and validity."""
+                  questionnaire: Questionnaire, *, seed: int = 0, n_resamples: int = 1000,
+                  mds_method: str = "classic") -> dict:
+    """Stability (with a persona bootstrap CI), the context matrix, per-value stability and validity.
+
+    A context that lost answers (failed requests) makes every figure involving it n/a (None, with
+    ``na_reason``): its stability pairs, the overall and per-value means, its validity; figures of
+    the other contexts stay."""
     names = [c.name for c in contexts]
+    lost = lost_contexts(samples, names)
     scores = context_scores(samples, personas, names, questionnaire)
-    matrix = stability_matrix(scores)
+    matrix = stability_matrix(scores).tolist()
+    for i, a in enumerate(names):
+        for j, b in enumerate(names):
+            if a in lost or b in lost:
+                matrix[i][j] = None
     flat = np.hstack(scores)
-    stability = bootstrap(flat, lambda rows: mean_stability(rows, len(names)), n_resamples=n_resamples, seed=seed)
-    per_value = {}
-    for v, value in enumerate(questionnaire.values):
-        rhos = [rank_order_stability(scores[i][:, [v]], scores[j][:, [v]]) for i, j in combinations(range(len(names)), 2)]
-        rhos = [r for r in rhos if np.isfinite(r)]
-        per_value[value] = _mean(rhos)
+    if lost:
+        stability = {"value": None, "ci_low": None, "ci_high": None, "n": len(personas)}
+        per_value = {value: None for value in questionnaire.values}
+    else:
+        stability = bootstrap(flat, lambda rows: mean_stability(rows, len(names)), n_resamples=n_resamples,
+                              seed=seed).as_dict()
+        per_value = {}
+        for v, value in enumerate(questionnaire.values):
+            rhos = [rank_order_stability(scores[i][:, [v]], scores[j][:, [v]])
+                    for i, j in combinations(range(len(names)), 2)]
+            per_value[value] = _mean([r for r in rhos if np.isfinite(r)])
     reverse = np.array([item.reverse for item in questionnaire.items])
     validity = {}
     for name in names:
+        rows = [s for s in samples if s.context == name]
+        counts = {"answers": len(rows), "invalid": sum(s.status == "invalid" for s in rows),
+                  "failed": sum(s.status == "failed" for s in rows), "invalid_rate": _rate(rows),
+                  "letter_mass": _mean([s.letter_mass for s in rows if s.letter_mass is not None])}
+        if name in lost:
+            validity[name] = {**counts, "mds": {"stress1": None, "error": "context lost answers"}, "cfa": {},
+                              "cfa_mean": dict(NA_FIT), "mean_item_r": None,
+                              "na_reason": lost_message({name: lost[name]})}
+            continue
         raw = answer_matrix(samples, personas, name, questionnaire)
         raw = np.where(reverse[None, :], len(questionnaire.scale) + 1 - raw, raw)
-        rows = [s for s in samples if s.context == name]
-        mds = mds_structure(raw, questionnaire.item_values, questionnaire.values, seed=seed)
+        mds = mds_structure(raw, questionnaire.item_values, questionnaire.values, seed=seed, method=mds_method)
         fits = magnifying_glass(raw, questionnaire.item_values)
         validity[name] = {
-            "answers": len(rows), "invalid": sum(s.status == "invalid" for s in rows),
-            "failed": sum(s.status == "failed" for s in rows),
-            "invalid_rate": _rate(rows),
-            "letter_mass": _mean([s.letter_mass for s in rows if s.letter_mass is not None]),
+            **counts,
             "mds": mds.as_dict(tuple(item.id for item in questionnaire.items)),
             "cfa": {k: f.as_dict() for k, f in fits.items()},
             "cfa_mean": mean_fit(fits),
             "mean_item_r": mean_item_correlation(raw),
         }
-    return {
-        "rank_order_stability": stability.as_dict(),
-        "stability_matrix": {"contexts": names, "values": matrix.tolist()},
+    out = {
+        "rank_order_stability": stability,
+        "stability_matrix": {"contexts": names, "values": matrix},
         "stability_per_value": per_value,
         "validity": validity,
         "answers": len(samples),
@@ -328,6 +445,10 @@ def model_metrics(samples: list[Sample], personas: list[Persona], contexts: list
         "failed": sum(s.status == "failed" for s in samples),
         "invalid_rate": _rate(samples),
     }
+    if lost:
+        out["lost_contexts"] = lost
+        out["na_reason"] = lost_message(lost)
+    return out
 
 
 def _mean(xs: list[float]) -> float | None:
@@ -363,19 +484,30 @@ def games(metrics: dict, contexts: list[str]) -> tuple[list[str], np.ndarray, li
 
 def leaderboard(metrics: dict, contexts: list[str]) -> dict:
     """Cardinal score and win rate per model, and the benchmark's diversity and sensitivity
-    (JSON-ready: undefined figures are None)."""
+    (JSON-ready: undefined figures are None).
+
+    A model that lost a context has no cardinal score (its mean would be over the games left), and
+    then no model has a win rate, nor the benchmark a diversity or sensitivity: each compares every
+    model on every game. ``na_reason`` says why."""
     columns, table, groups = games(metrics, contexts)
     cardinal, ordinal = cardinal_scores(table), win_rates(table)
     models = list(metrics)
     w = kendalls_w(table)
-    return _json_safe({
+    lost = {m: mm["na_reason"] for m, mm in metrics.items() if mm.get("na_reason")}
+    board = {
         "games": columns,
-        "models": {m: {"cardinal": cardinal[i], "win_rate": ordinal[i]} for i, m in enumerate(models)},
-        "kendalls_w": w,
-        "diversity": None if not np.isfinite(w) else 1 - w,
-        "sensitivity_win_rate": max_rank_change(table, groups, win_rates),
-        "sensitivity_cardinal": max_rank_change(table, groups, cardinal_scores),
-    })
+        "models": {m: {"cardinal": None if m in lost else cardinal[i], "win_rate": None if lost else ordinal[i]}
+                   for i, m in enumerate(models)},
+        "kendalls_w": None if lost else w,
+        "diversity": None if lost or not np.isfinite(w) else 1 - w,
+        "sensitivity_win_rate": None if lost else max_rank_change(table, groups, win_rates),
+        "sensitivity_cardinal": None if lost else max_rank_change(table, groups, cardinal_scores),
+    }
+    for m, reason in lost.items():
+        board["models"][m]["na_reason"] = reason
+    if lost:
+        board["na_reason"] = "; ".join(f"{m}: {reason}" for m, reason in lost.items())
+    return _json_safe(board)
 
 
 def scores_csv(samples: list[Sample], personas: list[Persona], contexts: list[Context],
@@ -406,31 +538,35 @@ def _json_safe(x):
 
 def print_summary(console, result: SuiteResult) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     def fmt(x, digits: int = 3) -> str:
         return "n/a" if x is None else f"{x:.{digits}f}"
 
     for model, m in result.metrics.items():
+        if m.get("na_reason"):
+            console.print(Text(f"{model}: {m['na_reason']}", style="yellow"))
         s = m["rank_order_stability"]
         ci = "" if s["ci_low"] is None else f" [{s['ci_low']:.3f}, {s['ci_high']:.3f}]"
-        console.print(f"[bold]{model}[/bold]: rank-order stability {fmt(s['value'])}{ci} over {s['n']} personas; "
-                      f"{m['answers']} answers, invalid rate {fmt(m['invalid_rate'])}, {m['failed']} failed",
-                      highlight=False)
+        console.print(Text.assemble((model, "bold"), f": rank-order stability {fmt(s['value'])}{ci} over {s['n']} "
+                                    f"personas; {m['answers']} answers, invalid rate {fmt(m['invalid_rate'])}, "
+                                    f"{m['failed']} failed"))
         names = m["stability_matrix"]["contexts"]
         matrix = Table(title=f"{model} · rank-order stability (context x context)", title_justify="left")
         matrix.add_column("")
         for n in names:
-            matrix.add_column(n, justify="right")
+            matrix.add_column(Text(n), justify="right")
         for n, row in zip(names, m["stability_matrix"]["values"]):
-            matrix.add_row(n, *(fmt(x) for x in row))
+            matrix.add_row(Text(n), *(fmt(x) for x in row))
         console.print(matrix)
         validity = Table(title=f"{model} · validity per context", title_justify="left")
-        for col in ("context", "invalid rate", "MDS Stress-1", "CFI", "SRMR", "RMSEA", "item r"):
+        mds = result.extra.get("mds") or "classic"
+        for col in ("context", "invalid rate", f"MDS Stress-1 ({mds})", "CFI", "SRMR", "RMSEA", "item r"):
             validity.add_column(col, justify="left" if col == "context" else "right")
         for n, v in m["validity"].items():
             cfa = v["cfa_mean"]
-            validity.add_row(n, fmt(v["invalid_rate"]), fmt(v["mds"]["stress1"]), fmt(cfa["cfi"]), fmt(cfa["srmr"]),
-                             fmt(cfa["rmsea"]), fmt(v.get("mean_item_r")))
+            validity.add_row(Text(n), fmt(v["invalid_rate"]), fmt(v["mds"]["stress1"]), fmt(cfa["cfi"]),
+                             fmt(cfa["srmr"]), fmt(cfa["rmsea"]), fmt(v.get("mean_item_r")))
         console.print(validity)
     board = result.extra.get("leaderboard") or {}
     if board.get("models"):
@@ -439,11 +575,15 @@ def print_summary(console, result: SuiteResult) -> None:
             table.add_column(col, justify="left" if col == "model" else "right")
         for model, row in sorted(board["models"].items(), key=lambda kv: math.inf if kv[1]["cardinal"] is None
                                    else -kv[1]["cardinal"]):
-            table.add_row(model, fmt(row["cardinal"]), fmt(row["win_rate"]))
+            table.add_row(Text(model), fmt(row["cardinal"]), fmt(row["win_rate"]))
         console.print(table)
+        if board.get("na_reason"):
+            console.print(Text("leaderboard n/a: a model lost a context (see above); no score is computed from "
+                               "what is left", style="yellow"))
         console.print(f"diversity (1 - Kendall's W) {fmt(board['diversity'])}; sensitivity (max rank change, "
                       f"leave one context out) {board['sensitivity_win_rate']}", highlight=False)
 
 
-__all__ = ["ANSWER_PREFIX", "DEFAULT_CONTEXTS", "NAME", "SCORINGS", "Options", "Sample", "add_arguments", "answer_matrix", "execute", "games",
-           "leaderboard", "model_metrics", "print_summary", "simulate", "validate"]
+__all__ = ["ANSWER_PREFIX", "DEFAULT_CONTEXTS", "NAME", "SCORINGS", "Options", "Sample", "add_arguments",
+           "answer_matrix", "default_mds", "execute", "games", "leaderboard", "lost_contexts", "lost_message",
+           "model_metrics", "print_summary", "simulate", "validate"]

@@ -643,20 +643,28 @@ def add_build_command(subparsers) -> argparse.ArgumentParser:
 
 def run_build_command(args: argparse.Namespace, console) -> int:
     """Build the trees through `run_suite` (engine, cache, accounting as for any run) and copy
-    them to ``--output``."""
+    them to ``--output``; with ``--estimate``, ask nothing and print what the build would ask
+    (the first level's paraphrase requests: deeper levels and re-requests depend on the answers)."""
     import json
 
-    from robusteval.cli import _config_from_args
+    from robusteval.cli import _config_from_args, _estimate
     from robusteval.engine.loop import run as run_loop
+    from robusteval.files import atomic_write
     from robusteval.run import run_suite
 
     if getattr(args, "trees", None):
         raise UserError("`tree build` builds trees; --trees is for `run tree`")
     args.suite, args.build_only = NAME, True
     config = _config_from_args(args)
+    if config.estimate:
+        code = _estimate(config, console)
+        console.print("tree build: only the first level's paraphrase requests are counted; deeper levels and "
+                      "re-requests of rejected candidates depend on the paraphrases; no trees were written",
+                      highlight=False)
+        return code
     run_dir, _, _ = run_loop(run_suite(config, console=console, quiet=args.quiet))
     doc = json.loads((run_dir / "trees.json").read_text(encoding="utf-8"))
-    Path(args.trees_output).expanduser().write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
+    atomic_write(Path(args.trees_output).expanduser(), json.dumps(doc, indent=1, ensure_ascii=False))
     nodes, cost = doc["nodes"], doc["build_cost"]["total"]
     console.print(f"wrote {len(doc['trees'])} trees ({nodes['ok']} evaluable nodes, {nodes['rejected']} rejected) "
                   f"to {args.trees_output}; build cost {cost['requests']:.0f} requests, {cost['tokens']:.0f} tokens; "

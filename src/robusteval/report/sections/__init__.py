@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib
 
+from robusteval.data.audit import DataAudit
+
 from robusteval.report.model import Headline, Run, Section, TableData, estimate_text
 
 SECTION_MODULES = {
@@ -23,7 +25,28 @@ def _module(suite: str):
 
 def sections(run: Run) -> list[Section]:
     module = _module(run.suite)
-    return module.sections(run) if module else [generic_section(run.results)]
+    built = module.sections(run) if module else [generic_section(run.results)]
+    data = data_section(run.results)
+    return [data, *built] if data else built
+
+
+def data_section(results: dict) -> Section | None:
+    """What the run read, left out, repaired or assumed (``results["data"]``, the run's data audit)."""
+    audit = DataAudit.from_dict(results.get("data"))
+    if not audit:
+        return None
+    rows = []
+    for s in audit.sources:
+        rows.append((s.source, "rows read / used", f"{s.rows_read} / {s.rows_used}"))
+        rows += [(s.source, f"left out: {reason}", str(n)) for reason, n in s.left_out.items()]
+        rows += [(s.source, kind, str(n)) for kind, n in s.anomalies.items()]
+        rows += [(s.source, f"assumed {key}", value) for key, value in s.assumed.items()]
+    notes = tuple(f"{s.source}: {text}" for s in audit.sources for text in s.notes)
+    examples = tuple(f"{s.source}, {reason}: {', '.join(where)}" for s in audit.sources
+                     for reason, where in s.examples.items())
+    return Section("Data", tables=(TableData("What was read, left out and assumed", ("source", "what", "count"),
+                                             tuple(rows)),),
+                   notes=notes + tuple(f"examples: {e}" for e in examples))
 
 
 def headlines(results: dict) -> list[Headline]:

@@ -27,7 +27,22 @@ def sections(run: Run) -> list[Section]:
         table = TableData(f"{model}: robustness per family",
                           ("family", "accuracy", "consistency rate", "pooled CR", "spread (max-min)", "invalid",
                            "failed"), tuple(summary_rows))
-        out.append(Section(f"mcq · {model}", tuple(figures), (table,)))
+        out.append(Section(f"mcq · {model}", tuple(figures), (table, *variant_tables(model, families))))
+    return out
+
+
+def variant_tables(model: str, families: dict) -> list[TableData]:
+    """Accuracy per variant, micro and (with two or more categories) macro over categories: SCORE
+    reports MMLU-Pro's per-prompt accuracy as the macro one, AGIEval's as the micro one."""
+    out = []
+    for family, fm in families.items():
+        variants = fm.get("variants", {})
+        macro = any("macro_accuracy" in v for v in variants.values())
+        columns = ("variant", "accuracy (micro)", *(("macro over categories",) if macro else ()), "answered")
+        rows = tuple((name, estimate_text(v.get("accuracy")),
+                      *((estimate_text(v.get("macro_accuracy")),) if macro else ()), str(v.get("answered", "")))
+                     for name, v in variants.items())
+        out.append(TableData(f"{model} · {family}: accuracy per variant", columns, rows))
     return out
 
 

@@ -37,9 +37,12 @@ def sections(run: Run) -> list[Section]:
                              if f.get("cfi") is not None else f"{name}: {f.get('error', 'n/a')}" for name, f in cfa.items())
             rows.append((context, number_text((v.get("mds") or {}).get("stress1")), number_text(v.get("invalid_rate")),
                          number_text(v.get("mean_item_r")), fits))
+        methods = {(v.get("mds") or {}).get("method") for v in (m.get("validity") or {}).values()} - {None}
+        stress = f"MDS Stress-1 ({', '.join(sorted(methods))})" if methods else "MDS Stress-1"  # --mds: the two differ
         table = TableData(f"{model}: validity per context",
-                          ("context", "MDS Stress-1", "invalid rate", "mean inter-item r", "CFA"), tuple(rows))
-        notes = (f"Rank-order stability (mean over values and context pairs): {estimate_text(m['rank_order_stability'])}",
+                          ("context", stress, "invalid rate", "mean inter-item r", "CFA"), tuple(rows))
+        notes = (*((f"n/a: {m['na_reason']}",) if m.get("na_reason") else ()),
+                 f"Rank-order stability (mean over values and context pairs): {estimate_text(m['rank_order_stability'])}",
                  _scoring_note(run.results.get("scoring", "generate"), m.get("validity") or {}))
         out.append(Section(f"persona · {model}", tuple(figures), (table,), notes))
     return out

@@ -1,0 +1,57 @@
+"""``robusteval data check FILE|DATASET --suite mcq``: the data audit of a dataset, asking no model.
+
+It loads the dataset exactly as a run of the suite would and prints what a run would print under
+"data": rows read and used, rows left out by reason, quirks counted (printed letters out of order,
+repeated option texts, repeated questions...) and where the gold comes from. Use it before a long
+run, or on a new release of a benchmark.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+from robusteval.data.audit import DataAudit
+from robusteval.errors import UserError
+
+
+def _mcq(source: str, audit: DataAudit) -> None:
+    from robusteval.data import mcq
+
+    if source not in mcq.known_sources() and not Path(source).expanduser().is_file():
+        raise UserError(f"data check {source!r}: no such file, and not a known mcq dataset "
+                        f"({', '.join(mcq.known_sources())}); give a JSONL/CSV file or one of those names")
+    mcq.load_items(source, audit=audit)
+
+
+# suite -> loader that records into the audit; suites whose loaders keep an audit are added here
+CHECKERS: dict[str, Callable[[str, DataAudit], None]] = {"mcq": _mcq}
+
+
+def check(source: str, suite: str) -> DataAudit:
+    """The audit of ``source`` as ``suite`` would load it."""
+    if suite not in CHECKERS:
+        raise UserError(f"data check --suite {suite}: not supported; supported: {', '.join(CHECKERS)}")
+    audit = DataAudit()
+    CHECKERS[suite](source, audit)
+    return audit
+
+
+def add_parser(sub) -> None:
+    """``data check`` under the top-level subcommands."""
+    data = sub.add_parser("data", help="inspect a dataset without running a model")
+    actions = data.add_subparsers(dest="data_action", required=True, metavar="{check}")
+    p = actions.add_parser("check", help="print the data audit: rows read, used, left out (by reason), quirks")
+    p.add_argument("source", metavar="FILE|DATASET", help="a JSONL/CSV file or a dataset name, as for --data")
+    p.add_argument("--suite", default="mcq", choices=sorted(CHECKERS), help="the suite whose loader reads it (default: mcq)")
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Print the audit, literally (dataset text may hold brackets), and exit 0."""
+    audit = check(args.source, args.suite)
+    for line in audit.lines():
+        print(line)
+    if not audit.has_findings():
+        print("nothing left out, repaired or assumed")
+    return 0

@@ -1,0 +1,96 @@
+"""The persona suite on the Stick To Your Role! leaderboard's own files: its population, both
+gendered PVQ-40 files and a Reddit chunk (../shared/realdata/value-stability)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+
+from pathlib import Path
+
+import pytest
+
+from robusteval.cli import main
+from robusteval.testing.openai_stub import StubServer
+
+SMALL_QUESTIONNAIRE = Path(__file__).parent.parent / "fixtures" / "persona" / "questionnaire.yaml"  # 4 items
+
+
+def _run(tmp_path, *args: str, run_id: str) -> tuple[int, dict, list[dict]]:
+    code = main(["run", "persona", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "runs"),
+                 "--run-id", run_id, "--bootstrap", "20", *args])
+    folder = tmp_path / "runs" / run_id
+    if code != 0:
+        return code, {}, []
+    samples = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
+    return code, json.loads((folder / "results.json").read_text()), samples
+
+
+def test_each_persona_is_asked_in_its_genders_wording(realdata, tmp_path):
+    """The leaderboard's population (gender F/M) with pvq_male_test.csv and pvq_female_test.csv:
+    every question a woman is asked is the female file's item, every one a man is asked the male
+    file's, and no woman is asked '...important to him'."""
+    vs = realdata / "value-stability"
+    wording = {g: [row[0] for row in csv.reader(open(vs / "data_pvq" / f"pvq_{g}_test.csv", encoding="utf-8"))]
+               for g in ("female", "male")}
+    with StubServer() as stub:
+        code, results, samples = _run(tmp_path, "--quiet", "--model", f"openai:stub?base_url={stub.base_url}",
+                                      "--population", str(vs / "personas" / "real_world_people.json"),
+                                      "--questionnaire", f"pvq40:{vs / 'data_pvq'}", "--personas", "4",
+                                      "--contexts", "no_conv", run_id="gendered")
+    assert code == 0
+    gender = {p["id"]: p["gender"] for p in results["population"]}
+    assert sorted(gender.values()) == ["female", "female", "male", "male"]
+    assert len(samples) == 4 * 40
+    for s in samples:
+        n = int(s["item_id"].removeprefix("pvq40-"))
+        assert f'"{wording[gender[s["persona_id"]]][n - 1]}"' in s["prompt"]
+        if gender[s["persona_id"]] == "female":
+            assert not re.search(r"\b(him|his|he|himself)\b", s["prompt"], re.I)
+    assert sum("important to her" in s["prompt"] for s in samples) == sum(
+        "important to him" in s["prompt"] for s in samples) > 0
+    sources = {a["source"]: a for a in results["data"]["sources"]}
+    population = sources[f"population {vs / 'personas' / 'real_world_people.json'}"]
+    assert population["rows_read"] == 50 and population["rows_used"] == 4 and "gender" in population["assumed"]
+    questionnaire = sources[f"questionnaire pvq40:{vs / 'data_pvq'}"]
+    assert questionnaire["rows_read"] == 40 and "2 male, 2 female" in " ".join(questionnaire["notes"])
+
+
+@pytest.mark.slow
+def test_a_chunk_longer_than_the_window_is_n_a_until_truncated(realdata, tmp_path, capsys):
+    """chunk_4's posts (about 500 tokens) do not fit a 256-token window: every conversation in that
+    context fails, so no stability or leaderboard score may be printed from the context that is left;
+    with --context-max-tokens the same run fits and the audit counts the posts cut."""
+    vs = realdata / "value-stability"
+    chunk = vs / "contexts" / "chunk_4.jsonl"
+    args = ("--model", "llamacpp?n_ctx=256&n_parallel=2&n_threads=1", "--population",
+            str(vs / "personas" / "real_world_people.json"), "--personas", "3",
+            "--questionnaire", str(SMALL_QUESTIONNAIRE),
+            "--contexts", f"no_conv,file:{chunk}",
+            "--turns", "1", "--max-tokens", "12", "--scoring", "expected")
+    code, results, samples = _run(tmp_path, *args, run_id="long")
+    out = capsys.readouterr()
+    assert code == 0
+    m = results["metrics"]["llamacpp"]
+    assert m["lost_contexts"]["file_chunk_4"]["failed"] == 3 * 4 == m["failed"]
+    assert "exceeds the available context size" in m["lost_contexts"]["file_chunk_4"]["error"]
+    assert m["rank_order_stability"]["value"] is None and m["stability_matrix"]["values"][0][1] is None
+    assert results["leaderboard"]["models"]["llamacpp"]["cardinal"] is None
+    assert "--context-max-tokens N" in m["na_reason"] and "n_ctx" in m["na_reason"]
+    terminal = " ".join((out.out + out.err).split())
+    assert "context file_chunk_4 lost 12 of 12 answers" in terminal and "--context-max-tokens N" in terminal
+    report = (tmp_path / "runs" / "long" / "report.md").read_text()
+    assert "context file_chunk_4 lost 12 of 12 answers" in report
+
+    code, results, samples = _run(tmp_path, "--quiet", *args, "--context-max-tokens", "32", run_id="cut")
+    assert code == 0
+    m = results["metrics"]["llamacpp"]
+    assert m["failed"] == 0 and "lost_contexts" not in m and "na_reason" not in m
+    assert results["leaderboard"]["models"]["llamacpp"]["cardinal"] is not None
+    assert results["context_max_tokens"] == 32
+    convs = [json.loads(line) for line in (tmp_path / "runs" / "cut" / "conversations.jsonl").read_text().splitlines()]
+    assert len(convs) == 3 and all(c["error"] is None and len(c["turns"][0]["text"]) <= 128 for c in convs)
+    audit = {a["source"]: a for a in results["data"]["sources"]}[f"context file:{chunk}"]
+    assert audit["rows_read"] == 90 and audit["rows_used"] == 3
+    assert list(audit["anomalies"].values()) == [3] and "truncated" in next(iter(audit["anomalies"]))
