@@ -1,4 +1,4 @@
-"""The command line: ``robusteval run SUITE``, ``robusteval cache stats|clear``.
+"""The command line: ``robusteval run SUITE``, ``robusteval cache stats|clear|check``.
 
 Every error a user can cause ends here as one line on stderr and a non-zero exit, never a
 traceback. Ctrl-C stops the run cleanly: everything answered so far is already in the store, and
@@ -25,9 +25,11 @@ from robusteval.suites import SUITE_SUMMARIES, SUITES, UNUSED_COMMON_SETTINGS, g
 
 STORE_FILE = "responses.sqlite"
 # Exit codes (README, "Exit codes"): 0 all done; 2 a problem the user can fix (message on stderr);
-# 3 the run finished and wrote its files but some requests failed after all retries; 130 interrupted.
+# 3 the run finished and wrote its files but some requests failed after all retries; 130 interrupted;
+# 1 (`cache check` only) the store is damaged or holds changed answers.
 EXIT_USER_ERROR = 2
 EXIT_FAILED_REQUESTS = 3
+EXIT_CHECK_FAILED = 1  # `cache check` found damage or changed answers
 EXIT_INTERRUPTED = 130
 
 
@@ -86,8 +88,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     from robusteval.data.check import add_parser as add_data_parser
 
     add_data_parser(sub)  # robusteval data check
-    cache = sub.add_parser("cache", help="inspect or clear the response store")
-    cache.add_argument("action", choices=("stats", "clear"))
+    cache = sub.add_parser("cache", help="inspect, check or clear the response store")
+    cache.add_argument("action", choices=("stats", "clear", "check"))
     cache.add_argument("--cache-dir", dest="cache_dir", default=None)
     cache.add_argument("--model-prefix", help="with clear: only responses whose model fingerprint starts with this")
     return parser
@@ -220,6 +222,9 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         out.print(f"{model}: {usage['requests']} requests ({usage['cached']} cached, {usage['new']} new, "
                   f"{usage['failed']} failed), {usage['prompt_tokens'] + usage['completion_tokens']} new tokens, "
                   f"cost {usage['cost']:.4f}")
+        if usage.get("store_rejected"):
+            out.print(f"{model}: {usage['store_rejected']} stored answers had changed since they were stored "
+                      "(checksum) and were asked again; `robusteval cache check` inspects the store")
     out.print(f"wrote {written_text(run_dir, result.written)} in {time.time() - started:.1f} s")
     failed = sum(u["failed"] for u in usages.values())
     if failed:
@@ -373,23 +378,27 @@ def _cell(v) -> str:
 
 
 def _cache(args: argparse.Namespace) -> int:
-    from robusteval.engine.store import Store
+    from robusteval.engine.store import Store, clear_store
+    from robusteval.engine.store_check import check_store, describe
 
     path = Path(args.cache_dir or default_cache_dir()) / STORE_FILE
     if not path.exists():
         print(f"no store at {path}")
         return 0
-    store = Store(path)
+    if args.action == "check":
+        report = check_store(path)
+        print("\n".join(describe(report)))
+        return 0 if report.ok else EXIT_CHECK_FAILED
+    if args.action == "clear":
+        print(clear_store(path, args.model_prefix))
+        return 0
+    store = Store(path, readonly=True)
     try:
-        if args.action == "stats":
-            s = store.stats()
-            print(f"store: {s.path}\nresponses: {s.responses}\nfailures recorded: {s.failures}\n"
-                  f"size: {s.size_bytes / 1e6:.1f} MB")
-            for fingerprint, n in s.models.items():
-                print(f"  {n:8d}  {fingerprint}")
-        else:
-            n = store.clear(args.model_prefix)
-            print(f"deleted {n} responses from {path}")
+        s = store.stats()
+        print(f"store: {s.path}\nresponses: {s.responses}\nfailures recorded: {s.failures}\n"
+              f"size: {s.size_bytes / 1e6:.1f} MB")
+        for fingerprint, n in s.models.items():
+            print(f"  {n:8d}  {fingerprint}")
     finally:
         store.close()
     return 0

@@ -194,3 +194,123 @@ def test_backend_does_not_cap_concurrency_below_the_engines_limit():
 
     asyncio.run(scenario())
     assert peak == 6
+
+
+# --- replies that are valid JSON but not a chat completion: a failed attempt, never an answer ---
+
+def _reply(**changes):
+    """REPLY with top-level fields replaced; ``choice``/``message`` dicts update those parts."""
+    reply = {"choices": [{"message": {"role": "assistant", "content": "B"}, "finish_reason": "stop"}],
+             "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
+    choice = reply["choices"][0]
+    choice.update(changes.pop("choice", {}))
+    choice["message"].update(changes.pop("message", {}))
+    reply.update(changes)
+    return reply
+
+
+BAD_REPLIES = {
+    "content a list of parts": _reply(message={"content": [{"type": "text", "text": "B"}]}),
+    "content a number": _reply(message={"content": 42}),
+    "content null": _reply(message={"content": None}),
+    "a tool call": _reply(message={"content": None, "tool_calls": [{"id": "c", "type": "function"}]},
+                          choice={"finish_reason": "tool_calls"}),
+    "no choices": {"usage": {"prompt_tokens": 3, "completion_tokens": 1}},
+    "empty choices": _reply(choices=[]),
+    "choices not a list": _reply(choices={"0": {}}),
+    "no message": {"choices": [{"finish_reason": "stop"}]},
+    "message a string": {"choices": [{"message": "B", "finish_reason": "stop"}]},
+    "finish_reason a number": _reply(choice={"finish_reason": 7}),
+    "finish_reason content_filter": _reply(choice={"finish_reason": "content_filter"}),
+    "usage a string": _reply(usage="many"),
+    "usage count a string": _reply(usage={"prompt_tokens": "3", "completion_tokens": 1}),
+    "usage count negative": _reply(usage={"prompt_tokens": 3, "completion_tokens": -1}),
+    "usage count a float": _reply(usage={"prompt_tokens": 3.5, "completion_tokens": 1}),
+    "logprob a string": _reply(choice={"logprobs": {"content": [{"token": "B", "logprob": "high"}]}}),
+    "logprob NaN": _reply(choice={"logprobs": {"content": [{"token": "B", "logprob": float("nan")}]}}),
+    "a JSON array": [_reply()],
+}
+
+
+@pytest.mark.parametrize("shape", list(BAD_REPLIES))
+def test_a_reply_that_is_not_a_chat_completion_is_a_retryable_backend_error(shape):
+    with pytest.raises(BackendError, match="bad response") as caught:
+        asyncio.run(_one_chat([web.json_response(BAD_REPLIES[shape])]))
+    assert caught.value.retryable and not caught.value.rate_limited
+
+
+@pytest.mark.parametrize("usage", [None, {"prompt_tokens": None, "completion_tokens": None}, {}])
+def test_usage_missing_or_null_is_zero_tokens_not_a_crash(usage):
+    """The answer itself is intact; a server that does not count tokens is common (accounted as 0)."""
+    _, completion = asyncio.run(_one_chat([web.json_response(_reply(usage=usage))]))
+    assert (completion.text, completion.prompt_tokens, completion.completion_tokens) == ("B", 0, 0)
+    assert isinstance(completion.prompt_tokens, int) and isinstance(completion.completion_tokens, int)
+
+
+def test_an_unusual_finish_reason_string_and_empty_content_are_answers():
+    _, completion = asyncio.run(_one_chat([web.json_response(_reply(message={"content": ""},
+                                                                     choice={"finish_reason": "eos_token"}))]))
+    assert (completion.text, completion.finish_reason) == ("", "eos_token")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-5", "soon", "", "1e999"])
+def test_a_retry_after_that_is_not_a_finite_wait_is_left_to_the_engines_backoff(value):
+    reply = web.json_response({"error": {"message": "slow down"}}, status=429, headers={"Retry-After": value})
+    with pytest.raises(BackendError) as caught:
+        asyncio.run(_one_chat([reply]))
+    assert caught.value.rate_limited and caught.value.retry_after is None
+
+
+def test_retry_after_zero_is_kept():
+    reply = web.json_response({}, status=429, headers={"Retry-After": "0"})
+    with pytest.raises(BackendError) as caught:
+        asyncio.run(_one_chat([reply]))
+    assert caught.value.retry_after == 0.0
+
+
+# --- secrets ---
+
+def test_an_error_body_echoing_the_key_is_redacted(monkeypatch):
+    key = "sk-hostile-0123456789abcdef"
+    monkeypatch.setenv("MY_KEY", key)
+    echo = web.json_response({"error": {"message": f"bad header Authorization: Bearer {key}; key={key}"}},
+                             status=500)
+    with pytest.raises(BackendError) as caught:
+        asyncio.run(_one_chat([echo], extra="&api_key_env=MY_KEY"))
+    assert key not in str(caught.value) and "0123456789abcdef" not in str(caught.value)
+    assert "HTTP 500" in str(caught.value) and "Bearer [redacted]" in str(caught.value)
+
+
+def test_a_key_the_server_never_saw_is_redacted_wherever_it_appears(monkeypatch):
+    """Not only after "Bearer": the exact value the backend read from the environment."""
+    key = "plainkeyvalue42"
+    monkeypatch.setenv("MY_KEY", key)
+    echo = web.json_response({"error": {"message": f"unknown credential {key}"}}, status=400)
+    with pytest.raises(BackendError) as caught:
+        asyncio.run(_one_chat([echo], extra="&api_key_env=MY_KEY"))
+    assert key not in str(caught.value) and "unknown credential [redacted]" in str(caught.value)
+
+
+# --- base URLs ---
+
+@pytest.mark.parametrize(("url", "says"), [
+    ("localhost:8080/v1", "http://localhost:8080/v1"),
+    ("127.0.0.1:8080/v1", "does not start with http:// or https://"),
+    ("ftp://example.com/v1", "does not start with http:// or https://"),
+    ("http:///v1", "names no host"),
+    ("http://localhost:80a/v1", "port is not a number"),
+    ("https://user:sk-secret123456@example.com/v1", "must not hold credentials"),
+    ("user:sk-secret123456@example.com/v1", "must not hold credentials"),
+])
+def test_a_base_url_that_cannot_be_an_endpoint_says_what_is_wrong_with_it(monkeypatch, url, says):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(UserError) as caught:
+        OpenAIBackend.from_spec(parse_model_spec(f"openai:m?base_url={url}"))
+    assert says in str(caught.value) and "API key" not in str(caught.value)
+    assert "sk-secret123456" not in str(caught.value)
+
+
+def test_openai_base_url_from_the_environment_is_checked_and_named(monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "localhost:8080/v1")
+    with pytest.raises(UserError, match="OPENAI_BASE_URL 'localhost:8080/v1' does not start with http"):
+        OpenAIBackend.from_spec(parse_model_spec("openai:m"))

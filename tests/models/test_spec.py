@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from robusteval.errors import UserError
-from robusteval.models.spec import DEFAULT_SPEC, ModelSpec, parse_model_spec
+from robusteval.models.spec import DEFAULT_SPEC, OPTIONS, ModelSpec, parse_model_spec
 
 
 def test_bare_llamacpp_is_the_embedded_default():
@@ -77,17 +77,49 @@ def test_malformed_options_are_a_user_error():
 
 
 def test_bad_numeric_option_is_a_user_error_naming_option():
-    spec = parse_model_spec("llamacpp:/x.gguf?n_parallel=two&temp=hot")
+    spec = parse_model_spec("llamacpp:/x.gguf?n_parallel=two&n_ctx=hot")
     with pytest.raises(UserError) as err:
         spec.int_option("n_parallel", 1)
     assert "n_parallel" in str(err.value) and "'two'" in str(err.value)
-    with pytest.raises(UserError, match="temp"):
-        spec.float_option("temp", 0.0)
+    with pytest.raises(UserError, match="n_ctx"):
+        spec.float_option("n_ctx", 0.0)
 
 
 def test_float_option_parses():
-    spec = parse_model_spec("llamacpp?rpm=2.5")
-    assert spec.float_option("rpm", 0.0) == 2.5
-    assert spec.float_option("tpm", 7.0) == 7.0
+    spec = parse_model_spec("openai:m?timeout=2.5")
+    assert spec.float_option("timeout", 0.0) == 2.5
+    assert spec.float_option("max_concurrency", 7.0) == 7.0
     with pytest.raises(UserError):
-        spec.int_option("rpm", 1)  # "2.5" is not an int
+        spec.int_option("timeout", 1)  # "2.5" is not an int
+
+
+@pytest.mark.parametrize(("text", "kind"), [("openai:m?bogus=1", "openai"), ("llamacpp?rpm=2", "llamacpp"),
+                                            ("hf:x?device=cpu&n_ctx=4", "hf"),
+                                            ("openai:m?base_url=http://h/v1&timout=5", "openai")])
+def test_an_unknown_option_is_an_error_naming_the_valid_ones(text, kind):
+    with pytest.raises(UserError) as err:
+        parse_model_spec(text)
+    message = str(err.value)
+    assert "unknown option" in message and f"for {kind}" in message
+    assert all(option in message for option in OPTIONS[kind])
+
+
+@pytest.mark.parametrize("option", ["api_key", "key", "token", "OPENAI_API_KEY", "password"])
+def test_a_secret_in_the_spec_is_refused_and_never_echoed(option):
+    with pytest.raises(UserError) as err:
+        parse_model_spec(f"openai:gpt-x?base_url=https://api.example.com/v1&{option}=sk-abcdef0123456789")
+    message = str(err.value)
+    assert "environment variable" in message and "api_key_env=" in message
+    assert "sk-abcdef0123456789" not in message and "0123456789" not in message
+
+
+def test_every_option_a_backend_documents_is_accepted():
+    parse_model_spec("llamacpp?n_parallel=1&n_ctx=512&n_threads=1&cache_ram_mib=0")
+    parse_model_spec("openai:m?base_url=http://h/v1&api_key_env=K&max_concurrency=2&timeout=5")
+    parse_model_spec("hf:x?device=cpu&dtype=float32&max_concurrency=1")
+
+
+def test_a_malformed_spec_message_does_not_echo_a_key():
+    with pytest.raises(UserError) as err:
+        parse_model_spec("openai:m?api_key=sk-abcdef0123456789&oops")
+    assert "sk-abcdef0123456789" not in str(err.value) and "key=value" in str(err.value)

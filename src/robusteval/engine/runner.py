@@ -9,6 +9,7 @@ limits, with retries, and are committed to the store before the caller sees them
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import time
 from dataclasses import dataclass, field, replace
@@ -18,7 +19,8 @@ from robusteval.engine.limits import AdaptiveLimit, Pacer, TokenBudget
 from robusteval.engine.group_commit import GroupCommit
 from robusteval.engine.store import Store, StoreRow, cache_key
 from robusteval.errors import BackendError, UserError
-from robusteval.models.base import Backend
+from robusteval.models.base import Backend, completion_problem
+from robusteval.redact import has_secret, redact
 from robusteval.types import Completion, GenParams, Message, Request, Response
 
 
@@ -45,6 +47,7 @@ class Usage:
     completion_tokens: int = 0
     price_in_per_mtok: float = 0.0
     price_out_per_mtok: float = 0.0
+    store_rejected: int = 0  # stored answers whose bytes no longer matched their checksum: asked again
 
     @property
     def cost(self) -> float:
@@ -54,7 +57,8 @@ class Usage:
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in (
             "requests", "cached", "new", "failed", "retries", "rate_limited", "prompt_tokens",
-            "completion_tokens", "price_in_per_mtok", "price_out_per_mtok")} | {"cost": round(self.cost, 6)}
+            "completion_tokens", "price_in_per_mtok", "price_out_per_mtok", "store_rejected")} | {
+            "cost": round(self.cost, 6)}
 
 
 @dataclass(frozen=True)
@@ -149,10 +153,14 @@ class Engine:
             return self._count(m, self._done[key], from_store=True)
         if key in self._inflight:  # identical request already on its way: share its answer
             return self._count(m, await asyncio.shield(self._inflight[key]), from_store=True)
-        if self.use_cache and (hit := self.store.get(key)) is not None:
-            response = _response(key, hit.completion, cached=True, attempts=0, latency_s=hit.latency_s)
-            self._done[key] = response
-            return self._count(m, response, from_store=True)
+        if self.use_cache:
+            rejected = self.store.rejected
+            if (hit := self.store.get(key)) is not None:
+                response = _response(key, hit.completion, cached=True, attempts=0, latency_s=hit.latency_s)
+                self._done[key] = response
+                return self._count(m, response, from_store=True)
+            if self.store.rejected != rejected:  # stored, but its bytes changed: asked again below
+                m.usage.store_rejected += 1
         if self.dry_run:
             self.planned.setdefault(model, {})[key] = request
             return Response(key=key, text=None, error=DRY_RUN)
@@ -216,7 +224,7 @@ class Engine:
                     m.usage.rate_limited += 1
                     m.limit.on_rate_limited()
                     m.pacer.on_rate_limited()
-                    if exc.retry_after is not None:
+                    if exc.retry_after is not None and math.isfinite(exc.retry_after) and exc.retry_after >= 0:
                         wait_s = min(exc.retry_after, self.retry.retry_after_cap_s)
                         m.pacer.push_back(wait_s)
                 if not exc.retryable:
@@ -227,11 +235,14 @@ class Engine:
                 error = f"{type(exc).__name__}: {exc}"
             else:
                 latency = time.monotonic() - started
-                m.limit.on_success()
-                m.pacer.on_success()
-                m.budget.settle(estimate, answer.prompt_tokens + answer.completion_tokens)
-                completion = answer
-                break
+                # Whatever is returned here is stored and served on every rerun: it must be an answer.
+                if (problem := completion_problem(answer)) is None:
+                    m.limit.on_success()
+                    m.pacer.on_success()
+                    m.budget.settle(estimate, answer.prompt_tokens + answer.completion_tokens)
+                    completion = answer
+                    break
+                error = f"bad reply: {problem}"
             finally:  # the slot is free for the next request while this answer is being committed
                 await m.limit.release()
             # A 429 is the server asking us to wait, not a fault: it has its own, larger allowance.
@@ -244,9 +255,12 @@ class Engine:
             m.usage.retries += 1
             await asyncio.sleep(wait_s if wait_s is not None else self.retry.backoff(attempt, self._rng))
         if completion is not None:
+            if has_secret(completion.text):  # a server that echoes the key into the reply itself
+                completion = replace(completion, text=redact(completion.text, patterns=False))
             # Committed before the caller sees it; completions arriving meanwhile share the transaction.
             await self._writer.put(StoreRow(key, m.backend.fingerprint, request, completion, latency))
             return _response(key, completion, cached=False, attempts=attempt, latency_s=latency)
+        error = redact(error)  # a server may echo the Authorization header into its error
         self.store.record_failure(key, m.backend.fingerprint, error, attempt)
         return Response(key=key, text=None, error=error, attempts=attempt)
 

@@ -6,10 +6,16 @@ serialises writers), and it needs no server.
 
 Only successful responses are cache hits. Failures are recorded in their own table for accounting
 and never returned as cached, so a rerun retries them.
+
+Every answer carries a checksum (SHA-256 of its key and the stored bytes of everything served from
+it); a lookup whose bytes no longer match is refused and counted (`Store.rejected`), so the engine
+asks again instead of serving a changed answer. Any SQLite failure (a damaged, read-only or full
+store) ends in one `StoreError` that names the file and what to do, never a traceback.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sqlite3
@@ -18,7 +24,12 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from robusteval.errors import UserError
+from robusteval.redact import redact
 from robusteval.types import Completion, Request, TokenLogprob
+
+# PRAGMA user_version: 2 = every answer has a checksum (stores of version 0 get them on first open).
+SCHEMA_VERSION = 2
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -32,7 +43,8 @@ CREATE TABLE IF NOT EXISTS responses (
     logprobs TEXT,
     latency_s REAL NOT NULL,
     created_at REAL NOT NULL,
-    extra TEXT
+    extra TEXT,
+    checksum TEXT
 );
 CREATE INDEX IF NOT EXISTS responses_fingerprint ON responses(fingerprint);
 CREATE TABLE IF NOT EXISTS failures (
@@ -58,6 +70,66 @@ def cache_key(fingerprint: str, request: Request) -> str:
         payload |= {"continuation": request.continuation, "prefix": request.prefix}
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class StoreError(UserError):
+    """The store cannot be used as it is; the message names the file and what to do.
+
+    ``damaged``: SQLite found the file corrupt or not a database (`cache clear` then removes it)."""
+
+    def __init__(self, message: str, *, damaged: bool = False):
+        super().__init__(message)
+        self.damaged = damaged
+
+
+def store_error(path: Path, exc: BaseException, doing: str) -> StoreError:
+    """One clear message for a failure of SQLite (or the file system) on the store at ``path``."""
+    code = (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF
+    detail = f"SQLite: {exc}" if isinstance(exc, sqlite3.Error) else f"{type(exc).__name__}: {exc}"
+    where = f"--cache-dir {path.parent}"
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or "malformed" in str(exc):
+        return StoreError(
+            f"the response store {path} is damaged ({detail}) while {doing}. See what is wrong with "
+            f"`robusteval cache check {where}`; start afresh with `robusteval cache clear {where}` (deletes "
+            f"every stored answer), or use a new --cache-dir", damaged=True)
+    if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM) or isinstance(exc, OSError):
+        return StoreError(f"cannot open or write the response store {path} ({detail}) while {doing}: the file or "
+                          f"its folder is read-only (or missing); make both writable, or use another --cache-dir")
+    if code == sqlite3.SQLITE_FULL:
+        return StoreError(f"the disk holding the response store {path} is full ({detail}) while {doing}: free some "
+                          f"space or use a --cache-dir on another disk; every answer stored so far is kept, "
+                          f"and the same command resumes")
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return StoreError(f"the response store {path} stayed locked by another process ({detail}) while {doing}; "
+                          f"try again when the other run has finished, or use another --cache-dir")
+    return StoreError(f"the response store {path} failed ({detail}) while {doing}; check it with "
+                      f"`robusteval cache check {where}`, or use another --cache-dir")
+
+
+def _guarded(doing: str):
+    """Turn a SQLite failure inside a Store method into a `StoreError` naming the file."""
+
+    def wrap(method):
+        @functools.wraps(method)
+        def guarded(self, *args, **kwargs):
+            try:
+                return method(self, *args, **kwargs)
+            except (sqlite3.Error, OSError) as exc:
+                raise store_error(self.path, exc, doing) from None
+
+        return guarded
+
+    return wrap
+
+
+def answer_checksum(key: str, text: bytes | None, prompt_tokens: object, completion_tokens: object,
+                    finish_reason: bytes | None, logprobs: bytes | None, extra: bytes | None) -> str:
+    """SHA-256 over the key and the stored bytes of everything an answer is served from.
+
+    The tuple's repr is an unambiguous encoding (bytes are quoted and escaped, 3, 3.0 and b'3' all
+    differ), so a count turned into text or a real, or one changed byte of a reply, changes it."""
+    return hashlib.sha256(repr((key, text, prompt_tokens, completion_tokens, finish_reason, logprobs,
+                                extra)).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -98,45 +170,98 @@ class PastAnswer:
 
 
 class Store:
-    """A thread-safe handle on one SQLite cache file."""
+    """A thread-safe handle on one SQLite cache file.
 
-    def __init__(self, path: Path | str):
+    ``readonly`` opens it for reading only (`cache stats`, `cache check`): nothing is created,
+    migrated or written, so a damaged or read-only store can still be inspected."""
+
+    def __init__(self, path: Path | str, *, readonly: bool = False):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.readonly = readonly
+        self.rejected = 0  # lookups refused because the answer's bytes no longer match its checksum
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
+        self._db = self._connect()
+        try:
+            if not readonly:
+                self._prepare()
+        except BaseException:
+            self._db.close()
+            raise
+
+    @_guarded("opening it")
+    def _connect(self) -> sqlite3.Connection:
+        if self.readonly:
+            return connect_readonly(self.path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        return sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
+
+    @_guarded("opening it")
+    def _prepare(self) -> None:
         self._db.execute("PRAGMA busy_timeout=60000")
         _retry_locked(lambda: self._db.execute("PRAGMA journal_mode=WAL"))
         # NORMAL in WAL mode survives a process crash (only an OS crash can lose the last commits).
         self._db.execute("PRAGMA synchronous=NORMAL")
         with self._lock:
             _retry_locked(lambda: self._db.executescript(SCHEMA))
+            self._migrate()
+
+    def _migrate(self) -> None:
+        """Bring a store written by an earlier version up to `SCHEMA_VERSION`, in one transaction (two
+        processes opening it at once: the second finds it done). Setting user_version writes the file,
+        which also proves it writable before any request is sent."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
             columns = {r[1] for r in self._db.execute("PRAGMA table_info(responses)")}
-            if "extra" not in columns:  # a store written by an earlier version
-                _retry_locked(lambda: self._db.execute("ALTER TABLE responses ADD COLUMN extra TEXT"))
+            if "extra" not in columns:
+                self._db.execute("ALTER TABLE responses ADD COLUMN extra TEXT")
+            if "checksum" not in columns:
+                self._db.execute("ALTER TABLE responses ADD COLUMN checksum TEXT")
+            if version < SCHEMA_VERSION:  # answers stored before checksums: sealed as they are now
+                self._db.create_function("robusteval_checksum", 7, answer_checksum, deterministic=True)
+                self._db.execute(f"UPDATE responses SET checksum = robusteval_checksum({CHECKED_FIELDS}) "
+                                 "WHERE checksum IS NULL")
+                # Failures an earlier version recorded may hold an echoed key: scrubbed once, here.
+                self._db.create_function("robusteval_redact", 1, redact, deterministic=True)
+                self._db.execute("UPDATE failures SET error = robusteval_redact(error)")
+            self._db.execute(f"PRAGMA user_version={max(version, SCHEMA_VERSION)}")
+            self._db.execute("COMMIT")
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
 
     def get(self, key: str) -> StoredResponse | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT text, prompt_tokens, completion_tokens, finish_reason, logprobs, latency_s, extra "
-                "FROM responses WHERE key = ?",
-                (key,),
-            ).fetchone()
+        """The stored answer for ``key``; None if there is none, or if its bytes changed since it was
+        stored (then `rejected` grows by one and the caller asks again)."""
+        try:  # inline, not @_guarded: this is the cached rerun's hot path
+            with self._lock:
+                row = self._db.execute(GET_QUERY, (key,)).fetchone()
+        except sqlite3.Error as exc:
+            raise store_error(self.path, exc, "looking up an answer") from None
         if row is None:
             return None
-        text, pt, ct, finish, logprobs, latency, extra = row
-        extra = json.loads(extra) if extra else {}
-        return StoredResponse(
-            Completion(text=text, prompt_tokens=pt, completion_tokens=ct, finish_reason=finish,
-                       logprobs=_decode_logprobs(logprobs), loglik=extra.get("loglik"), greedy=extra.get("greedy")),
-            latency,
-        )
+        _, text, pt, ct, finish, logprobs, extra, latency, checksum = row
+        if checksum != answer_checksum(*row[:7]):
+            self.rejected += 1
+            return None
+        try:
+            extra = json.loads(extra) if extra else {}
+            completion = Completion(text=text.decode(), prompt_tokens=pt, completion_tokens=ct,
+                                    finish_reason=None if finish is None else finish.decode(),
+                                    logprobs=_decode_logprobs(logprobs), loglik=extra.get("loglik"),
+                                    greedy=extra.get("greedy"))
+        except (ValueError, TypeError, KeyError, AttributeError):  # sealed as written: only a bug gets here
+            self.rejected += 1
+            return None
+        return StoredResponse(completion, latency)
 
     def put(self, key: str, fingerprint: str, request: Request, completion: Completion,
             latency_s: float) -> None:
         """Commit one response; returns only once it is durable in the WAL."""
         self.put_many([StoreRow(key, fingerprint, request, completion, latency_s)])
 
+    @_guarded("storing answers")
     def put_many(self, rows: list[StoreRow]) -> None:
         """Commit several responses in ONE transaction (a group commit); returns once all are durable.
 
@@ -147,12 +272,17 @@ class Store:
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?,?,?,?,?,?,?)", values)
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO responses (key, fingerprint, request, text, prompt_tokens, "
+                    "completion_tokens, finish_reason, logprobs, latency_s, created_at, extra, checksum) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", values)
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
                 raise
 
+    @_guarded("recording a failed request")
     def record_failure(self, key: str, fingerprint: str, error: str, attempts: int) -> None:
         with self._lock:
             self._db.execute(
@@ -160,7 +290,19 @@ class Store:
                 (key, fingerprint, error, attempts, time.time()),
             )
 
+    @_guarded("checking it")
+    def quick_check(self) -> None:
+        """SQLite's quick check (every page read once, no index cross-check); raises a damaged
+        `StoreError` when it finds anything."""
+        with self._lock:
+            problems = [r[0] for r in self._db.execute("PRAGMA quick_check(5)")]
+        if problems != ["ok"]:
+            raise sqlite3.DatabaseError(f"database disk image is malformed: {'; '.join(problems)}")
+
+    @_guarded("counting its answers")
     def stats(self) -> StoreStats:
+        """Counts, after SQLite's quick check: a damaged store's counts would be wrong, so it raises."""
+        self.quick_check()
         with self._lock:
             n = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
             f = self._db.execute("SELECT COUNT(*) FROM failures").fetchone()[0]
@@ -170,6 +312,7 @@ class Store:
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
         return StoreStats(str(self.path), n, f, models, size)
 
+    @_guarded("reading past answers")
     def history(self, fingerprint: str, *, last: int = 2000) -> list[PastAnswer]:
         """The model's latest stored answers (generations only, not log-likelihood scores)."""
         query = ("SELECT latency_s, completion_tokens, prompt_tokens, request FROM responses WHERE fingerprint = ?"
@@ -178,12 +321,16 @@ class Store:
             rows = self._db.execute(query, (fingerprint, last)).fetchall()
         past = []
         for latency, completion, prompt, raw in rows:
-            request = json.loads(raw)
-            messages = request.get("messages", [])
-            past.append(PastAnswer(sum(len(m.get("content", "")) for m in messages),
-                                   request.get("params", {}).get("max_tokens", 0), prompt, completion, latency))
+            try:
+                request = json.loads(raw)
+                messages = request.get("messages", [])
+                past.append(PastAnswer(sum(len(m.get("content", "")) for m in messages),
+                                       request.get("params", {}).get("max_tokens", 0), prompt, completion, latency))
+            except (ValueError, TypeError, AttributeError):  # a damaged row says nothing about the model
+                continue
         return past
 
+    @_guarded("deleting answers")
     def clear(self, fingerprint_prefix: str | None = None) -> int:
         """Delete cached responses (all, or those whose fingerprint starts with a prefix)."""
         with self._lock:
@@ -198,7 +345,59 @@ class Store:
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            self._db.close()  # a second close is a no-op
+
+
+# The columns an answer is served from, in `answer_checksum`'s order (text columns as their bytes).
+CHECKED_FIELDS = ("key, CAST(text AS BLOB), prompt_tokens, completion_tokens, CAST(finish_reason AS BLOB), "
+                  "CAST(logprobs AS BLOB), CAST(extra AS BLOB)")
+GET_QUERY = f"SELECT {CHECKED_FIELDS}, latency_s, checksum FROM responses WHERE key = ?"
+
+
+def connect_readonly(path: Path) -> sqlite3.Connection:
+    """A connection that never writes. A WAL store in a read-only folder has no -shm SQLite may create;
+    if nothing waits in its WAL, it is read as an immutable file instead."""
+    uri = path.resolve().as_uri()
+    db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=60, check_same_thread=False, isolation_level=None)
+    try:
+        db.execute("PRAGMA schema_version").fetchone()
+        return db
+    except sqlite3.OperationalError:
+        wal = path.with_name(path.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise
+        db.close()
+    return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False, isolation_level=None)
+
+
+def clear_store(path: Path, fingerprint_prefix: str | None = None) -> str:
+    """`robusteval cache clear`: delete the answers (all, or one model's); a store SQLite finds damaged
+    cannot be cleared row by row, so clearing it all removes its files. Returns what was done."""
+    try:
+        store = Store(path)
+        try:
+            if fingerprint_prefix is None:
+                store.quick_check()
+            n = store.clear(fingerprint_prefix)
+        finally:
+            store.close()
+        return f"deleted {n} responses from {path}"
+    except StoreError as exc:
+        if not exc.damaged or fingerprint_prefix is not None:
+            raise
+    removed = remove_store_files(path)
+    return f"the store was damaged; removed {', '.join(str(p) for p in removed)}"
+
+
+def remove_store_files(path: Path) -> list[Path]:
+    """Delete a store and its -wal/-shm files (for a store SQLite cannot open or repair)."""
+    removed = []
+    for candidate in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"),
+                      path.with_name(path.name + "-journal")):
+        if candidate.exists():
+            candidate.unlink()
+            removed.append(candidate)
+    return removed
 
 
 def _retry_locked(action, attempts: int = 200) -> None:
@@ -221,11 +420,17 @@ def _row_values(row: StoreRow, created_at: float) -> tuple:
         req |= {"continuation": request.continuation, "prefix": request.prefix}
     lp = None if completion.logprobs is None else json.dumps([asdict(t) for t in completion.logprobs])
     extra = None if completion.loglik is None else json.dumps({"loglik": completion.loglik, "greedy": completion.greedy})
+    checksum = answer_checksum(row.key, completion.text.encode(), completion.prompt_tokens, completion.completion_tokens,
+                               _utf8(completion.finish_reason), _utf8(lp), _utf8(extra))
     return (row.key, row.fingerprint, json.dumps(req, ensure_ascii=False), completion.text, completion.prompt_tokens,
-            completion.completion_tokens, completion.finish_reason, lp, row.latency_s, created_at, extra)
+            completion.completion_tokens, completion.finish_reason, lp, row.latency_s, created_at, extra, checksum)
 
 
-def _decode_logprobs(raw: str | None) -> tuple[TokenLogprob, ...] | None:
+def _utf8(text: str | None) -> bytes | None:
+    return None if text is None else text.encode()
+
+
+def _decode_logprobs(raw: bytes | str | None) -> tuple[TokenLogprob, ...] | None:
     if raw is None:
         return None
     return tuple(

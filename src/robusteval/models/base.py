@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import math
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from robusteval.types import Completion, GenParams, Message
+from robusteval.types import Completion, GenParams, Message, TokenLogprob
 
 
 @runtime_checkable
@@ -36,3 +37,32 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
         while block := f.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+def completion_problem(c: object) -> str | None:
+    """Why a backend's return value cannot be stored as an answer, or None if it can.
+
+    Backends parse what their server sent (`chat_format.parse_chat_completion` does it strictly); the
+    engine checks again at the one door into the store, so no backend, present or future, can make a
+    number, a list or text SQLite cannot hold into a cached answer that every rerun would serve."""
+    if not isinstance(c, Completion):
+        return f"the backend returned a {type(c).__name__}, not a Completion"
+    if not isinstance(c.text, str):
+        return f"the reply text is a {type(c.text).__name__}, not a string"
+    try:
+        c.text.encode()
+    except UnicodeEncodeError:
+        return "the reply text is not valid Unicode (a lone surrogate)"
+    for name in ("prompt_tokens", "completion_tokens"):
+        value = getattr(c, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return f"{name} is {value!r}, not a token count"
+    if c.finish_reason is not None and not isinstance(c.finish_reason, str):
+        return f"finish_reason is {c.finish_reason!r}, not a string"
+    if c.loglik is not None and (isinstance(c.loglik, bool) or not isinstance(c.loglik, (int, float))
+                                 or math.isnan(c.loglik)):
+        return f"the log-likelihood is {c.loglik!r}, not a number"
+    if c.logprobs is not None and not all(isinstance(t, TokenLogprob) and isinstance(t.token, str)
+                                          and isinstance(t.logprob, (int, float)) for t in c.logprobs):
+        return "the token log-probabilities are malformed"
+    return None

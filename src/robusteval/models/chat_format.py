@@ -6,6 +6,9 @@ parser serve both; keeping them in one place keeps the two backends' answers ide
 
 from __future__ import annotations
 
+import math
+import re
+
 from robusteval.errors import BackendError
 from robusteval.types import Completion, GenParams, Message, TokenLogprob
 
@@ -29,35 +32,98 @@ def chat_body(messages: tuple[Message, ...], params: GenParams) -> dict:
 
 
 def parse_chat_completion(out: object, *, source: str = "server") -> Completion:
-    """Turn a chat.completion JSON object into a Completion; anything malformed is a BackendError."""
-    if not isinstance(out, dict) or "error" in out or not out.get("choices"):
-        error = out.get("error") if isinstance(out, dict) else out
+    """Turn a chat.completion JSON object into a Completion; anything else is a BackendError.
+
+    Why strict: whatever this returns is stored and served as the model's answer on every rerun. A
+    reply that is valid JSON but not a chat completion (content a number, a list of parts or null,
+    no choices, usage fields of the wrong type) is a failed attempt, retried by the engine and never
+    cached. An error object in a 200 reply is not retried (the server meant it)."""
+    if not isinstance(out, dict):
+        raise BackendError(f"{source}: bad response: a JSON {type(out).__name__}, not an object")
+    if "error" in out:
+        error = out["error"]
         message = error.get("message") if isinstance(error, dict) else error
-        raise BackendError(f"{source}: bad response: {str(message)[:200]}", retryable=not isinstance(out, dict)
-                           or "error" not in out)
+        raise BackendError(f"{source}: error in the reply: {_clip(message)}", retryable=False)
+    choices = out.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise BackendError(f"{source}: bad response: no choices ({_clip(choices)})")
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise BackendError(f"{source}: bad response: choices[0] has no message object")
+    finish_reason = choice.get("finish_reason")
+    if finish_reason is not None and not (isinstance(finish_reason, str) and FINISH_REASON.fullmatch(finish_reason)):
+        raise BackendError(f"{source}: bad response: finish_reason {_clip(finish_reason)} is not a reason")
+    text = message.get("content")
+    if not isinstance(text, str):
+        raise BackendError(f"{source}: bad response: {_why_no_text(message, text)}")
+    if finish_reason in NOT_AN_ANSWER:
+        raise BackendError(f"{source}: bad response: no answer, finish_reason {finish_reason!r}")
+    return Completion(text=text, prompt_tokens=prompt_tokens(out), completion_tokens=_usage_count(out, "completion_tokens"),
+                      finish_reason=finish_reason, logprobs=_logprobs(choice.get("logprobs"), source))
+
+
+# A finish reason is a short identifier ("stop", "length", "eos_token"); servers differ in which.
+FINISH_REASON = re.compile(r"[A-Za-z0-9_\-]{1,40}")
+# Reasons whose text is not the model's answer: filtered, or a tool call where none was offered.
+NOT_AN_ANSWER = {"content_filter", "tool_calls", "function_call"}
+
+
+def _why_no_text(message: dict, content: object) -> str:
+    if content is None and message.get("tool_calls"):
+        return "the reply is a tool call, not text (no tools were offered)"
+    if content is None and isinstance(message.get("refusal"), str):
+        return f"the model refused: {_clip(message['refusal'])}"
+    if content is None:
+        return "message.content is null"
+    return f"message.content is a JSON {_json_type(content)}, not a string"
+
+
+def _logprobs(raw: object, source: str) -> tuple[TokenLogprob, ...] | None:
+    """Token log-probabilities, checked: each token a string, each log-probability a number."""
+    content = raw.get("content") if isinstance(raw, dict) else None
+    if content is None:
+        return None
     try:
-        choice = out["choices"][0]
-        text = choice["message"]["content"]
-        if text is None:
-            raise BackendError(f"{source}: bad response: no message content")
-        logprobs = None
-        content = (choice.get("logprobs") or {}).get("content")
-        if content is not None:
-            logprobs = tuple(
-                TokenLogprob(t["token"], t["logprob"],
-                             tuple((a["token"], a["logprob"]) for a in t.get("top_logprobs") or ()))
-                for t in content
-            )
-        usage = out.get("usage") or {}
-        return Completion(
-            text=text,
-            prompt_tokens=prompt_tokens(out),
-            completion_tokens=usage.get("completion_tokens", 0),
-            finish_reason=choice.get("finish_reason"),
-            logprobs=logprobs,
+        tokens = tuple(
+            TokenLogprob(_str(t["token"]), _logprob(t["logprob"]),
+                         tuple((_str(a["token"]), _logprob(a["logprob"])) for a in t.get("top_logprobs") or ()))
+            for t in content
         )
-    except (KeyError, IndexError, TypeError) as exc:
-        raise BackendError(f"{source}: bad response: missing {exc}") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise BackendError(f"{source}: bad response: malformed logprobs ({type(exc).__name__}: {_clip(exc)})") from None
+    return tokens
+
+
+def _str(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"token {_clip(value)} is not a string")
+    return value
+
+
+def _logprob(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value > 1e-3:
+        raise ValueError(f"log-probability {_clip(value)} is not a number <= 0")
+    return float(value)
+
+
+def _usage_count(out: dict, field: str) -> int:
+    """A token count from ``usage``: missing or null (a server that does not count) is 0; anything
+    but a non-negative integer is a malformed reply."""
+    usage = out.get("usage")
+    if usage is None:
+        return 0
+    if not isinstance(usage, dict):
+        raise BackendError(f"bad response: usage is a JSON {_json_type(usage)}, not an object")
+    return _count(usage.get(field), f"usage.{field}")
+
+
+def _count(value: object, name: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BackendError(f"bad response: {name} is {_clip(value)}, not a token count")
+    return value
 
 
 def prompt_tokens(out: dict) -> int:
@@ -67,9 +133,23 @@ def prompt_tokens(out: dict) -> int:
     ``timings`` split the prompt into ``prompt_n`` (evaluated) and ``cache_n`` (reused). The store
     keeps the full length, so the accounting does not depend on what happened to be cached and the
     estimate's tokens-per-character is measured on whole prompts."""
-    reported = (out.get("usage") or {}).get("prompt_tokens", 0) or 0
-    timings = out.get("timings") or {}
-    return max(reported, (timings.get("prompt_n") or 0) + (timings.get("cache_n") or 0))
+    reported = _usage_count(out, "prompt_tokens")
+    timings = out.get("timings")
+    if not isinstance(timings, dict):  # llama.cpp's own extension: a hint, never a reason to refuse
+        return reported
+    split = [n for n in (timings.get("prompt_n"), timings.get("cache_n"))
+             if isinstance(n, int) and not isinstance(n, bool) and n > 0]
+    return max(reported, sum(split))
+
+
+def _json_type(value: object) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number",
+            type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _clip(value: object, limit: int = 200) -> str:
+    text = repr(value) if not isinstance(value, str) else value
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def plain_prompt(messages: tuple[Message, ...]) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import ssl
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from robusteval import __version__
 from robusteval.errors import BackendError, UserError
 from robusteval.models.chat_format import chat_body, parse_chat_completion, plain_prompt
 from robusteval.models.spec import ModelSpec
+from robusteval.redact import add_secret, redact
 from robusteval.types import Completion, GenParams, Message
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -54,7 +56,8 @@ class OpenAIBackend:
     @classmethod
     def from_spec(cls, spec: ModelSpec) -> OpenAIBackend:
         base_url = spec.option("base_url") or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL
-        host = urlparse(base_url).hostname or ""
+        origin = "base_url in --model" if spec.option("base_url") else "OPENAI_BASE_URL"
+        host = _checked_host(base_url, origin)
         # Local servers usually need no key; a hosted API or an explicitly named key variable does.
         key_required = "api_key_env" in spec.options or host not in LOCAL_HOSTS
         return cls(
@@ -68,6 +71,7 @@ class OpenAIBackend:
 
     async def start(self) -> None:
         key = os.environ.get(self.api_key_env)
+        add_secret(key)  # from now on no error text shows it, whatever a server echoes
         if not key and self.key_required:
             raise UserError(
                 f"no API key for {self.base_url}: set the environment variable {self.api_key_env} "
@@ -145,14 +149,17 @@ class OpenAIBackend:
         try:
             lp = out["choices"][0]["logprobs"]
             offsets, tokens, values = lp["text_offset"], lp["tokens"], lp["token_logprobs"]
-        except (KeyError, IndexError, TypeError) as exc:
+            picked = [i for i, off in enumerate(offsets) if off >= len(context) and values[i] is not None]
+            if not picked:
+                raise BackendError("the server echoed no log-probabilities for the continuation", retryable=False)
+            top = lp.get("top_logprobs") or [None] * len(tokens)
+            greedy = all(top[i] and max(top[i], key=top[i].get) == tokens[i] for i in picked)
+            loglik = sum(values[i] for i in picked)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
             raise BackendError(f"bad /completions response (no echoed log-probabilities): {_describe(exc)}") from None
-        picked = [i for i, off in enumerate(offsets) if off >= len(context) and values[i] is not None]
-        if not picked:
-            raise BackendError("the server echoed no log-probabilities for the continuation", retryable=False)
-        top = lp.get("top_logprobs") or [None] * len(tokens)
-        greedy = all(top[i] and max(top[i], key=top[i].get) == tokens[i] for i in picked)
-        return Completion(text="", loglik=float(sum(values[i] for i in picked)), greedy=greedy)
+        if isinstance(loglik, bool) or not isinstance(loglik, (int, float)) or not loglik <= 0:
+            raise BackendError(f"bad /completions response: log-likelihood {loglik!r} is not a number <= 0")
+        return Completion(text="", loglik=float(loglik), greedy=bool(greedy))
 
     async def close(self) -> None:
         session, self._session = getattr(self, "_session", None), None
@@ -190,12 +197,33 @@ def _ssl_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
-def _seconds(value: str | None) -> float | None:
-    """Retry-After in seconds; None for an HTTP-date or nothing (the engine then backs off)."""
+def _checked_host(base_url: str, origin: str) -> str:
+    """The host of ``base_url``; a URL that cannot be an endpoint is a UserError saying what is wrong
+    (without a scheme, ``localhost:8080/v1`` parses as scheme "localhost" and no host)."""
+    if "@" in base_url.split("://", 1)[-1].split("/", 1)[0]:  # checked first: no message may echo it
+        raise UserError(f"{origin} must not hold credentials (user:password@): they would be written into the "
+                        "results; put the key in an environment variable and name it with api_key_env=VAR")
+    parts = urlparse(base_url)
+    if parts.scheme not in ("http", "https"):
+        raise UserError(f"{origin} {base_url!r} does not start with http:// or https://; write it as "
+                        f"http://{base_url.split('://')[-1]} (a local server) or https://... (a hosted API)")
     try:
-        return float(value) if value is not None else None
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        raise UserError(f"{origin} {base_url!r}: the port is not a number") from None
+    if not parts.hostname:
+        raise UserError(f"{origin} {base_url!r} names no host; e.g. http://127.0.0.1:8080/v1")
+    return parts.hostname
+
+
+def _seconds(value: str | None) -> float | None:
+    """Retry-After in seconds; None for an HTTP-date, nothing, or a value that is not a finite
+    non-negative number ("nan", "inf", "-5"): the engine then backs off on its own."""
+    try:
+        seconds = float(value) if value is not None else None
     except ValueError:
         return None
+    return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None
 
 
 def _error_message(raw: bytes, limit: int = 200) -> str:
@@ -207,9 +235,9 @@ def _error_message(raw: bytes, limit: int = 200) -> str:
         text = (error.get("message") if isinstance(error, dict) else error) or text
     except (ValueError, AttributeError):
         pass
-    text = str(text).strip()
+    text = redact(str(text).strip())
     return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return redact(f"{type(exc).__name__}: {exc}") if str(exc) else type(exc).__name__

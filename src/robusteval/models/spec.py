@@ -7,14 +7,25 @@ Examples: ``llamacpp`` (the embedded default), ``llamacpp:/path/model.gguf?n_par
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
 
 from robusteval.errors import UserError
 from robusteval.models.base import Backend
+from robusteval.redact import redact
 
 KINDS = ("llamacpp", "openai", "hf")
 DEFAULT_SPEC = "llamacpp"
+# The options each backend reads in its ``from_spec``; any other is a mistake (a typo would
+# otherwise be ignored in silence). A backend that reads a new option lists it here.
+OPTIONS = {
+    "llamacpp": ("n_parallel", "n_ctx", "n_threads", "cache_ram_mib"),
+    "openai": ("base_url", "api_key_env", "max_concurrency", "timeout"),
+    "hf": ("device", "dtype", "max_concurrency"),
+}
+# An option that would carry a secret: the spec is written into results.json and the report.
+SECRET_OPTION = re.compile(r"key|token|secret|password|passwd|auth|credential", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -62,10 +73,26 @@ def parse_model_spec(text: str | None) -> ModelSpec:
     try:
         options = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
     except ValueError:
-        raise UserError(f"--model {text!r}: options after '?' must look like key=value&key=value") from None
+        raise UserError(f"--model {redact(text)!r}: options after '?' must look like key=value&key=value") from None
     if kind in ("openai", "hf") and not name:
-        raise UserError(f"--model {text!r}: {kind} needs a model name, e.g. {kind}:NAME")
+        raise UserError(f"--model {redact(text)!r}: {kind} needs a model name, e.g. {kind}:NAME")
+    _check_options(kind, head, options)
     return ModelSpec(kind=kind, name=name, options=options)
+
+
+def _check_options(kind: str, head: str, options: dict[str, str]) -> None:
+    """Refuse an option the backend does not read, and above all a secret in the spec."""
+    valid = OPTIONS[kind]
+    for key in options:
+        if key in valid:
+            continue
+        if SECRET_OPTION.search(key) and "api_key_env" in valid:
+            raise UserError(
+                f"--model {head!r}: option {key!r} would put a secret into the model spec, which is written into "
+                f"results.json and the report; put the key in an environment variable instead and name the "
+                f"variable with api_key_env=VAR (e.g. export MY_KEY=...; --model '{head}?api_key_env=MY_KEY')")
+        raise UserError(f"--model {head!r}: unknown option {redact(key)!r} for {kind}; "
+                        f"valid options: {', '.join(valid)}")
 
 
 def load_backend(spec: ModelSpec) -> Backend:

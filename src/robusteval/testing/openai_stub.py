@@ -15,7 +15,13 @@ Retry-After, 500, "slow" (waits ``slow_s``, longer than the client's timeout, th
 "malformed" (status 200 with a body that is not JSON). ``rpm`` enforces a request rate server-side
 (token bucket holding one second's worth; 429 with the Retry-After the bucket needs).
 
-Counters: total hits, hits by outcome (ok, 429, 500, slow, malformed), hits per request hash
+Hostile mode (``hostile``: shape names, or ``--hostile all``): the first ``hostile_hits`` hits of each
+request are answered with a reply that is valid JSON or HTTP but not a valid chat completion, the
+shapes dealt round-robin over requests in order of arrival, so each shape is served and a retry gets
+the good answer. `HOSTILE_SHAPES` lists them; `TOLERATED_SHAPES` are the ones a client may accept
+(the answer is intact, only the token counts are missing).
+
+Counters: total hits, hits by outcome (ok, 429, 500, slow, malformed, hostile:SHAPE), hits per request hash
 (``hits``, every attempt) and completed answers per request hash (``requests``: a value above 1 means
 a request that had already been answered was sent again).
 
@@ -49,7 +55,30 @@ from dataclasses import dataclass
 from aiohttp import web
 
 LETTERS = "ABCD"
-OUTCOMES = ("ok", "429", "500", "slow", "malformed")
+OUTCOMES = ("ok", "429", "500", "slow", "malformed")  # and "hostile:SHAPE" for each hostile shape served
+# Replies that are valid JSON (or a well-formed HTTP error) but not a valid chat completion.
+HOSTILE_SHAPES = (
+    "content-list",  # message.content as a list of parts
+    "content-number",  # message.content: 42
+    "content-null",  # message.content: null
+    "tool-call",  # content null with a tool call nobody offered
+    "content-surrogate",  # a lone surrogate: valid JSON, text SQLite cannot store
+    "usage-null",  # usage: null
+    "usage-fields-null",  # usage: {"prompt_tokens": null, ...}
+    "usage-garbage",  # usage: {"prompt_tokens": "many", ...}
+    "no-choices",  # no "choices"
+    "empty-choices",  # "choices": []
+    "no-message",  # a choice without "message"
+    "finish-number",  # finish_reason: 7
+    "content-filter",  # finish_reason "content_filter": the text is not the answer
+    "retry-after-nan",  # 429 with Retry-After: nan
+    "retry-after-inf",  # 429 with Retry-After: inf
+    "retry-after-negative",  # 429 with Retry-After: -5
+    "retry-after-garbage",  # 429 with Retry-After: soon
+    "echo-auth",  # 500 whose error message echoes the Authorization header
+)
+# Shapes whose answer is intact (no token counts): a client may store it as an answer.
+TOLERATED_SHAPES = ("usage-null", "usage-fields-null")
 HASHED_FIELDS = ("model", "messages", "temperature", "top_p", "max_tokens", "seed", "stop")
 
 
@@ -96,6 +125,8 @@ class StubConfig:
     hits_file: str | None = None
     hits_interval_s: float = 0.1
     model_id: str = "stub-model"
+    hostile: tuple[str, ...] = ()  # shapes from HOSTILE_SHAPES served to each request's first hits
+    hostile_hits: int = 1  # how many hits of each request get a hostile shape
 
 
 class StubState:
@@ -146,6 +177,11 @@ class RateLimit:
 def make_app(config: StubConfig, state: StubState) -> web.Application:
     rng = random.Random(config.seed)
     limiter = RateLimit(config.rpm) if config.rpm else None
+    unknown = set(config.hostile) - set(HOSTILE_SHAPES)
+    if unknown:
+        raise ValueError(f"unknown hostile shapes {sorted(unknown)}; known: {', '.join(HOSTILE_SHAPES)}")
+    first_shape: dict[str, int] = {}  # request hash -> index of the first shape it is served
+    hostile_served: Counter[str] = Counter()  # request hash -> hostile replies served to it
     write_each_hit = bool(config.hits_file) and config.hits_interval_s <= 0
 
     def record(outcome: str, h: str | None) -> None:
@@ -166,6 +202,12 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
         if limiter is not None and (wait := limiter.take()):
             record("429", h)
             return _error(429, "rate limit exceeded", {"Retry-After": f"{math.ceil(wait * 1000) / 1000:g}"})
+        if config.hostile and hostile_served[h] < config.hostile_hits:
+            start = first_shape.setdefault(h, len(first_shape))
+            shape = config.hostile[(start + hostile_served[h]) % len(config.hostile)]
+            hostile_served[h] += 1
+            record(f"hostile:{shape}", h)
+            return hostile_reply(shape, h, body, request.headers.get("Authorization", ""))
         roll = rng.random()
         if roll < config.p_429:
             record("429", h)
@@ -221,6 +263,55 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
     app.router.add_post("/v1/chat/completions", chat)
     app.router.add_post("/v1/completions", completions)
     return app
+
+
+def hostile_reply(shape: str, h: str, body: dict, authorization: str) -> web.Response:
+    """The reply of one hostile shape to the request with hash ``h``."""
+    retry_after = {"retry-after-nan": "nan", "retry-after-inf": "inf", "retry-after-negative": "-5",
+                   "retry-after-garbage": "soon"}
+    if shape in retry_after:
+        return _error(429, "hostile rate limit", {"Retry-After": retry_after[shape]})
+    if shape == "echo-auth":
+        return _error(500, f"invalid request; headers were Authorization: {authorization or '(none)'}")
+    text = _answer(h)
+    reply = {
+        "id": f"chatcmpl-{h}", "object": "chat.completion", "created": int(time.time()),
+        "model": body.get("model"),
+        "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                     "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 7, "completion_tokens": len(text.split()), "total_tokens": 7 + len(text.split())},
+    }
+    choice, message = reply["choices"][0], reply["choices"][0]["message"]
+    if shape == "content-list":
+        message["content"] = [{"type": "text", "text": text}]
+    elif shape == "content-number":
+        message["content"] = 42
+    elif shape == "content-null":
+        message["content"] = None
+    elif shape == "tool-call":
+        message["content"] = None
+        message["tool_calls"] = [{"id": "call_1", "type": "function",
+                                  "function": {"name": "answer", "arguments": "{}"}}]
+        choice["finish_reason"] = "tool_calls"
+    elif shape == "content-surrogate":
+        message["content"] = text[:-1] + "\ud800"
+    elif shape == "usage-null":
+        reply["usage"] = None
+    elif shape == "usage-fields-null":
+        reply["usage"] = {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None}
+    elif shape == "usage-garbage":
+        reply["usage"] = {"prompt_tokens": "many", "completion_tokens": -3, "total_tokens": 1.5}
+    elif shape == "no-choices":
+        del reply["choices"]
+    elif shape == "empty-choices":
+        reply["choices"] = []
+    elif shape == "no-message":
+        del choice["message"]
+    elif shape == "finish-number":
+        choice["finish_reason"] = 7
+    elif shape == "content-filter":
+        choice["finish_reason"] = "content_filter"
+    return web.Response(text=json.dumps(reply), content_type="application/json")
 
 
 def _error(status: int, message: str, headers: dict | None = None) -> web.Response:
@@ -351,6 +442,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rpm", type=float, default=None, help="enforce this many requests per minute")
     parser.add_argument("--seed", type=int, default=0, help="seed of the fault RNG")
     parser.add_argument("--model-id", default="stub-model", help="the id /v1/models reports")
+    parser.add_argument("--hostile", default="", help="comma-separated shapes (or 'all') served to each request's "
+                        f"first hits: {', '.join(HOSTILE_SHAPES)}")
+    parser.add_argument("--hostile-hits", type=int, default=1, help="how many hits of each request get a hostile shape")
     parser.add_argument("--hits-file", help="write the counters here as JSON")
     parser.add_argument("--hits-interval", type=float, default=0.1,
                         help="seconds between hits-file rewrites; 0 rewrites it at every hit")
@@ -358,7 +452,9 @@ def main(argv: list[str] | None = None) -> None:
     config = StubConfig(latency_s=args.latency, jitter_s=args.jitter, p_429=args.p_429, p_500=args.p_500,
                         p_slow=args.p_slow, p_malformed=args.p_malformed, slow_s=args.slow,
                         retry_after_s=args.retry_after, rpm=args.rpm, seed=args.seed, hits_file=args.hits_file,
-                        hits_interval_s=args.hits_interval, model_id=args.model_id)
+                        hits_interval_s=args.hits_interval, model_id=args.model_id,
+                        hostile=HOSTILE_SHAPES if args.hostile == "all" else tuple(filter(None, args.hostile.split(","))),
+                        hostile_hits=args.hostile_hits)
 
     async def serve() -> None:
         stop = asyncio.Event()
