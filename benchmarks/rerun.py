@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from engine_throughput import stub  # noqa: E402 - the stub-in-its-own-process helper
+from engine_throughput import stub  # the stub-in-its-own-process helper
 
 TARGET_S = 2.0
 # Where the rerun's time goes: (label, function as pstats names it: file suffix, function name).

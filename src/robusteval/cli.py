@@ -17,8 +17,14 @@ from pathlib import Path
 from rich.console import Console
 
 from robusteval import __version__
-from robusteval.config import (RunConfig, build_config, check_text_files, default_cache_dir, load_config_file,
-                               unused_settings_message)
+from robusteval.config import (
+    RunConfig,
+    build_config,
+    check_text_files,
+    default_cache_dir,
+    load_config_file,
+    unused_settings_message,
+)
 from robusteval.errors import UserError
 from robusteval.files import atomic_write
 from robusteval.suites import SUITE_SUMMARIES, SUITES, UNUSED_COMMON_SETTINGS, get_suite
@@ -205,8 +211,8 @@ def _config_from_args(args: argparse.Namespace) -> RunConfig:
 
 
 def _run(args: argparse.Namespace, console: Console) -> int:
-    from robusteval.engine.loop import run as run_loop
     from robusteval.data.audit import DataAudit
+    from robusteval.engine.loop import run as run_loop
     from robusteval.run import print_audit, run_suite
 
     config = _config_from_args(args)

@@ -81,7 +81,7 @@ def compare_headlines(runs: list[str], *, out_dir: str | None = None):
     one bar chart per headline metric (every run × model, with its CI)."""
     from robusteval.report.plots import bars_with_ci
     from robusteval.report.render import load_run
-    from robusteval.web.leaderboard import Board, Row, boards_from
+    from robusteval.web.leaderboard import Board, boards_from
 
     folders = [Path(r).parent if Path(r).is_file() else Path(r) for r in runs]
     if not all((f / "results.json").is_file() for f in folders):

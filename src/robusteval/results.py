@@ -18,7 +18,6 @@ from robusteval.config import RunConfig
 from robusteval.errors import UserError
 from robusteval.files import atomic_write
 
-
 # The fields of a failed sample worth listing in results.json (suites have different samples).
 FAILURE_KEYS = ("model", "item_id", "family", "variant", "step", "context", "node", "sample", "error")
 

@@ -64,7 +64,7 @@ def test_user_population_files(tmp_path):
 def test_bundled_questionnaire_has_two_items_per_value():
     q = load_questionnaire("ours")
     assert len(q.items) == 20 and len(q.scale) == 6
-    assert Counter(q.item_values) == {v: 2 for v in VALUES}
+    assert Counter(q.item_values) == dict.fromkeys(VALUES, 2)
     assert q.scale[0] == "Not like me at all" and q.scale[-1] == "Very much like me"
     assert "{text}" in q.prompt
 

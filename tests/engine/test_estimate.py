@@ -5,8 +5,7 @@ import asyncio
 import pytest
 
 from robusteval.engine import Engine, Store
-from robusteval.engine.estimate import (MIN_FIT, estimate, expected_completion, expected_completions,
-                                       expected_seconds)
+from robusteval.engine.estimate import MIN_FIT, estimate, expected_completion, expected_completions, expected_seconds
 from robusteval.engine.store import PastAnswer
 from robusteval.models import load_backend, parse_model_spec
 from robusteval.suites import mcq

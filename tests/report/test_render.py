@@ -4,10 +4,8 @@ import pytest
 
 from robusteval.errors import UserError
 from robusteval.report.explorer import build_explorer, word_diff
-from robusteval.report.render import load_run, markdown_summary, render_html, write_report
+from robusteval.report.render import load_run, write_report
 from robusteval.report.sections import generic_headlines, generic_section
-
-from tests.conftest import HOSTILE
 
 
 def test_word_diff_marks_inserted_and_deleted_words():

@@ -1,7 +1,6 @@
 import asyncio
 import json
 
-import numpy as np
 import pytest
 
 from robusteval.data.consistency import PromptSet, PromptVariant

@@ -18,7 +18,13 @@ from robusteval.engine import Engine, Store
 from robusteval.errors import UserError
 from robusteval.suites.base import SuiteContext
 from robusteval.suites.hallucination import (
-    DetectionSample, Options, cross_items, execute, matrix_csv, summary_markdown, vote,
+    DetectionSample,
+    Options,
+    cross_items,
+    execute,
+    matrix_csv,
+    summary_markdown,
+    vote,
 )
 from robusteval.types import Completion, GenParams
 

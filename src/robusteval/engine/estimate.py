@@ -121,7 +121,7 @@ async def count_prompt_tokens(engine: Engine, model: str, *, exact: int | None =
         counts = await asyncio.gather(*(count(r) for r in sample))
     except UserError:
         raise  # the model cannot load: the run would fail the same way
-    except Exception:  # noqa: BLE001 - e.g. a server without /tokenize: fall back to the ratio
+    except Exception:  # e.g. a server without /tokenize: fall back to the ratio
         return None
     if len(sample) == len(planned):
         return CountedTokens(sum(counts), len(planned), len(planned))

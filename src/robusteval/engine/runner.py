@@ -15,14 +15,13 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from robusteval.engine.limits import AdaptiveLimit, Pacer, TokenBudget
 from robusteval.engine.group_commit import GroupCommit
+from robusteval.engine.limits import AdaptiveLimit, Pacer, TokenBudget
 from robusteval.engine.store import Store, StoreRow, cache_key
 from robusteval.errors import BackendError, UserError
 from robusteval.models.base import Backend, completion_problem
 from robusteval.redact import has_secret, redact
 from robusteval.types import Completion, GenParams, Message, Request, Response
-
 
 DRY_RUN = "not sent: --estimate"
 

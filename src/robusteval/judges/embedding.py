@@ -13,8 +13,8 @@ different embedders are not comparable until mapped through a calibration (see
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

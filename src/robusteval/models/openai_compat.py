@@ -18,7 +18,6 @@ endpoints with aiohttp too.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import os
@@ -98,7 +97,7 @@ class OpenAIBackend:
         try:
             async with self._session.get(f"{self.base_url}/models") as response:
                 status, raw = response.status, await response.read()
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise UserError(f"cannot reach {self.base_url} ({_describe(exc)}); is the server running and "
                             "base_url right?") from None
         if status in (401, 403):
@@ -118,7 +117,7 @@ class OpenAIBackend:
             async with self._session.post(self.base_url + path, data=json.dumps(body).encode()) as response:
                 status, raw = response.status, await response.read()
                 retry_after = response.headers.get("retry-after")
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise BackendError(f"timed out after {self.timeout_s:g} s waiting for {path}") from None
         except (aiohttp.ClientError, OSError) as exc:
             raise BackendError(f"connection failed: {_describe(exc)}") from None

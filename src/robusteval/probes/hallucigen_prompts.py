@@ -176,6 +176,18 @@ def judge(item: HalluItem, hypothesis: str) -> tuple[Message, ...]:
     return (Message("user", text),)
 
 
-__all__ = ["DETECTION_PROMPTS", "GEN_MODES", "Shown", "TYPE_CHOICES", "TYPE_INSTRUCTIONS", "detection",
-           "generation_faithful", "generation_hallucinated", "generation_joint", "judge", "requested_types",
-           "seeded_swap", "shown"]
+__all__ = [
+    "DETECTION_PROMPTS",
+    "GEN_MODES",
+    "TYPE_CHOICES",
+    "TYPE_INSTRUCTIONS",
+    "Shown",
+    "detection",
+    "generation_faithful",
+    "generation_hallucinated",
+    "generation_joint",
+    "judge",
+    "requested_types",
+    "seeded_swap",
+    "shown",
+]

@@ -138,9 +138,8 @@ def read_detection(text: str | None) -> Detected:
     after = [m for m in mentions if marks and m.start() >= marks[-1].end()]
     if after and not text[marks[-1].end():after[0].start()].strip(" \t*\"'`([:"):
         chosen = after[0]
-    elif not text[:mentions[0].start()].strip(" \t\n*\"'`([:#>-") and not ECHO.match(text, mentions[0].end()):
-        chosen = mentions[0]
-    elif len({m.group(1) for m in mentions}) == 1:
+    elif ((not text[:mentions[0].start()].strip(" \t\n*\"'`([:#>-") and not ECHO.match(text, mentions[0].end()))
+          or len({m.group(1) for m in mentions}) == 1):
         chosen = mentions[0]
     else:
         return Detected(None, "invalid", "ambiguous")

@@ -533,6 +533,21 @@ def print_summary(console, result: SuiteResult) -> None:
         console.print(table)
 
 
-__all__ = ["DetectionSample", "GenerationSample", "JudgeSample", "NAME", "Options", "add_arguments",
-           "cross_items", "detector_configs", "ensemble_members", "execute", "print_summary", "run_detection",
-           "run_generation", "summary_markdown", "validate", "vote"]
+__all__ = [
+    "NAME",
+    "DetectionSample",
+    "GenerationSample",
+    "JudgeSample",
+    "Options",
+    "add_arguments",
+    "cross_items",
+    "detector_configs",
+    "ensemble_members",
+    "execute",
+    "print_summary",
+    "run_detection",
+    "run_generation",
+    "summary_markdown",
+    "validate",
+    "vote",
+]

@@ -24,18 +24,28 @@ from itertools import combinations
 import numpy as np
 
 from robusteval.data.audit import DataAudit
-from robusteval.data.persona import Persona, Questionnaire, balanced_subset, load_openers, load_population, \
-    load_questionnaire
+from robusteval.data.persona import (
+    Persona,
+    Questionnaire,
+    balanced_subset,
+    load_openers,
+    load_population,
+    load_questionnaire,
+)
 from robusteval.engine import Engine, gather_all
 from robusteval.errors import UserError
-from robusteval.metrics.psychometrics import MDS_METHODS, magnifying_glass, mds_structure, mean_fit, \
-    mean_item_correlation, \
-    value_scores
+from robusteval.metrics.psychometrics import (
+    MDS_METHODS,
+    magnifying_glass,
+    mds_structure,
+    mean_fit,
+    mean_item_correlation,
+    value_scores,
+)
 from robusteval.metrics.stability import (
     cardinal_scores,
     kendalls_w,
     max_rank_change,
-    mean_pairwise,
     mean_stability,
     rank_order_stability,
     stability_matrix,
@@ -403,7 +413,7 @@ def model_metrics(samples: list[Sample], personas: list[Persona], contexts: list
     flat = np.hstack(scores)
     if lost:
         stability = {"value": None, "ci_low": None, "ci_high": None, "n": len(personas)}
-        per_value = {value: None for value in questionnaire.values}
+        per_value = dict.fromkeys(questionnaire.values)
     else:
         stability = bootstrap(flat, lambda rows: mean_stability(rows, len(names)), n_resamples=n_resamples,
                               seed=seed).as_dict()

@@ -11,7 +11,6 @@ entity extraction, search, retrieval, the generator or a failed API call.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import math
 import time
 from collections import Counter, defaultdict

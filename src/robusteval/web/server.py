@@ -70,7 +70,7 @@ class Handler(BaseHTTPRequestHandler):
                 body, kind = None, None
         except UserError:
             body, kind = None, None
-        except Exception as exc:  # noqa: BLE001 - one broken run must not take the page down
+        except Exception as exc:  # one broken run must not take the page down
             message = f"could not render this page: {type(exc).__name__}\n".encode()
             self._send(HTTPStatus.INTERNAL_SERVER_ERROR, message, "text/plain; charset=utf-8", head)
             return

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robusteval.report.model import (Figure, Headline, Run, Section, TableData, estimate_text, headline_from, slug)
+from robusteval.report.model import Figure, Headline, Run, Section, TableData, estimate_text, headline_from, slug
 from robusteval.report.plots import bars_with_ci, heatmap
 
 
