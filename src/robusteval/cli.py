@@ -135,19 +135,25 @@ def _common_run_arguments(hidden: tuple[str, ...] = ()) -> argparse.ArgumentPars
     run.add_argument("--tpm", type=float, help="tokens per minute limit per model")
     run.add_argument("--concurrency", type=int, help="max requests in flight per model (default: the backend's)")
     run.add_argument("--timeout", type=float, help="seconds before a request is abandoned and retried (default: 300)")
-    run.add_argument("--max-retries", dest="max_retries", type=int, help="retries per request on errors (default: 5); 429s get up to 20 more, paced")
+    run.add_argument("--max-retries", dest="max_retries", type=int,
+                     help="retries per request on errors (default: 5); 429s get up to 20 more, paced")
     run.add_argument("--price-in", dest="price_in", type=float, help="price per 1M prompt tokens, for cost accounting")
     run.add_argument("--price-out", dest="price_out", type=float, help="price per 1M completion tokens")
-    run.add_argument("--cache-dir", dest="cache_dir", help=f"where the response store lives (default: {default_cache_dir()})")
-    run.add_argument("--no-cache", dest="no_cache", action="store_true", help="ask again even when a stored answer exists")
+    run.add_argument("--cache-dir", dest="cache_dir",
+                     help=f"where the response store lives (default: {default_cache_dir()})")
+    run.add_argument("--no-cache", dest="no_cache", action="store_true",
+                     help="ask again even when a stored answer exists")
     run.add_argument("--out", dest="out_dir", help="directory for run folders (default: runs)")
     run.add_argument("--run-id", dest="run_id",
-                     help="name of the run folder inside --out (default: SUITE-TIMESTAMP-XXXX); an existing one is refused")
+                     help="name of the run folder inside --out (default: SUITE-TIMESTAMP-XXXX); "
+                          "an existing one is refused")
     run.add_argument("--overwrite", action="store_true", default=None,
-                     help="with --run-id: replace that run's folder (its old files are removed when the new run's are written)")
+                     help="with --run-id: replace that run's folder "
+                          "(its old files are removed when the new run's are written)")
     run.add_argument("--quiet", action="store_true", help="no progress bar or tables")
     run.add_argument("--estimate", action="store_true", default=None,
-                     help="ask nothing: print the requests (after dedupe and cache), tokens, time and cost a run would take")
+                     help="ask nothing: print the requests (after dedupe and cache), tokens, time and cost "
+                          "a run would take")
     return run
 
 

@@ -407,9 +407,10 @@ def _option_columns(names: tuple[str, ...]) -> tuple[str, ...]:
 
 def _answer(row: dict[str, Any], letters: tuple[str, ...], *, by_letter: bool,
             anomalies: list[str]) -> tuple[int, str]:
-    """The gold's index among the options, and the field it came from. The first gold field that is present and not null wins
-    (AGIEval's ``"answer": null`` beside ``label``). With printed letters, a letter (or an index,
-    read as the letter at that index) names the option *printed* with that letter."""
+    """The gold's index among the options, and the field it came from. The first gold field that is
+    present and not null wins (AGIEval's ``"answer": null`` beside ``label``). With printed letters,
+    a letter (or an index, read as the letter at that index) names the option *printed* with that
+    letter."""
     present = [(key, row[key]) for key in GOLD_FIELDS if row.get(key) not in (None, "")]
     if not present:
         raise Unusable(NO_ANSWER)

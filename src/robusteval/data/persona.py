@@ -142,7 +142,8 @@ def _records(path: Path, key: str) -> list[tuple[str, dict]]:
         return [(f"{path}: [{n}]", row) for n, row in enumerate(rows)]
     if suffix == ".jsonl":
         out = []
-        for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):  # not splitlines: U+2028 may sit in a string
+        # not splitlines: U+2028 may sit in a string
+        for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
             if line.strip():
                 try:
                     out.append((f"{path}:{n}", json.loads(line)))

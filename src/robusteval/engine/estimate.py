@@ -212,5 +212,5 @@ def estimate(engine: Engine, store: Store, model: str,
     cost = (prompt * usage.price_in_per_mtok + completion * usage.price_out_per_mtok) / 1e6
     duplicates = usage.requests - usage.cached - len(planned)
     basis = "; ".join([*bases, prompt_basis]) if bases else "nothing to send"
-    return ModelEstimate(model, usage.requests, usage.cached, duplicates, len(planned), round(prompt), round(completion),
-                         seconds, round(cost, 6), basis)
+    return ModelEstimate(model, usage.requests, usage.cached, duplicates, len(planned), round(prompt),
+                         round(completion), seconds, round(cost, 6), basis)

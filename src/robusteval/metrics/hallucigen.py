@@ -39,7 +39,7 @@ def detection_rows(samples: Sequence) -> tuple[list[str], np.ndarray]:
         if s.status == "failed":
             continue
         pred, pos = (PRED12, POS12) if s.order == "12" else (PRED21, POS21)
-        rows[i, pred] = CODE[s.predicted] if s.predicted in CODE else INVALID
+        rows[i, pred] = CODE.get(s.predicted, INVALID)
         if s.predicted_position is not None:
             rows[i, pos] = s.predicted_position
     return ids, rows

@@ -97,7 +97,7 @@ def format_example(item: HalluItem) -> str:
 
 def generation_joint(item: HalluItem, types: tuple[str, ...]) -> tuple[Message, ...]:
     """One prompt asking for both hypotheses in a strict two-line format, with a worked example."""
-    noun, output = _task(item)
+    _, output = _task(item)
     text = (f"Write two versions of the source sentence.\n"
             f"hyp+: a faithful {output} with exactly the same meaning as the source.\n"
             f"hyp-: a {output} that looks similar but {_hallucination_instruction(types)}.\n"

@@ -38,7 +38,7 @@ def chunk(doc: Document, words: int = PASSAGE_WORDS) -> list[Passage]:
     """A document cut into passages of about ``words`` words at sentence boundaries."""
     passages, current = [], []
     for sentence in _SENTENCE.split(doc.text.strip()):
-        if current and len(" ".join(current + [sentence]).split()) > words:
+        if current and len(" ".join([*current, sentence]).split()) > words:
             passages.append(" ".join(current))
             current = []
         current.append(sentence)

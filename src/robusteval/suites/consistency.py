@@ -243,7 +243,8 @@ def summarise(ratings: list[RatingSample], items: list[PromptSet], models: list[
                 per_model[model]["style_effect"] = bootstrap(
                     paired, lambda rows: _nanmean(rows[:, 0] - rows[:, 1]), seed=seed).as_dict()
         out["judges"][judge] = {
-            "table": {item_id: {m: _num(table[i, j]) for j, m in enumerate(models)} for i, item_id in enumerate(item_ids)},
+            "table": {item_id: {m: _num(table[i, j]) for j, m in enumerate(models)}
+                      for i, item_id in enumerate(item_ids)},
             "item_mean": {item_id: _num(_nanmean(table[i])) for i, item_id in enumerate(item_ids)},
             "models": per_model,
         }
@@ -371,8 +372,10 @@ def print_summary(console, result: SuiteResult) -> None:
         for item_id, row in jm["table"].items():
             table.add_row(item_id, *[_fmt(row[m]) for m in models], _fmt(jm["item_mean"][item_id]))
         table.add_section()
-        table.add_row(Text("sum [95% CI]", style="bold"), *[fmt_estimate(jm["models"][m]["sum"], 2) for m in models], "")
-        table.add_row(Text("mean [95% CI]", style="bold"), *[fmt_estimate(jm["models"][m]["mean"], 2) for m in models], "")
+        table.add_row(Text("sum [95% CI]", style="bold"),
+                      *[fmt_estimate(jm["models"][m]["sum"], 2) for m in models], "")
+        table.add_row(Text("mean [95% CI]", style="bold"),
+                      *[fmt_estimate(jm["models"][m]["mean"], 2) for m in models], "")
         table.add_row("missing ratings", *[str(jm["models"][m]["missing"]) for m in models], "")
         if any("sampling_mean" in jm["models"][m] for m in models):
             table.add_row(Text("same-variant samples mean", style="bold"),
@@ -384,7 +387,8 @@ def print_summary(console, result: SuiteResult) -> None:
         alpha = agreement["krippendorff_alpha_interval"]
         console.print(f"judge agreement: Krippendorff's alpha (interval) = "
                       f"{'n/a' if alpha is None else f'{alpha:.3f}'}; Spearman "
-                      + ", ".join(f"{k} = {'n/a' if v is None else f'{v:.3f}'}" for k, v in agreement["spearman"].items())
+                      + ", ".join(f"{k} = {'n/a' if v is None else f'{v:.3f}'}"
+                                  for k, v in agreement["spearman"].items())
                       + "; mean |difference| "
                       + ", ".join(f"{k} = {'n/a' if v is None else f'{v:.2f}'}"
                                   for k, v in agreement["mean_abs_difference"].items()), highlight=False)

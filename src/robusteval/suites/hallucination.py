@@ -58,24 +58,28 @@ class Options:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--step", choices=tuple(STEPS), help="generation, detection, cross (generation + cross) or all (default)")
+    p.add_argument("--step", choices=tuple(STEPS),
+                   help="generation, detection, cross (generation + cross) or all (default)")
     p.add_argument("--detector", dest="detectors", action="append",
                    help="detector model spec (repeatable; default: the models under test)")
     p.add_argument("--prompts", type=csv_arg,
                    help=f"detection prompt variants (default: {','.join(prompts.DETECTION_PROMPTS)})")
     p.add_argument("--orders", choices=ORDERS,
-                   help="seeded: each pair shown in one seeded random order (default); both: both orders (position bias)")
+                   help="seeded: each pair shown in one seeded random order (default); "
+                        "both: both orders (position bias)")
     p.add_argument("--gen-mode", dest="gen_mode", choices=prompts.GEN_MODES,
                    help="separate: one prompt each, as the task's baseline (default); joint: one prompt for both")
     p.add_argument("--hallucination-types", dest="gen_types", type=csv_arg,
                    help="types named in the generation prompt: item (the item's type, default), none, all, "
                         f"or a list of {','.join(HALLUCINATION_TYPES)}")
-    p.add_argument("--judge", help="model spec of the yes/no judge of generated hypotheses, or none (default: llamacpp)")
+    p.add_argument("--judge",
+                   help="model spec of the yes/no judge of generated hypotheses, or none (default: llamacpp)")
     p.add_argument("--nli-model", dest="nli_model",
                    help="NLI model (HF name or local folder): judge of generated hypotheses and detection baseline")
     p.add_argument("--ensemble", dest="ensembles", action="append",
                    help="majority vote of detector configurations joined by '+', e.g. "
-                        "llamacpp/incorrect+llamacpp/meaning, or all (repeatable; default: all when there are two or more)")
+                        "llamacpp/incorrect+llamacpp/meaning, or all "
+                        "(repeatable; default: all when there are two or more)")
     p.add_argument("--label-max-tokens", dest="label_max_tokens", type=int,
                    help="reply length limit for detection and judge replies (default: 16)")
     p.add_argument("--bootstrap", type=int, help="bootstrap resamples per confidence interval (default: 1000)")
@@ -90,7 +94,8 @@ def detector_configs(detector_labels: list[str], variants: tuple[str, ...], nli:
 
 
 def ensemble_members(spec: str, configs: list[str]) -> tuple[str, ...]:
-    members = tuple(configs) if spec.strip() == "all" else tuple(m.strip() for m in spec.split(ENSEMBLE_SEP) if m.strip())
+    members = (tuple(configs) if spec.strip() == "all"
+               else tuple(m.strip() for m in spec.split(ENSEMBLE_SEP) if m.strip()))
     if unknown := [m for m in members if m not in configs]:
         raise UserError(f"--ensemble {spec}: unknown detector configuration {', '.join(unknown)}; "
                         f"available: {', '.join(configs)}")
@@ -351,7 +356,7 @@ def vote(samples: list[DetectionSample], members: tuple[str, ...]) -> list[Detec
         if s.config in members:
             by_pair.setdefault((s.generator, s.item_id, s.order), {})[s.config] = s
     out = []
-    for (generator, _, _), votes in by_pair.items():
+    for votes in by_pair.values():
         first = next(iter(votes.values()))
         answered = [votes[m] for m in members if m in votes and votes[m].status != "failed"]
         winner = majority_vote([v.predicted for v in answered])
@@ -367,7 +372,8 @@ def vote(samples: list[DetectionSample], members: tuple[str, ...]) -> list[Detec
     return out
 
 
-def cross_items(generated: list[GenerationSample], items: dict[str, HalluItem], seed: int) -> dict[str, list[HalluItem]]:
+def cross_items(generated: list[GenerationSample], items: dict[str, HalluItem],
+                seed: int) -> dict[str, list[HalluItem]]:
     """Each generator's valid (hyp+, hyp−) pairs as labelled items; the hallucinated one is put at
     hyp1 or hyp2 by a seeded coin, so the intended labels are balanced."""
     out: dict[str, list[HalluItem]] = {}
@@ -394,7 +400,8 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     nli = _load_nli(options.nli_model)
     detectors = [await ctx.model(spec) for spec in options.detectors] if options.detectors else list(ctx.models)
     configs = detector_configs(detectors, options.prompts, nli is not None)
-    ensembles = [ensemble_members(spec, configs) for spec in (options.ensembles or (("all",) if len(configs) > 1 else ()))]
+    ensemble_specs = options.ensembles or (("all",) if len(configs) > 1 else ())
+    ensembles = [ensemble_members(spec, configs) for spec in ensemble_specs]
     samples: list = []
     metrics: dict = {}
     generated: list[GenerationSample] = []
@@ -465,7 +472,8 @@ def summary_tables(metrics: dict) -> list[tuple[str, list[str], list[list[str]]]
             judges = g["judges"] or {"(no judge)": {}}
             for judge, j in judges.items():
                 rows.append([generator, _fmt(g["valid"]), str(g["invalid"]), str(g["failed"]), judge,
-                             _fmt(j.get("hyp+_faithful")), _fmt(j.get("hyp-_hallucinated")), str(j.get("unjudged", ""))])
+                             _fmt(j.get("hyp+_faithful")), _fmt(j.get("hyp-_hallucinated")),
+                             str(j.get("unjudged", ""))])
         tables.append(("generation", ["generator", "valid output", "invalid", "failed", "judge", "hyp+ faithful",
                                       "hyp- hallucinated", "unjudged"], rows))
     for step in ("detection", "cross"):
@@ -483,8 +491,8 @@ def summary_tables(metrics: dict) -> list[tuple[str, list[str], list[list[str]]]
             for attribute in ("scenario", "lang", "type"):
                 for group, g in d[f"by_{attribute}"].items():
                     breakdown.append([config, attribute, group, _fmt(g["f1"]), _fmt(g["accuracy"]), str(g["samples"])])
-        tables.append((f"{step} by scenario, language and type", ["detector", "by", "group", "F1", "accuracy", "samples"],
-                       breakdown))
+        tables.append((f"{step} by scenario, language and type",
+                       ["detector", "by", "group", "F1", "accuracy", "samples"], breakdown))
         a = m["agreement"]
         rows = [[pair, _num(v["cohen_kappa"]), _num(v["mcc"]), _num(v["agreement"]), str(v["n"])]
                 for pair, v in a["pairwise"].items()]

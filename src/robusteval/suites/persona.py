@@ -104,7 +104,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--personas", type=int, help="use the first N personas, alternating by gender (default: all)")
     p.add_argument("--contexts", type=csv_arg, help=f"comma-separated contexts: {CONTEXT_HELP} "
                    f"(default: {','.join(DEFAULT_CONTEXTS)})")
-    p.add_argument("--turns", type=int, help="persona replies in each conversation before the questionnaire (default: 2)")
+    p.add_argument("--turns", type=int,
+                   help="persona replies in each conversation before the questionnaire (default: 2)")
     p.add_argument("--questionnaire", help="ours (default) | pvq40 | svs (hub) | pvq40:DIR (holding the leaderboard's "
                    "pvq_male_test.csv and pvq_female_test.csv: each persona gets its gender's wording) | "
                    "pvq40:male=FILE,female=FILE | svs:DIR | svs:FILE.csv | FILE.yaml")
@@ -289,7 +290,7 @@ async def simulate(engine: Engine, model: str, interlocutor: str, personas: list
             answers = [None] * len(asked)
             engine.expect(-len(asked))
         else:
-            answers = await gather_all(engine.chat(model, history + (Message("user", text), *prefill), answer_params)
+            answers = await gather_all(engine.chat(model, (*history, Message("user", text), *prefill), answer_params)
                                        for _, text in asked)
         out = [_sample(model, persona, context, questionnaire, item, text, len(history), response, error, scoring)
                for (item, text), response in zip(asked, answers)]

@@ -89,7 +89,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--lexical", type=int, help="lexical children per node (default: 2)")
     g.add_argument("--lexical-kinds", dest="lexical_kinds", type=csv_arg,
                    help=f"lexical perturbations to draw from (default: {','.join(PERTURBATIONS)})")
-    g.add_argument("--typo-prob", dest="typo_prob", type=float, help="per-character probability of lexical edits (default: 0.1)")
+    g.add_argument("--typo-prob", dest="typo_prob", type=float,
+                   help="per-character probability of lexical edits (default: 0.1)")
     g.add_argument("--paraphraser", help="model spec that writes the paraphrases (default: the first --model)")
     g.add_argument("--paraphrase-temperature", dest="paraphrase_temperature", type=float,
                    help="sampling temperature of the paraphraser (default: 0.7)")
@@ -105,7 +106,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--kb", choices=KBS, help="knowledge base: local corpus or the Wikipedia API (default: local)")
     r.add_argument("--corpus", help="local corpus: JSONL of documents, a folder of .txt/.md, or squad")
     r.add_argument("--ner", help="entity extraction: llm (default) or spacy:MODEL")
-    r.add_argument("--ner-model", dest="ner_model", help="model spec for llm entity extraction (default: the model under test)")
+    r.add_argument("--ner-model", dest="ner_model",
+                   help="model spec for llm entity extraction (default: the model under test)")
 
 
 def validate(config, o: Options) -> None:
@@ -410,7 +412,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
             save_trees(o.save_trees, trees, info)
     if not trees:
         raise UserError("no trees to evaluate")
-    extra = {"trees": {k: v for k, v in info.items()}, "tree_shapes": _shape_table(trees)}
+    extra = {"trees": dict(info), "tree_shapes": _shape_table(trees)}
     if o.build_only:
         return SuiteResult(metrics={}, samples=[], extra=extra, files=files)
 
@@ -585,7 +587,8 @@ def print_summary(console, result: SuiteResult) -> None:
         for col in ("mode", "all", *[f"level {lv}" for lv in levels], "paraphrase", "lexical", "F1", "ROUGE-L"):
             table.add_column(col)
         for mode, mm in modes.items():
-            table.add_row(mode, _fmt(mm["accuracy"]), *[_fmt(mm["by_level"].get(lv, {}).get("accuracy")) for lv in levels],
+            table.add_row(mode, _fmt(mm["accuracy"]),
+                          *[_fmt(mm["by_level"].get(lv, {}).get("accuracy")) for lv in levels],
                           _fmt(mm["by_kind"].get("paraphrase", {}).get("accuracy")),
                           _fmt(mm["by_kind"].get("lexical", {}).get("accuracy")), _fmt(mm["f1"], ci=False),
                           _fmt(mm["rougeL"], ci=False))

@@ -453,7 +453,8 @@ def main(argv: list[str] | None = None) -> None:
                         p_slow=args.p_slow, p_malformed=args.p_malformed, slow_s=args.slow,
                         retry_after_s=args.retry_after, rpm=args.rpm, seed=args.seed, hits_file=args.hits_file,
                         hits_interval_s=args.hits_interval, model_id=args.model_id,
-                        hostile=HOSTILE_SHAPES if args.hostile == "all" else tuple(filter(None, args.hostile.split(","))),
+                        hostile=(HOSTILE_SHAPES if args.hostile == "all"
+                                 else tuple(filter(None, args.hostile.split(",")))),
                         hostile_hits=args.hostile_hits)
 
     async def serve() -> None:
