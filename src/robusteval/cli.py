@@ -13,6 +13,7 @@ import sys
 import time
 from dataclasses import fields, replace
 from pathlib import Path
+from typing import cast
 
 from rich.console import Console
 
@@ -305,7 +306,7 @@ def _serve(args: argparse.Namespace) -> int:
     from robusteval.web.server import make_server
 
     server = make_server(args.runs_dir, args.host, args.port)
-    host, port = server.server_address[:2]
+    host, port = cast(tuple[str, int], server.server_address[:2])  # an AF_INET address: (host, port)
     print(f"serving {Path(args.runs_dir).resolve()} at http://{host}:{port}/ (read-only; Ctrl-C stops)", flush=True)
     try:
         server.serve_forever()
@@ -334,8 +335,9 @@ def _compare(args: argparse.Namespace) -> int:
         for row in board.rows:
             table.add_row(row.run_id, row.model, *[_cell(row.values.get(m)) for m in board.metrics])
         out.print(table)
-    if board is not None and board.suite == "persona":
-        _print_persona_board(out, persona_leaderboard(args.runs), args.compare_out)
+    if (board is not None and board.suite == "persona"
+            and (persona_board := persona_leaderboard(args.runs)) is not None):
+        _print_persona_board(out, persona_board, args.compare_out)
     if board is None or board.suite == "mcq":
         a = args.runs[0]
         for b in args.runs[1:]:

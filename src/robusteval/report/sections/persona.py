@@ -40,7 +40,8 @@ def sections(run: Run) -> list[Section]:
                              for name, f in cfa.items())
             rows.append((context, number_text((v.get("mds") or {}).get("stress1")), number_text(v.get("invalid_rate")),
                          number_text(v.get("mean_item_r")), fits))
-        methods = {(v.get("mds") or {}).get("method") for v in (m.get("validity") or {}).values()} - {None}
+        methods = {method for v in (m.get("validity") or {}).values()
+                   if (method := (v.get("mds") or {}).get("method")) is not None}
         stress = f"MDS Stress-1 ({', '.join(sorted(methods))})" if methods else "MDS Stress-1"  # --mds: the two differ
         table = TableData(f"{model}: validity per context",
                           ("context", stress, "invalid rate", "mean inter-item r", "CFA"), tuple(rows))
