@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup browser demo test bench clean
+.PHONY: setup browser demo lint test bench clean
 
 setup: $(STAMP)
 
@@ -28,11 +28,16 @@ browser:
 demo: setup
 	$(VENV)/bin/robusteval run mcq --families order,format --limit 20
 
-test: setup browser
+# ruff and mypy (pinned in the dev extra, configured in pyproject.toml); `make test` runs them first.
+lint: setup
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy src
+
+test: setup browser lint
 	$(PY) -m pytest -q
 
 bench: setup
 	$(PY) benchmarks/engine_throughput.py
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs .pytest_cache .ruff_cache .mypy_cache

@@ -4,8 +4,8 @@ Steps, all in one fresh cache folder: (1) a warm-up run of ``--warmup`` question
 store a history of this model; (2) ``--estimate`` for ``--questions`` other questions (seed 2)
 under the same flags; (3) that real run; with ``--seeds 2,3,4`` steps 2-3 repeat for each seed, each
 estimate resting on everything stored so far (as a user's store grows). Printed: estimate, actual
-and relative error for requests to send, prompt tokens, completion tokens and time. The estimate's history is this model's
-answers to *other* questions, as it would be for a user; a larger warm-up gives steadier
+and relative error for requests to send, prompt tokens, completion tokens and time. The estimate's
+history is this model's answers to *other* questions, as it would be for a user; a larger warm-up gives steadier
 completion and time figures. Nothing here passes or fails.
 
     python benchmarks/estimate.py [--warmup 20] [--questions 20] [--seeds 2] [--families order]
@@ -40,7 +40,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warmup", type=int, default=20, help="questions of the warm-up run (seed 1)")
     parser.add_argument("--questions", type=int, default=20, help="questions estimated, then run")
-    parser.add_argument("--seeds", default="2", help="comma-separated seeds of the estimated runs (not 1: the warm-up's)")
+    parser.add_argument("--seeds", default="2",
+                        help="comma-separated seeds of the estimated runs (not 1: the warm-up's)")
     parser.add_argument("--families", default="order")
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--model", help="model spec (default: the embedded model)")

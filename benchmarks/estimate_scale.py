@@ -56,7 +56,8 @@ def timed_estimate(data: Path, families: str, cache: Path) -> tuple[float, float
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=12032, help="rows of the built file (default: the test split's 12,032)")
+    parser.add_argument("--rows", type=int, default=12032,
+                        help="rows of the built file (default: the test split's 12,032)")
     parser.add_argument("--families", default="order,format")
     parser.add_argument("--sample", default=str(SAMPLE), help="the 400-row MMLU-Pro sample to resample")
     parser.add_argument("--compare-exact", action="store_true", help="also: the 400-row sample, exact vs extrapolated")

@@ -211,7 +211,8 @@ def row(mode: str, parallel: int, runs: list[Measured]) -> str:
 
     text = (f"{mode:>6} {parallel:>5} {med(lambda m: m.requests):>5.0f} {med(lambda m: m.prompt_tokens):>10.0f} "
             f"{med(lambda m: m.cached_tokens):>7.0f} {med(lambda m: m.completion_tokens):>9.0f} "
-            f"{med(lambda m: m.wall_s):>7.2f} {med(lambda m: m.busy_sum_s):>8.2f} {med(lambda m: m.busy_union_s):>10.2f} "
+            f"{med(lambda m: m.wall_s):>7.2f} {med(lambda m: m.busy_sum_s):>8.2f} "
+            f"{med(lambda m: m.busy_union_s):>10.2f} "
             f"{med(lambda m: m.wall_s / m.busy_sum_s):>8.3f} {med(lambda m: m.wall_s / m.busy_union_s):>10.3f} "
             f"{med(lambda m: m.requests / m.wall_s):>6.2f} "
             f"{med(lambda m: m.busy_sum_s / (m.wall_s * parallel)):>9.3f}")

@@ -3,7 +3,8 @@
 The first run fills a fresh store from the deterministic OpenAI-compatible stub (its own process,
 fixed latency); the rerun is the same command. With ``--embedded`` the stub's answers are then
 copied into the store under the embedded model's fingerprint and the rerun is the default command
-(no ``--model``): the user's case, where start-up hashes the GGUF file and never loads the model. Printed: requests the stub received during the rerun
+(no ``--model``): the user's case, where start-up hashes the GGUF file and never loads the model.
+Printed: requests the stub received during the rerun
 (from its hits counter) and the rerun's own accounting (`new` in results.json) — both must be 0 —,
 the rerun's wall time against the 2 s target for 1,000 cached samples, and the time split (start-up
 and imports, suite, results, report) from one more rerun under cProfile.
@@ -28,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from engine_throughput import stub  # noqa: E402 - the stub-in-its-own-process helper
+from engine_throughput import stub  # the stub-in-its-own-process helper
 
 TARGET_S = 2.0
 # Where the rerun's time goes: (label, function as pstats names it: file suffix, function name).
@@ -115,7 +116,8 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.01, help="stub latency for the first run, seconds")
     parser.add_argument("--no-profile", action="store_true", help="skip the cProfile'd rerun")
     parser.add_argument("--embedded", action="store_true",
-                        help="rerun against the embedded llama.cpp model, from a store pre-filled with the stub's answers")
+                        help="rerun against the embedded llama.cpp model, from a store pre-filled with the stub's "
+                             "answers")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, stub("--latency", str(args.latency)) as (url, hits_file, _):
         tmp = Path(tmp)
@@ -123,7 +125,8 @@ def main() -> None:
         first_s, _ = timed(cli(args, url, cache, out, "first"))
         first = usage_of(out / "first")
         if args.embedded:
-            print(f"store pre-filled with {prefill_embedded(cache / 'responses.sqlite')} answers for the embedded model")
+            prefilled = prefill_embedded(cache / "responses.sqlite")
+            print(f"store pre-filled with {prefilled} answers for the embedded model")
         rerun_url = None if args.embedded else url
         before = hits(hits_file)
         timings = [timed(cli(args, rerun_url, cache, out, f"rerun{i}")) for i in range(args.repeats)]

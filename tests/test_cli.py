@@ -77,7 +77,8 @@ def test_bad_data_row_is_left_out_and_counted_broken_json_stops(tmp_path):
                     '{"question": "q2?", "choices": ["a", "b"], "answer": 7}\n')
     proc = robusteval("run", "mcq", "--data", str(data), "--cache-dir", str(tmp_path), "--estimate")
     assert proc.returncode == 0, proc.stderr
-    assert "2 rows read, 1 used" in proc.stderr and "left out 1: answer outside the options (e.g. line 2)" in proc.stderr
+    assert "2 rows read, 1 used" in proc.stderr
+    assert "left out 1: answer outside the options (e.g. line 2)" in proc.stderr
     data.write_text('{"question": "q?", "choices": ["a", "b"], "answer": 0}\n{"question": "q2?", \n')
     proc = robusteval("run", "mcq", "--data", str(data), "--cache-dir", str(tmp_path), "--estimate")
     assert_clean_error(proc, f"{data}:2", "not valid JSON")
@@ -141,7 +142,7 @@ def test_ctrl_c_mid_run_then_resume(tmp_path, mcq_file, monkeypatch):
             # every slot waits at the gate: the first answers are in, the rest are in flight
             assert holding.wait(600), "the run never reached the gate"
             proc.send_signal(signal.SIGINT)
-            out, err = proc.communicate(timeout=600)  # a safety net: the run stops as soon as it is told
+            _, err = proc.communicate(timeout=600)  # a safety net: the run stops as soon as it is told
         finally:
             released.set()
             if proc.poll() is None:
@@ -234,7 +235,9 @@ def test_prompt_fewshot_and_cross_through_the_cli(tmp_path, mcq_file):
     from robusteval.testing.openai_stub import StubServer
 
     templates = tmp_path / "t.yaml"
-    templates.write_text("templates:\n  - name: one\n    template: 'Q: {question}\\n{options}\\nEnd with The best answer is [label].'\n"
+    templates.write_text("templates:\n"
+                         "  - name: one\n"
+                         "    template: 'Q: {question}\\n{options}\\nEnd with The best answer is [label].'\n"
                          "  - name: two\n    template: '{options}\\n{question} ({category})'\n")
     with StubServer() as stub:
         code = main(["run", "mcq", "--quiet", "--data", str(mcq_file), "--families", "prompt,fewshot",

@@ -53,6 +53,7 @@ def test_compare_headlines_across_runs_writes_table_and_plots(tmp_path, capsys):
     md = (out / "compare.md").read_text()
     assert "| r2 | m | 0.750 [0.650, 0.850] |" in md
     assert (out / "compare-1.png").read_bytes()[:4] == b"\x89PNG"
-    (tmp_path / "r2" / "results.json").write_text(json.dumps({"run_id": "r2", "suite": "mcq", "models": {}, "metrics": {}}))
+    (tmp_path / "r2" / "results.json").write_text(json.dumps({"run_id": "r2", "suite": "mcq", "models": {},
+                                                              "metrics": {}}))
     assert main(["compare", str(tmp_path / "r1"), str(tmp_path / "r2")]) == 2
     assert "different suites" in capsys.readouterr().err

@@ -13,12 +13,19 @@ import sys
 import time
 from dataclasses import fields, replace
 from pathlib import Path
+from typing import cast
 
 from rich.console import Console
 
 from robusteval import __version__
-from robusteval.config import (RunConfig, build_config, check_text_files, default_cache_dir, load_config_file,
-                               unused_settings_message)
+from robusteval.config import (
+    RunConfig,
+    build_config,
+    check_text_files,
+    default_cache_dir,
+    load_config_file,
+    unused_settings_message,
+)
 from robusteval.errors import UserError
 from robusteval.files import atomic_write
 from robusteval.suites import SUITE_SUMMARIES, SUITES, UNUSED_COMMON_SETTINGS, get_suite
@@ -129,19 +136,25 @@ def _common_run_arguments(hidden: tuple[str, ...] = ()) -> argparse.ArgumentPars
     run.add_argument("--tpm", type=float, help="tokens per minute limit per model")
     run.add_argument("--concurrency", type=int, help="max requests in flight per model (default: the backend's)")
     run.add_argument("--timeout", type=float, help="seconds before a request is abandoned and retried (default: 300)")
-    run.add_argument("--max-retries", dest="max_retries", type=int, help="retries per request on errors (default: 5); 429s get up to 20 more, paced")
+    run.add_argument("--max-retries", dest="max_retries", type=int,
+                     help="retries per request on errors (default: 5); 429s get up to 20 more, paced")
     run.add_argument("--price-in", dest="price_in", type=float, help="price per 1M prompt tokens, for cost accounting")
     run.add_argument("--price-out", dest="price_out", type=float, help="price per 1M completion tokens")
-    run.add_argument("--cache-dir", dest="cache_dir", help=f"where the response store lives (default: {default_cache_dir()})")
-    run.add_argument("--no-cache", dest="no_cache", action="store_true", help="ask again even when a stored answer exists")
+    run.add_argument("--cache-dir", dest="cache_dir",
+                     help=f"where the response store lives (default: {default_cache_dir()})")
+    run.add_argument("--no-cache", dest="no_cache", action="store_true",
+                     help="ask again even when a stored answer exists")
     run.add_argument("--out", dest="out_dir", help="directory for run folders (default: runs)")
     run.add_argument("--run-id", dest="run_id",
-                     help="name of the run folder inside --out (default: SUITE-TIMESTAMP-XXXX); an existing one is refused")
+                     help="name of the run folder inside --out (default: SUITE-TIMESTAMP-XXXX); "
+                          "an existing one is refused")
     run.add_argument("--overwrite", action="store_true", default=None,
-                     help="with --run-id: replace that run's folder (its old files are removed when the new run's are written)")
+                     help="with --run-id: replace that run's folder "
+                          "(its old files are removed when the new run's are written)")
     run.add_argument("--quiet", action="store_true", help="no progress bar or tables")
     run.add_argument("--estimate", action="store_true", default=None,
-                     help="ask nothing: print the requests (after dedupe and cache), tokens, time and cost a run would take")
+                     help="ask nothing: print the requests (after dedupe and cache), tokens, time and cost "
+                          "a run would take")
     return run
 
 
@@ -205,8 +218,8 @@ def _config_from_args(args: argparse.Namespace) -> RunConfig:
 
 
 def _run(args: argparse.Namespace, console: Console) -> int:
-    from robusteval.engine.loop import run as run_loop
     from robusteval.data.audit import DataAudit
+    from robusteval.engine.loop import run as run_loop
     from robusteval.run import print_audit, run_suite
 
     config = _config_from_args(args)
@@ -293,7 +306,7 @@ def _serve(args: argparse.Namespace) -> int:
     from robusteval.web.server import make_server
 
     server = make_server(args.runs_dir, args.host, args.port)
-    host, port = server.server_address[:2]
+    host, port = cast(tuple[str, int], server.server_address[:2])  # an AF_INET address: (host, port)
     print(f"serving {Path(args.runs_dir).resolve()} at http://{host}:{port}/ (read-only; Ctrl-C stops)", flush=True)
     try:
         server.serve_forever()
@@ -322,8 +335,9 @@ def _compare(args: argparse.Namespace) -> int:
         for row in board.rows:
             table.add_row(row.run_id, row.model, *[_cell(row.values.get(m)) for m in board.metrics])
         out.print(table)
-    if board is not None and board.suite == "persona":
-        _print_persona_board(out, persona_leaderboard(args.runs), args.compare_out)
+    if (board is not None and board.suite == "persona"
+            and (persona_board := persona_leaderboard(args.runs)) is not None):
+        _print_persona_board(out, persona_board, args.compare_out)
     if board is None or board.suite == "mcq":
         a = args.runs[0]
         for b in args.runs[1:]:

@@ -61,7 +61,8 @@ def compare(run_a: str, run_b: str, *, model_a: str | None = None, model_b: str 
         fa = [r for r in a if r["family"] == family]
         fb = [r for r in b if r["family"] == family]
         shared = sorted({r["item_id"] for r in fa} & {r["item_id"] for r in fb})
-        cells = {(r["item_id"], r["variant"], r["sample"]) for r in fa} & {(r["item_id"], r["variant"], r["sample"]) for r in fb}
+        cells = ({(r["item_id"], r["variant"], r["sample"]) for r in fa}
+                 & {(r["item_id"], r["variant"], r["sample"]) for r in fb})
         fa = [r for r in fa if (r["item_id"], r["variant"], r["sample"]) in cells]
         fb = [r for r in fb if (r["item_id"], r["variant"], r["sample"]) in cells]
         acc_a, cr_a = _per_item(fa, shared)
@@ -81,7 +82,7 @@ def compare_headlines(runs: list[str], *, out_dir: str | None = None):
     one bar chart per headline metric (every run × model, with its CI)."""
     from robusteval.report.plots import bars_with_ci
     from robusteval.report.render import load_run
-    from robusteval.web.leaderboard import Board, Row, boards_from
+    from robusteval.web.leaderboard import Board, boards_from
 
     folders = [Path(r).parent if Path(r).is_file() else Path(r) for r in runs]
     if not all((f / "results.json").is_file() for f in folders):
@@ -89,14 +90,16 @@ def compare_headlines(runs: list[str], *, out_dir: str | None = None):
     loaded = [load_run(f) for f in folders]
     suites = {run.suite for run in loaded}
     if len(suites) > 1:
-        raise UserError(f"these runs are of different suites ({', '.join(sorted(suites))}); compare one suite at a time")
+        raise UserError(f"these runs are of different suites ({', '.join(sorted(suites))}); "
+                        "compare one suite at a time")
     board: Board = boards_from([(run.path.name, run.results) for run in loaded])[0]
     if out_dir:
         folder = Path(out_dir)
         folder.mkdir(parents=True, exist_ok=True)
         lines = ["| run | model | " + " | ".join(board.metrics) + " |", "|---|---|" + "---|" * len(board.metrics)]
         for row in board.rows:
-            lines.append(f"| {row.run_id} | {row.model} | " + " | ".join(_md_cell(row.values.get(m)) for m in board.metrics) + " |")
+            cells = " | ".join(_md_cell(row.values.get(m)) for m in board.metrics)
+            lines.append(f"| {row.run_id} | {row.model} | {cells} |")
         for n, metric in enumerate(board.metrics):
             labels = [f"{row.run_id}/{row.model}" for row in board.rows]
             estimates = [_estimate(row, metric) for row in board.rows]

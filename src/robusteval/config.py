@@ -14,8 +14,7 @@ from typing import Any
 import yaml
 
 from robusteval.errors import UserError
-
-from robusteval.suites import SUITES, UNUSED_COMMON_SETTINGS, get_suite
+from robusteval.suites import UNUSED_COMMON_SETTINGS, get_suite
 
 
 def default_cache_dir() -> Path:

@@ -4,6 +4,7 @@ parsed answer, verdict)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -18,7 +19,6 @@ from robusteval.config import RunConfig
 from robusteval.errors import UserError
 from robusteval.files import atomic_write
 
-
 # The fields of a failed sample worth listing in results.json (suites have different samples).
 FAILURE_KEYS = ("model", "item_id", "family", "variant", "step", "context", "node", "sample", "error")
 
@@ -26,10 +26,8 @@ FAILURE_KEYS = ("model", "item_id", "family", "variant", "step", "context", "nod
 def versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
     for package in ("robusteval", "aiohttp", "xllamacpp", "numpy", "transformers", "torch"):
-        try:
+        with contextlib.suppress(metadata.PackageNotFoundError):
             out[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            pass
     return out
 
 
@@ -77,10 +75,8 @@ class RunFolder:
         if self.replace:
             return
         (self.path / RESERVED_MARK).unlink(missing_ok=True)
-        try:
+        with contextlib.suppress(OSError):
             self.path.rmdir()  # only if still empty
-        except OSError:
-            pass
 
 
 def reserve_run_folder(out_dir: str, suite: str, run_id: str | None, *, overwrite: bool = False) -> RunFolder:

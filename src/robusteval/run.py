@@ -122,7 +122,7 @@ def _write_report(run_dir: Path, console: Console) -> list[Path]:
 
     try:
         files = write_report(run_dir)
-    except Exception as exc:  # noqa: BLE001 - the run's results are safe; say what to do
+    except Exception as exc:  # the run's results are safe; say what to do
         console.print(styled("could not write the report", "yellow",
                              f" ({type(exc).__name__}: {exc}); results are in {run_dir}; "
                              f"try `robusteval report {run_dir}`"))

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from robusteval.data.consistency import load_prompt_sets, parse_json, repair_json
+from robusteval.data.consistency import load_prompt_sets, repair_json
 from robusteval.errors import UserError
 
 BROKEN = """{"eloquent-robustness-test": {"source": "test", "items": [

@@ -77,7 +77,7 @@ def test_file_errors(tmp_path):
     with pytest.raises(UserError, match="no such file"):
         load_items(str(tmp_path / "none.jsonl"))
     (tmp_path / "x.txt").write_text("hi")
-    with pytest.raises(UserError, match="expected a .jsonl, .csv or .tsv"):
+    with pytest.raises(UserError, match=r"expected a .jsonl, .csv or .tsv"):
         load_items(str(tmp_path / "x.txt"))
     dup = tmp_path / "dup.jsonl"
     dup.write_text('{"id": "a", "source": "s"}\n{"id": "a", "source": "t"}\n')

@@ -340,7 +340,7 @@ def test_missing_and_repeated_printed_letters(tmp_path):
 
     assert mcq._printed_options(("(A)a", "x", "(B)b", "(D)d"))[:2] == (("a", "b", "x", "d"), tuple("ABCD"))
     assert mcq._printed_options(("(A)a", "x", "(C)c", "y"))[:2] == (("a", "x", "c", "y"), tuple("ABCD"))
-    texts, letters, anomalies = mcq._printed_options(("(A)a", "(A)b", "(C)c", "y"))
+    _, letters, anomalies = mcq._printed_options(("(A)a", "(A)b", "(C)c", "y"))
     assert letters == ("A", "A", "C", "D") and mcq.LETTER_TWICE in anomalies
     rows = [{"question": "Twice A, gold A?", "options": ["(A)a", "(A)b", "(C)c", "(D)d"], "label": "A"},
             {"question": "Twice A, gold C?", "options": ["(A)a", "(A)b", "(C)c", "(D)d"], "label": "C"},

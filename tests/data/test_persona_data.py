@@ -64,7 +64,7 @@ def test_user_population_files(tmp_path):
 def test_bundled_questionnaire_has_two_items_per_value():
     q = load_questionnaire("ours")
     assert len(q.items) == 20 and len(q.scale) == 6
-    assert Counter(q.item_values) == {v: 2 for v in VALUES}
+    assert Counter(q.item_values) == dict.fromkeys(VALUES, 2)
     assert q.scale[0] == "Not like me at all" and q.scale[-1] == "Very much like me"
     assert "{text}" in q.prompt
 
@@ -135,8 +135,10 @@ def test_pvq40_folder_gives_each_gender_its_own_wording(realdata):
     first = q.items[0]
     assert first.text_for("female").startswith("Thinking up new ideas and being creative is important to her.")
     assert first.text_for("male").startswith("Thinking up new ideas and being creative is important to him.")
-    female = [row[0] for row in csv.reader(open(folder / "pvq_female_test.csv", encoding="utf-8"))]
-    male = [row[0] for row in csv.reader(open(folder / "pvq_male_test.csv", encoding="utf-8"))]
+    with open(folder / "pvq_female_test.csv", encoding="utf-8") as f:
+        female = [row[0] for row in csv.reader(f)]
+    with open(folder / "pvq_male_test.csv", encoding="utf-8") as f:
+        male = [row[0] for row in csv.reader(f)]
     assert [i.text_for("female") for i in q.items] == female and [i.text_for("male") for i in q.items] == male
     # the key in values.json is the standard one: item n scores the value the standard key names
     for value, numbers in PVQ40_KEY.items():
@@ -153,7 +155,7 @@ def test_pvq40_needs_both_gendered_files(realdata, tmp_path):
     with pytest.raises(UserError, match="PVQ-40 is worded by gender"):
         load_questionnaire(f"pvq40:{folder / 'pvq_male_test.csv'}")
     (tmp_path / "pvq_male_test.csv").write_bytes((folder / "pvq_male_test.csv").read_bytes())
-    with pytest.raises(UserError, match="no pvq_female_test.csv in this folder; PVQ-40 needs both"):
+    with pytest.raises(UserError, match=r"no pvq_female_test.csv in this folder; PVQ-40 needs both"):
         load_questionnaire(f"pvq40:{tmp_path}")
     with pytest.raises(UserError, match="name both files"):
         load_questionnaire(f"pvq40:male={folder / 'pvq_male_test.csv'}")

@@ -17,7 +17,8 @@ def test_popqa_schema_file():
     items, total = load_qa(str(POPQA))
     assert total == 6
     first = items[0]
-    assert first == QAItem("101", "What is Marla Quenby's occupation?", ("lighthouse keeper", "keeper of the lighthouse"),
+    assert first == QAItem("101", "What is Marla Quenby's occupation?",
+                           ("lighthouse keeper", "keeper of the lighthouse"),
                            subject="Marla Quenby", popularity=45.0, prop="occupation", source=f"{POPQA}:1")
 
 

@@ -19,26 +19,26 @@ def stub_process(*args: str, hits_file: Path | None = None):
     cmd = [sys.executable, "-m", "robusteval.testing.openai_stub", "--port", "0", *args]
     if hits_file is not None:
         cmd += ["--hits-file", str(hits_file)]
-    errors = tempfile.TemporaryFile("w+")  # not a pipe: a chatty server must never block on it
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, text=True)
-    try:
-        line = proc.stdout.readline()
-        if not line.strip().isdigit():
-            proc.kill()
-            proc.wait(10)
-            errors.seek(0)
-            raise RuntimeError(f"the stub did not start: {line!r} {errors.read()[-2000:]}")
-        yield f"http://127.0.0.1:{int(line)}/v1"
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
+    # not a pipe: a chatty server must never block on it
+    with tempfile.TemporaryFile("w+") as errors:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, text=True)
         try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-        proc.stdout.close()
-        errors.close()
+            line = proc.stdout.readline()
+            if not line.strip().isdigit():
+                proc.kill()
+                proc.wait(10)
+                errors.seek(0)
+                raise RuntimeError(f"the stub did not start: {line!r} {errors.read()[-2000:]}")
+            yield f"http://127.0.0.1:{int(line)}/v1"
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+            proc.stdout.close()
 
 
 def write_dataset(path: Path, n: int) -> Path:

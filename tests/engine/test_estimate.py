@@ -5,8 +5,7 @@ import asyncio
 import pytest
 
 from robusteval.engine import Engine, Store
-from robusteval.engine.estimate import (MIN_FIT, estimate, expected_completion, expected_completions,
-                                       expected_seconds)
+from robusteval.engine.estimate import MIN_FIT, estimate, expected_completion, expected_completions, expected_seconds
 from robusteval.engine.store import PastAnswer
 from robusteval.models import load_backend, parse_model_spec
 from robusteval.suites import mcq
@@ -39,7 +38,7 @@ def test_estimate_counts_exactly_and_tokens_closely(tmp_path):
         asyncio.run(_run(stub.base_url, path, _items(0, 6), dry_run=False))  # history for the model
         cached_part = _items(3, 3)  # half of the next run is already in the store
         new_part = _items(100, 3)
-        est, dry_engine = asyncio.run(_run(stub.base_url, path, cached_part + new_part, dry_run=True))
+        est, _ = asyncio.run(_run(stub.base_url, path, cached_part + new_part, dry_run=True))
         assert stub.counters()["total"] == 6 * 9  # the dry run sent nothing
         actual, _ = asyncio.run(_run(stub.base_url, path, cached_part + new_part, dry_run=False))
     # 10 variants per question, 9 distinct (gold@A is the A. format variant)

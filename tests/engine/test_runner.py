@@ -7,6 +7,7 @@ import asyncio
 import sqlite3
 import time
 from dataclasses import fields, replace
+from itertools import pairwise
 
 import pytest
 
@@ -133,7 +134,7 @@ def test_cache_key_covers_everything_that_changes_the_answer():
         "fingerprint": cache_key("fp2", base),
         "message text": cache_key("fp", Request((Message("user", "hi!"),), GenParams())),
         "message role": cache_key("fp", Request((Message("system", "hi"),), GenParams())),
-        "extra turn": cache_key("fp", Request(HI + (Message("assistant", ""),), GenParams())),
+        "extra turn": cache_key("fp", Request((*HI, Message("assistant", "")), GenParams())),
         "sample": cache_key("fp", replace(base, sample=1)),
         "continuation": cache_key("fp", replace(base, continuation=" A")),
     } | {f: cache_key("fp", Request(HI, replace(GenParams(), **{f: v}))) for f, v in (
@@ -422,7 +423,7 @@ def test_rpm_spaces_request_starts(tmp_path):
         return sorted(backend.started_at), backend.peak
 
     starts, peak = asyncio.run(go())
-    gaps = [b - a for a, b in zip(starts, starts[1:])]
+    gaps = [b - a for a, b in pairwise(starts)]
     # The pacer sets each start's slot 0.1 s after the last one; a start can land late on a loaded
     # machine, which shortens the next gap but never the total span (unpaced, it would be ~0).
     assert len(starts) == 6 and starts[-1] - starts[0] >= 5 * 0.1 - 0.005, gaps

@@ -65,7 +65,7 @@ def test_two_processes_share_one_store(tmp_path, make_stub):
                 if p.poll() is None:
                     p.kill()
                     p.wait()
-    for p, (out, err) in zip(procs, outs):
+    for p, (_, err) in zip(procs, outs):
         assert p.returncode == 0, err[-3000:]
     results = [json.loads(out) for out, _ in outs]
     counts = json.loads(hits.read_text())

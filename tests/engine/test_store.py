@@ -143,8 +143,9 @@ def test_answers_round_trip_exactly_with_logprobs_loglik_and_odd_text(tmp_path):
     odd = "nul\x00 tab\t emoji 🙂 bidi \u202e line\u2028sep"
     rows = [
         StoreRow("k1", FP, _request(1), Completion(text=odd, prompt_tokens=0, completion_tokens=0), 0.5),
-        StoreRow("k2", FP, _request(2), Completion(text="A", logprobs=(TokenLogprob("A", -0.1, (("A", -0.1), ("B", -2.5))),),
-                                                   finish_reason="length"), 0.5),
+        StoreRow("k2", FP, _request(2),
+                 Completion(text="A", logprobs=(TokenLogprob("A", -0.1, (("A", -0.1), ("B", -2.5))),),
+                            finish_reason="length"), 0.5),
         StoreRow("k3", FP, _request(3), Completion(text="", loglik=-3.25, greedy=True), 0.5),
     ]
     store.put_many(rows)
@@ -189,7 +190,8 @@ def test_a_store_from_an_earlier_version_is_migrated_and_sealed(tmp_path):
     con = sqlite3.connect(path)
     assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert con.execute("SELECT COUNT(*) FROM responses WHERE checksum IS NULL").fetchone()[0] == 0
-    assert con.execute("SELECT error FROM failures").fetchall() == [("HTTP 500: echoed Authorization: Bearer [redacted]",)]
+    assert con.execute("SELECT error FROM failures").fetchall() == [
+        ("HTTP 500: echoed Authorization: Bearer [redacted]",)]
     con.close()
     after = check_store(path)
     assert after.ok and after.unsealed == 0 and after.answers == 4
@@ -286,10 +288,8 @@ def _make_read_only(paths: list[Path]) -> bool:
             pass
     except PermissionError:
         return True
-    if shutil.which("chattr") and all(subprocess.run(["chattr", "+i", str(p)], capture_output=True).returncode == 0
-                                      for p in paths):
-        return True
-    return False
+    return bool(shutil.which("chattr")) and all(
+        subprocess.run(["chattr", "+i", str(p)], capture_output=True).returncode == 0 for p in paths)
 
 
 def _make_writable(paths: list[Path]) -> None:

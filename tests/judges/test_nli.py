@@ -25,7 +25,8 @@ def test_tiny_model_scores_pairs(tiny_nli_model):
     # bidirectional is the mean of both directions, and batching does not change a score
     single = NLIModel(str(tiny_nli_model), batch_size=1)
     ab, ba = single.predict([("the cat sat", "the dog ran"), ("the dog ran", "the cat sat")])
-    assert model.bidirectional("the cat sat", "the dog ran") == pytest.approx((ab.entailment + ba.entailment) / 2, abs=1e-5)
+    assert model.bidirectional("the cat sat", "the dog ran") == pytest.approx((ab.entailment + ba.entailment) / 2,
+                                                                              abs=1e-5)
     assert ab.entailment == pytest.approx(results[0].entailment, abs=1e-5)
     assert mean_bidirectional(model, ["the cat sat", "the dog ran"]) == pytest.approx(
         model.bidirectional("the cat sat", "the dog ran"), abs=1e-5)

@@ -5,7 +5,13 @@ import numpy as np
 import pytest
 
 from robusteval.metrics.hallucigen import (
-    agreement, chose_first, detection_rows, detector_metrics, generation_metrics, matrix, order_consistency,
+    agreement,
+    chose_first,
+    detection_rows,
+    detector_metrics,
+    generation_metrics,
+    matrix,
+    order_consistency,
 )
 
 

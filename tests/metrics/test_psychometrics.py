@@ -4,7 +4,6 @@ and on shuffled data (worse fit)."""
 from __future__ import annotations
 
 import math
-
 from types import SimpleNamespace
 
 import numpy as np

@@ -15,8 +15,8 @@ from robusteval.metrics.stability import (
     ranking,
     spearman,
     stability_matrix,
-    win_rate_table,
     tie_safe,
+    win_rate_table,
     win_rates,
 )
 

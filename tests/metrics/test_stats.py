@@ -108,7 +108,8 @@ def test_bca_is_scipys_bca_on_the_same_draws():
     rng = np.random.default_rng(5)
     per_item = np.column_stack([rng.integers(0, 4, 40), rng.integers(4, 6, 40)]).astype(float)
     ours = bootstrap_sums(per_item, lambda sums: sums[:, 0] / sums[:, 1], seed=3)
-    theirs = scipy_bootstrap((np.arange(40),), lambda i, axis=-1: per_item[i, 0].sum(axis=-1) / per_item[i, 1].sum(axis=-1),
+    theirs = scipy_bootstrap((np.arange(40),),
+                             lambda i, axis=-1: per_item[i, 0].sum(axis=-1) / per_item[i, 1].sum(axis=-1),
                              vectorized=True, method="BCa", n_resamples=1000, rng=np.random.default_rng(3))
     assert (ours.low, ours.high) == pytest.approx(tuple(theirs.confidence_interval))
     percentile = bootstrap_sums(per_item, lambda sums: sums[:, 0] / sums[:, 1], seed=3, method="percentile")
@@ -137,7 +138,8 @@ def test_a_share_of_independent_cells_is_wilson_and_never_collapses_at_one():
     low, high = wilson(mixed.value, 30)
     assert (mixed.low, mixed.high) == pytest.approx((float(low), float(high)))
     # items with no answered cell take no part; a single item gives no interval; none, no value
-    assert proportion(np.array([1.0, 0.0, 0.0]), np.array([1.0, 1.0, 0.0])).low == pytest.approx(float(wilson(0.5, 2)[0]))
+    assert (proportion(np.array([1.0, 0.0, 0.0]), np.array([1.0, 1.0, 0.0])).low
+            == pytest.approx(float(wilson(0.5, 2)[0])))
     assert proportion(np.array([1.0]), np.array([1.0])) == Estimate(1.0, n=1)
     assert proportion(np.zeros(3), np.zeros(3)) == Estimate(None, n=3)
 

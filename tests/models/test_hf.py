@@ -14,6 +14,7 @@ from robusteval.errors import UserError  # noqa: E402
 from robusteval.models import load_backend, parse_model_spec  # noqa: E402
 from robusteval.types import GenParams, Message  # noqa: E402
 
+
 async def _with_backend(path, fn):
     backend = load_backend(parse_model_spec(f"hf:{path}"))
     await backend.start()

@@ -56,7 +56,8 @@ def test_fewshot_multiturn_and_single_prompt():
     shots = [m.content for m in v.messages[:-1:2]]
     assert all("Dev question" in s for s in shots) and "Which is heaviest?" in v.messages[-1].content
     # same category first: the three physics dev questions
-    assert {s.split("Question: ")[1].split("?")[0] for s in shots} == {"Dev question 0", "Dev question 1", "Dev question 2"}
+    assert ({s.split("Question: ")[1].split("?")[0] for s in shots}
+            == {"Dev question 0", "Dev question 1", "Dev question 2"})
     single = expand(ITEM, ["fewshot"], Design(load_templates()[:1], POOL, n_shots=3, multiturn=False))[0]
     assert len(single.messages) == 1 and single.messages[0].content.count("The best answer is") >= 4
     again = expand(ITEM, ["fewshot"], design)[0]

@@ -17,7 +17,8 @@ def test_requested_types():
 
 def test_generation_prompts_name_language_task_and_type():
     joint = p.generation_joint(PARA, ("pronoun",))[0].content
-    assert "paraphrase in Swedish" in joint and "type pronoun" in joint and "Source (Swedish): Vi målade staketet." in joint
+    assert "paraphrase in Swedish" in joint and "type pronoun" in joint
+    assert "Source (Swedish): Vi målade staketet." in joint
     assert "hyp+: Butiken öppnar sina dörrar klockan åtta." in joint  # the Swedish format example
     joint = p.generation_joint(MT, ())[0].content
     assert "translation into English" in joint and "Source (French): Le magasin ouvre à huit heures." in joint

@@ -38,7 +38,7 @@ def test_load_corpus_jsonl_folder_and_errors(tmp_path):
         load_corpus(str(tmp_path / "nope"))
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"title": "x"}\n')
-    with pytest.raises(UserError, match="bad.jsonl:1: a corpus document needs a 'text'"):
+    with pytest.raises(UserError, match=r"bad.jsonl:1: a corpus document needs a 'text'"):
         load_corpus(str(bad))
 
 

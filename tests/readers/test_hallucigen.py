@@ -49,7 +49,8 @@ def test_sentence(reply, sentence):
 
 
 def test_sentence_invalid():
-    assert read_sentence("At eight.\n\nIn this paraphrase I kept the meaning.") == (None, "2 lines instead of one sentence")
+    assert (read_sentence("At eight.\n\nIn this paraphrase I kept the meaning.")
+            == (None, "2 lines instead of one sentence"))
     assert read_sentence("   \n ") == (None, "empty reply")
     assert read_sentence("Translation:") == (None, "empty reply")
     assert read_sentence(None) == (None, "failed")

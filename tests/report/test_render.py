@@ -1,13 +1,12 @@
 import json
+from itertools import pairwise
 
 import pytest
 
 from robusteval.errors import UserError
 from robusteval.report.explorer import build_explorer, word_diff
-from robusteval.report.render import load_run, markdown_summary, render_html, write_report
+from robusteval.report.render import load_run, write_report
 from robusteval.report.sections import generic_headlines, generic_section
-
-from tests.conftest import HOSTILE
 
 
 def test_word_diff_marks_inserted_and_deleted_words():
@@ -34,7 +33,7 @@ def test_word_diff_rebuilds_both_texts_and_never_splits_a_run():
         assert " ".join(p.text for p in parts if p.op != "ins").split() == base
         assert " ".join(p.text for p in parts if p.op != "del").split() == other
         assert all(p.text for p in parts)
-        assert all(not (x.op == y.op == "same") for x, y in zip(parts, parts[1:]))
+        assert all(not (x.op == y.op == "same") for x, y in pairwise(parts))
 
 
 def test_explorer_groups_by_item_and_flags_differing_answers():
@@ -121,7 +120,8 @@ def test_tree_and_persona_sections_from_metrics():
     tree = {"suite": "tree", "metrics": {"m": {"modes": {
         "closed": {"accuracy": est, "by_level": {"0": {"accuracy": est}, "1": {"accuracy": est}}},
         "rag-bm25": {"accuracy": est, "by_level": {"0": {"accuracy": est}},
-                     "failure_stages": {"correct": {"count": 1, "share": 0.25}, "generator": {"count": 3, "share": 0.75}}}}}}}
+                     "failure_stages": {"correct": {"count": 1, "share": 0.25},
+                                        "generator": {"count": 3, "share": 0.75}}}}}}}
     (section,) = sections(Run(None, tree))
     assert [f.name for f in section.figures] == ["level-m-closed", "level-m-rag-bm25", "stages-m"]
     assert [(h.metric, h.value) for h in headlines(tree)] == [("closed accuracy", 0.25), ("rag-bm25 accuracy", 0.25)]
@@ -154,7 +154,8 @@ def _sample(item_id: str, variant: str, prompt: str, response: str) -> dict:
 
 def test_unicode_line_separators_in_answers_do_not_stop_the_report(tmp_path):
     reply = "First line\u2028second line\u2029third\x85fourth. The best answer is A"
-    _minimal_run(tmp_path / "r", [_sample("q1", "A:", "Which\u2028one?", reply), _sample("q1", "A)", "Which one?", "B")])
+    _minimal_run(tmp_path / "r", [_sample("q1", "A:", "Which\u2028one?", reply),
+                                  _sample("q1", "A)", "Which one?", "B")])
     files = write_report(tmp_path / "r")
     run = load_run(tmp_path / "r")
     assert len(run.samples) == 2 and run.samples[0]["response"] == reply
@@ -163,7 +164,8 @@ def test_unicode_line_separators_in_answers_do_not_stop_the_report(tmp_path):
 
 def test_an_unterminated_right_to_left_override_is_closed_and_isolated(tmp_path):
     evil = "\u202eA rewsna ehT"  # an override nobody closes
-    _minimal_run(tmp_path / "r", [_sample("q1", "A:", "Which \u2067one?", evil), _sample("q1", "A)", "Which one?", "B")])
+    _minimal_run(tmp_path / "r", [_sample("q1", "A:", "Which \u2067one?", evil),
+                                  _sample("q1", "A)", "Which one?", "B")])
     html = write_report(tmp_path / "r").html.read_text(encoding="utf-8")
     assert f"<bdi>{evil}\u202c</bdi>" in html  # closed where the answer ends, inside its own isolate
     assert "\u2067" in html and html.count("\u2067") == html.count("\u2069")  # every isolate closed

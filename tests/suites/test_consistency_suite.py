@@ -1,7 +1,6 @@
 import asyncio
 import json
 
-import numpy as np
 import pytest
 
 from robusteval.data.consistency import PromptSet, PromptVariant
@@ -47,7 +46,8 @@ def test_sampling_baseline_and_style_effect():
 
 def test_two_judges_give_agreement_over_cells():
     ratings = [rating("A", "i0", 5), rating("A", "i1", 3), rating("A", "i2", 1),
-               rating("A", "i0", 4.5, "embedding"), rating("A", "i1", 3.5, "embedding"), rating("A", "i2", 0.5, "embedding")]
+               rating("A", "i0", 4.5, "embedding"), rating("A", "i1", 3.5, "embedding"),
+               rating("A", "i2", 0.5, "embedding")]
     agreement = summarise(ratings, ITEMS, ["A"], ["oracle", "embedding"])["agreement"]
     assert agreement["spearman"]["oracle~embedding"] == pytest.approx(1.0)
     assert agreement["per_unit"]["i0|A"] == pytest.approx(1 - 0.5 / 5)
@@ -106,7 +106,8 @@ def test_end_to_end_with_the_embedded_model(tmp_path):
          "variants": [{"language": "en", "prompt": "What is 2 + 2?"}, {"language": "de", "prompt": "Was ist 2 + 2?"}]},
     ]) + "\n")
     flags = {"suite": "consistency", "data": str(data), "max_tokens": 24, "oracle_max_tokens": 32,
-             "oracle_retries": 1, "cache_dir": str(tmp_path / "cache"), "out_dir": str(tmp_path / "runs"), "run_id": "one"}
+             "oracle_retries": 1, "cache_dir": str(tmp_path / "cache"), "out_dir": str(tmp_path / "runs"),
+             "run_id": "one"}
     config = build_config({}, flags)
     run_dir, result, usage = asyncio.run(run_suite(config, quiet=True))
     for name in ("results.json", "samples.jsonl", "answers.md", "submission-llamacpp.json",

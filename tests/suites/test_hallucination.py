@@ -18,7 +18,13 @@ from robusteval.engine import Engine, Store
 from robusteval.errors import UserError
 from robusteval.suites.base import SuiteContext
 from robusteval.suites.hallucination import (
-    DetectionSample, Options, cross_items, execute, matrix_csv, summary_markdown, vote,
+    DetectionSample,
+    Options,
+    cross_items,
+    execute,
+    matrix_csv,
+    summary_markdown,
+    vote,
 )
 from robusteval.types import Completion, GenParams
 
@@ -92,7 +98,8 @@ def test_all_steps_with_known_behaviour(tmp_path):
     m = result.metrics
     steps = [s.step for s in result.samples]
     assert steps.count("generation") == 6 and steps.count("judge") == 12
-    assert steps.count("detection") == steps.count("cross") == 6 * 2 * (4 + 2)  # 6 items, both orders, 4 configs + 2 votes
+    # 6 items, both orders, 4 configs + 2 votes
+    assert steps.count("detection") == steps.count("cross") == 6 * 2 * (4 + 2)
 
     gen = m["generation"]["gen"]
     assert gen["valid"]["value"] == 1.0 and gen["invalid"] == gen["failed"] == 0

@@ -28,7 +28,8 @@ def test_embedded_model_all_steps(tmp_path, tiny_nli_model):
     out = _run(tmp_path, "--nli-model", str(tiny_nli_model), "--ensemble", "llamacpp/incorrect+llamacpp/support",
                run_id="a")
     results, samples = out["results"], out["samples"]
-    by_step = {step: [s for s in samples if s["step"] == step] for step in ("generation", "judge", "detection", "cross")}
+    by_step = {step: [s for s in samples if s["step"] == step]
+               for step in ("generation", "judge", "detection", "cross")}
     assert len(by_step["generation"]) == 2
     for g in by_step["generation"]:
         assert g["status"] in ("ok", "invalid") and len(g["responses"]) == 2 and all(g["responses"])

@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import json
 import re
-
 from pathlib import Path
 
 import pytest
@@ -27,13 +26,17 @@ def _run(tmp_path, *args: str, run_id: str) -> tuple[int, dict, list[dict]]:
     return code, json.loads((folder / "results.json").read_text()), samples
 
 
+def _first_column(path: Path) -> list[str]:
+    with open(path, encoding="utf-8") as f:
+        return [row[0] for row in csv.reader(f)]
+
+
 def test_each_persona_is_asked_in_its_genders_wording(realdata, tmp_path):
     """The leaderboard's population (gender F/M) with pvq_male_test.csv and pvq_female_test.csv:
     every question a woman is asked is the female file's item, every one a man is asked the male
     file's, and no woman is asked '...important to him'."""
     vs = realdata / "value-stability"
-    wording = {g: [row[0] for row in csv.reader(open(vs / "data_pvq" / f"pvq_{g}_test.csv", encoding="utf-8"))]
-               for g in ("female", "male")}
+    wording = {g: _first_column(vs / "data_pvq" / f"pvq_{g}_test.csv") for g in ("female", "male")}
     with StubServer() as stub:
         code, results, samples = _run(tmp_path, "--quiet", "--model", f"openai:stub?base_url={stub.base_url}",
                                       "--population", str(vs / "personas" / "real_world_people.json"),
@@ -69,7 +72,7 @@ def test_a_chunk_longer_than_the_window_is_n_a_until_truncated(realdata, tmp_pat
             "--questionnaire", str(SMALL_QUESTIONNAIRE),
             "--contexts", f"no_conv,file:{chunk}",
             "--turns", "1", "--max-tokens", "12", "--scoring", "expected")
-    code, results, samples = _run(tmp_path, *args, run_id="long")
+    code, results, _ = _run(tmp_path, *args, run_id="long")
     out = capsys.readouterr()
     assert code == 0
     m = results["metrics"]["llamacpp"]
@@ -83,7 +86,7 @@ def test_a_chunk_longer_than_the_window_is_n_a_until_truncated(realdata, tmp_pat
     report = (tmp_path / "runs" / "long" / "report.md").read_text()
     assert "context file_chunk_4 lost 12 of 12 answers" in report
 
-    code, results, samples = _run(tmp_path, "--quiet", *args, "--context-max-tokens", "32", run_id="cut")
+    code, results, _ = _run(tmp_path, "--quiet", *args, "--context-max-tokens", "32", run_id="cut")
     assert code == 0
     m = results["metrics"]["llamacpp"]
     assert m["failed"] == 0 and "lost_contexts" not in m and "na_reason" not in m

@@ -44,7 +44,8 @@ def add_parser(sub) -> None:
     actions = data.add_subparsers(dest="data_action", required=True, metavar="{check}")
     p = actions.add_parser("check", help="print the data audit: rows read, used, left out (by reason), quirks")
     p.add_argument("source", metavar="FILE|DATASET", help="a JSONL/CSV file or a dataset name, as for --data")
-    p.add_argument("--suite", default="mcq", choices=sorted(CHECKERS), help="the suite whose loader reads it (default: mcq)")
+    p.add_argument("--suite", default="mcq", choices=sorted(CHECKERS),
+                   help="the suite whose loader reads it (default: mcq)")
 
 
 def run_command(args: argparse.Namespace) -> int:

@@ -243,5 +243,15 @@ def load_items(data: str | None, *, limit: int | None = None, seed: int = 0, nee
     return items
 
 
-__all__ = ["HALLUCINATION_TYPES", "HUB_CONFIGS", "HalluItem", "LABELS", "LANGUAGE_NAMES", "LANG_FORMAT", "load_items",
-           "normalise_label", "normalise_type", "parse_row"]
+__all__ = [
+    "HALLUCINATION_TYPES",
+    "HUB_CONFIGS",
+    "LABELS",
+    "LANGUAGE_NAMES",
+    "LANG_FORMAT",
+    "HalluItem",
+    "load_items",
+    "normalise_label",
+    "normalise_type",
+    "parse_row",
+]

@@ -56,4 +56,4 @@ def identify(texts: list[str]) -> tuple[str, float] | None:
     return (str(lang), float(probability)) if probability >= MIN_CONFIDENCE else None
 
 
-__all__ = ["Identified", "LANGUAGES", "identify", "lang_from_name"]
+__all__ = ["LANGUAGES", "Identified", "identify", "lang_from_name"]

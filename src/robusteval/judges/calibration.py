@@ -44,11 +44,12 @@ class Calibration:
     def to_scale(self, cosine: float) -> float:
         if not np.isfinite(cosine) or not self.unrelated < self.same_topic < self.same:
             return float("nan")  # an embedder that cannot tell the anchors apart gives no score
-        return float(np.interp(cosine, [self.unrelated, self.same_topic, self.same], [0.0, SAME_TOPIC_SCORE, SCALE_MAX]))
+        return float(np.interp(cosine, [self.unrelated, self.same_topic, self.same],
+                               [0.0, SAME_TOPIC_SCORE, SCALE_MAX]))
 
     def as_dict(self) -> dict:
-        return {"embedder": self.embedder, "crosslingual": self.crosslingual, "unrelated_cosine": round(self.unrelated, 4),
-                "same_topic_cosine": round(self.same_topic, 4),
+        return {"embedder": self.embedder, "crosslingual": self.crosslingual,
+                "unrelated_cosine": round(self.unrelated, 4), "same_topic_cosine": round(self.same_topic, 4),
                 "same_cosine": round(self.same, 4), "anchor_pairs": self.pairs}
 
 
@@ -71,4 +72,5 @@ def calibrate(embedder_name: str, crosslingual: bool = False) -> Calibration:
         a = embedder.encode([p[0] for p in kind_pairs])
         b = embedder.encode([p[1] for p in kind_pairs])
         means[kind] = float(np.mean(np.sum(a * b, axis=1)))
-    return Calibration(embedder_name, crosslingual, means["unrelated"], means["same_topic"], means["same"], sum(len(p) for p in pairs.values()))
+    return Calibration(embedder_name, crosslingual, means["unrelated"], means["same_topic"], means["same"],
+                       sum(len(p) for p in pairs.values()))

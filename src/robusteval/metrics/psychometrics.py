@@ -280,6 +280,6 @@ def _finite(x) -> float | None:
     return x if math.isfinite(x) else None
 
 
-__all__ = ["HIGHER_ORDER", "MDS_METHODS", "CFAFit", "MDSResult", "cfa_fit", "magnifying_glass", "mds_structure", "mean_fit",
-           "mean_item_correlation",
-           "pairwise_correlations", "reverse_items", "srmr", "stress1", "value_angles", "value_scores"]
+__all__ = ["HIGHER_ORDER", "MDS_METHODS", "CFAFit", "MDSResult", "cfa_fit", "magnifying_glass", "mds_structure",
+           "mean_fit", "mean_item_correlation", "pairwise_correlations", "reverse_items", "srmr", "stress1",
+           "value_angles", "value_scores"]

@@ -20,14 +20,25 @@ class Backend(Protocol):
     ``chat`` raises `robusteval.errors.BackendError` on failure; the engine retries.
     """
 
-    fingerprint: str
-    max_concurrency: int
+    # read-only: a dataclass field or a property satisfies them
+    @property
+    def fingerprint(self) -> str: ...
+
+    @property
+    def max_concurrency(self) -> int: ...
 
     async def start(self) -> None: ...
 
     async def chat(self, messages: tuple[Message, ...], params: GenParams) -> Completion: ...
 
     async def close(self) -> None: ...
+
+
+class LoglikBackend(Backend, Protocol):
+    """A backend that also scores a continuation by log-likelihood (``--scoring loglik``);
+    `Engine.loglik` checks for the method before it sends such a request."""
+
+    async def loglikelihood(self, messages: tuple[Message, ...], prefix: str, continuation: str) -> Completion: ...
 
 
 def file_sha256(path: Path, chunk: int = 1 << 20) -> str:

@@ -59,8 +59,9 @@ def parse_chat_completion(out: object, *, source: str = "server") -> Completion:
         raise BackendError(f"{source}: bad response: {_why_no_text(message, text)}")
     if finish_reason in NOT_AN_ANSWER:
         raise BackendError(f"{source}: bad response: no answer, finish_reason {finish_reason!r}")
-    return Completion(text=text, prompt_tokens=prompt_tokens(out), completion_tokens=_usage_count(out, "completion_tokens"),
-                      finish_reason=finish_reason, logprobs=_logprobs(choice.get("logprobs"), source))
+    return Completion(text=text, prompt_tokens=prompt_tokens(out),
+                      completion_tokens=_usage_count(out, "completion_tokens"), finish_reason=finish_reason,
+                      logprobs=_logprobs(choice.get("logprobs"), source))
 
 
 # A finish reason is a short identifier ("stop", "length", "eos_token"); servers differ in which.

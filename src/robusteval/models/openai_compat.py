@@ -18,7 +18,6 @@ endpoints with aiohttp too.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import os
@@ -80,7 +79,7 @@ class OpenAIBackend:
         # One session, one connection per concurrent request. The engine's limit is the only one
         # (`--concurrency` may exceed max_concurrency): a connector limit would queue requests
         # unseen, inside their timeout. The connector only keeps connections alive.
-        self._session = aiohttp.ClientSession(
+        self._session: aiohttp.ClientSession | None = aiohttp.ClientSession(
             headers=_headers(key), proxy=_env_proxy(self.base_url),
             timeout=aiohttp.ClientTimeout(total=self.timeout_s),
             connector=aiohttp.TCPConnector(limit=0,
@@ -95,10 +94,11 @@ class OpenAIBackend:
 
     async def _server_model_id(self) -> str:
         """The id the server reports for the model (fingerprint); also proves the endpoint answers."""
+        assert self._session is not None  # started, not closed
         try:
             async with self._session.get(f"{self.base_url}/models") as response:
                 status, raw = response.status, await response.read()
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise UserError(f"cannot reach {self.base_url} ({_describe(exc)}); is the server running and "
                             "base_url right?") from None
         if status in (401, 403):
@@ -114,11 +114,12 @@ class OpenAIBackend:
     async def _post(self, path: str, body: dict) -> dict:
         """POST a JSON body and decode the JSON reply; every failure becomes a BackendError the
         engine knows how to retry (or not)."""
+        assert self._session is not None  # started, not closed
         try:
             async with self._session.post(self.base_url + path, data=json.dumps(body).encode()) as response:
                 status, raw = response.status, await response.read()
                 retry_after = response.headers.get("retry-after")
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise BackendError(f"timed out after {self.timeout_s:g} s waiting for {path}") from None
         except (aiohttp.ClientError, OSError) as exc:
             raise BackendError(f"connection failed: {_describe(exc)}") from None

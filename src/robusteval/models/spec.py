@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import overload
 from urllib.parse import parse_qsl
 
 from robusteval.errors import UserError
@@ -38,6 +39,12 @@ class ModelSpec:
     def label(self) -> str:
         """A short human name for tables and results (never contains secrets: keys live in env)."""
         return f"{self.kind}:{self.name}" if self.name else self.kind
+
+    @overload
+    def option(self, key: str) -> str | None: ...
+
+    @overload
+    def option(self, key: str, default: str) -> str: ...
 
     def option(self, key: str, default: str | None = None) -> str | None:
         return self.options.get(key, default)

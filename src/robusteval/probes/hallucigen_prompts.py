@@ -97,7 +97,7 @@ def format_example(item: HalluItem) -> str:
 
 def generation_joint(item: HalluItem, types: tuple[str, ...]) -> tuple[Message, ...]:
     """One prompt asking for both hypotheses in a strict two-line format, with a worked example."""
-    noun, output = _task(item)
+    _, output = _task(item)
     text = (f"Write two versions of the source sentence.\n"
             f"hyp+: a faithful {output} with exactly the same meaning as the source.\n"
             f"hyp-: a {output} that looks similar but {_hallucination_instruction(types)}.\n"
@@ -176,6 +176,18 @@ def judge(item: HalluItem, hypothesis: str) -> tuple[Message, ...]:
     return (Message("user", text),)
 
 
-__all__ = ["DETECTION_PROMPTS", "GEN_MODES", "Shown", "TYPE_CHOICES", "TYPE_INSTRUCTIONS", "detection",
-           "generation_faithful", "generation_hallucinated", "generation_joint", "judge", "requested_types",
-           "seeded_swap", "shown"]
+__all__ = [
+    "DETECTION_PROMPTS",
+    "GEN_MODES",
+    "TYPE_CHOICES",
+    "TYPE_INSTRUCTIONS",
+    "Shown",
+    "detection",
+    "generation_faithful",
+    "generation_hallucinated",
+    "generation_joint",
+    "judge",
+    "requested_types",
+    "seeded_swap",
+    "shown",
+]

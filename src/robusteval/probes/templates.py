@@ -51,7 +51,7 @@ def check_placeholder(text: str, where: str) -> None:
         phrase = text[match.start():].split("\n")[0]
         for style in LABEL_STYLES.values():
             answer = read_label(phrase, style.labels)
-            if answer.status == "ok":
+            if answer.status == "ok" and answer.position is not None:
                 raise UserError(f"{where}: a model that repeats {phrase.strip()[:60]!r} would be read as "
                                 f"choosing option {answer.position + 1} (label {answer.label!r} of the "
                                 f"{style.name} style): its placeholder is a label; write a word instead, e.g. "

@@ -161,6 +161,7 @@ class _Builder:
         n = self.settings.shape.paraphrases
         if n == 0:
             return []
+        assert parent.text is not None  # a parent is the root or an accepted node: it has a text
         found, batch_cost, error = await self.paraphraser.batch(parent.text, n)
         self.cost += batch_cost
         children = []
@@ -171,6 +172,7 @@ class _Builder:
 
     async def _slot(self, parent: Node, level: int, slot: int, candidate: Candidate, cost: Cost) -> Node:
         node_id = f"{parent.id}.p{slot + 1}"
+        assert parent.text is not None and parent.sim_root is not None  # the root or an accepted node
         parent_vec = self.vecs[parent.id]
         rejections: list[str] = []
         attempt = 0
@@ -206,6 +208,7 @@ class _Builder:
             cost += candidate.cost
 
     def _lexical(self, parent: Node, level: int) -> None:
+        assert parent.text is not None  # the root or an accepted node
         for slot, kind in enumerate(lexical_plan(parent.id, self.settings)):
             node_id = f"{parent.id}.l{slot + 1}"
             rng = random.Random(f"{self.settings.seed}:{self.item.id}:{node_id}")

@@ -14,9 +14,13 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from robusteval.data.qa import Document
 from robusteval.errors import UserError
+
+if TYPE_CHECKING:
+    import httpx
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 PASSAGE_WORDS = 100
@@ -36,9 +40,10 @@ class SearchError(Exception):
 
 def chunk(doc: Document, words: int = PASSAGE_WORDS) -> list[Passage]:
     """A document cut into passages of about ``words`` words at sentence boundaries."""
-    passages, current = [], []
+    passages: list[str] = []
+    current: list[str] = []
     for sentence in _SENTENCE.split(doc.text.strip()):
-        if current and len(" ".join(current + [sentence]).split()) > words:
+        if current and len(" ".join([*current, sentence]).split()) > words:
             passages.append(" ".join(current))
             current = []
         current.append(sentence)
@@ -155,7 +160,7 @@ class WikipediaKB:
         if self.cache_path and self.cache_path.is_file():
             self._cache = json.loads(self.cache_path.read_text(encoding="utf-8"))
         self._lock = asyncio.Lock()
-        self._client = None
+        self._client: httpx.AsyncClient | None = None
 
     async def _get(self, params: dict) -> dict:
         import httpx

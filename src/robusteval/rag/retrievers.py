@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from robusteval.rag.corpus import Passage
+
+if TYPE_CHECKING:
+    from robusteval.probes.tree import Encoder
 
 RETRIEVERS = ("bm25", "dense")
 
@@ -49,7 +53,7 @@ class BM25Retriever:
 
 @dataclass
 class DenseRetriever:
-    encoder: object  # has encode(texts) -> normalised rows
+    encoder: Encoder  # encode(texts) -> normalised rows
     name: str = "dense"
     _vectors: dict[str, np.ndarray] = field(default_factory=dict)
 

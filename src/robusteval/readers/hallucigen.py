@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 LABEL_LINE = re.compile(r"^[\s>*\-•]*\**\s*hyp\s*([+\-−–])\s*\**\s*[:：]\s*\**\s*(.*)$", re.IGNORECASE)
 PREAMBLE = re.compile(r"^(?:here\s+is|here's|sure|certainly|okay|ok)\b.*[:.!]\s*$", re.IGNORECASE)
-PREFIX = re.compile(r"^[\s*]*(?:paraphrase|translation|answer|output|sentence|result|reply|english|swedish|german|french"
-                    r"|hyp\s*[+\-−–])(?:\s*\([^)]*\))?\s*[:：][\s*]*", re.IGNORECASE)
+PREFIX = re.compile(r"^[\s*]*(?:paraphrase|translation|answer|output|sentence|result|reply"
+                    r"|english|swedish|german|french|hyp\s*[+\-−–])(?:\s*\([^)]*\))?\s*[:：][\s*]*", re.IGNORECASE)
 DETECTION_LABEL = re.compile(r"\b(?:hyp(?:othesis)?|h)[\s_#\-]*(\d+)\b", re.IGNORECASE)
 # "hyp1: <text>" or "hyp1 (English): <text>" repeats the prompt's listing rather than answering
 ECHO = re.compile(r"\**\s*(?:\([^)]*\)\s*)?:")
@@ -126,8 +126,9 @@ def read_detection(text: str | None) -> Detected:
     """The label of a detection reply.
 
     In order: the label right after the last "answer:" mark; else a label that opens the reply
-    (unless it reads like the prompt's listing, "hyp1: <text>"); else the only label mentioned. Several different labels are ambiguous; a number other than 1
-    or 2 (hyp3) is outside the labels; both are invalid, like a reply with no label at all.
+    (unless it reads like the prompt's listing, "hyp1: <text>"); else the only label mentioned.
+    Several different labels are ambiguous; a number other than 1 or 2 (hyp3) is outside the labels;
+    both are invalid, like a reply with no label at all.
     """
     if text is None:
         return Detected(None, "failed")
@@ -138,9 +139,8 @@ def read_detection(text: str | None) -> Detected:
     after = [m for m in mentions if marks and m.start() >= marks[-1].end()]
     if after and not text[marks[-1].end():after[0].start()].strip(" \t*\"'`([:"):
         chosen = after[0]
-    elif not text[:mentions[0].start()].strip(" \t\n*\"'`([:#>-") and not ECHO.match(text, mentions[0].end()):
-        chosen = mentions[0]
-    elif len({m.group(1) for m in mentions}) == 1:
+    elif ((not text[:mentions[0].start()].strip(" \t\n*\"'`([:#>-") and not ECHO.match(text, mentions[0].end()))
+          or len({m.group(1) for m in mentions}) == 1):
         chosen = mentions[0]
     else:
         return Detected(None, "invalid", "ambiguous")

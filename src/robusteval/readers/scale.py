@@ -1,9 +1,10 @@
 """Read a questionnaire answer to a point of the response scale (or invalid).
 
 Small models answer "C", "(c)", "**D. Somewhat like me**", "My answer: E", "Like me.", write
-"A: ..." meaning "Answer: ..." (SmolLM2 does), or repeat the whole list. We accept a reply when every clue in it points to one option: the option letters
-(in answer-like positions, not the article "A"), the option texts (longest first, so "Not like me
-at all" is not also read as "Like me"), or a leading number. Clues that disagree, or none, make
+"A: ..." meaning "Answer: ..." (SmolLM2 does), or repeat the whole list. We accept a reply when
+every clue in it points to one option: the option letters (in answer-like positions, not the
+article "A"), the option texts (longest first, so "Not like me at all" is not also read as
+"Like me"), or a leading number. Clues that disagree, or none, make
 the answer invalid; invalid answers are kept and left out of the scores, never guessed.
 """
 
@@ -92,7 +93,7 @@ def _leading_letter(text: str, letters: str) -> int | None:
 
 def _letters(text: str, letters: str) -> set[int]:
     """Letters in answer-like positions anywhere: "answer: C", "option d", "(E)", "is B."."""
-    found = set()
+    found: set[int] = set()
     cls = f"[{letters}{letters.lower()}]"
     patterns = (
         rf"\b(?:answer|option|choice|choose|pick|select|letter)(?:\s+is)?\s*[:=\-]?\s*\(?({cls})\b",

@@ -8,6 +8,7 @@ and is escaped when rendered.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class Headline:
 class Run:
     """A finished run as read back from its folder."""
 
-    path: object  # pathlib.Path
+    path: Path
     results: dict
     samples: list[dict] = field(default_factory=list)
     missing: tuple[str, ...] = ()  # what the folder lacks (e.g. samples.jsonl), said in the report

@@ -130,7 +130,8 @@ def write_report(run_dir: str | Path) -> ReportFiles:
         plots_dir.mkdir(exist_ok=True)
     except OSError as exc:
         raise UserError(f"could not create {plots_dir} ({exc.strerror or exc})") from None
-    plots = [atomic_write(plots_dir / f"{figure.name}.png", figure.png) for section in built for figure in section.figures]
+    plots = [atomic_write(plots_dir / f"{figure.name}.png", figure.png)
+             for section in built for figure in section.figures]
     markdown = atomic_write(run.path / REPORT_MD, markdown_text)
     html = atomic_write(run.path / REPORT_HTML, page)
     return ReportFiles(html, markdown, tuple(plots), run.missing)

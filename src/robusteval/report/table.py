@@ -33,10 +33,12 @@ def print_mcq(console: Console, model: str, metrics: dict) -> None:
             table.add_row(name, *cells, str(v["answered"]), str(v["invalid"]), str(v["failed"]))
         table.add_section()
         table.add_row(Text("all", style="bold"), fmt_estimate(fm["accuracy"]),
-                      *([fmt_estimate(fm["macro_accuracy"])] if macro else []), "", str(fm["invalid"]), str(fm["failed"]))
+                      *([fmt_estimate(fm["macro_accuracy"])] if macro else []), "", str(fm["invalid"]),
+                      str(fm["failed"]))
         for label, key in (("consistency rate (per question)", "consistency_rate"),
                            ("consistency rate (pooled pairs)", "consistency_rate_pooled"),
-                           ("spread (max-min accuracy)", "spread"), ("std of variant accuracies", "std_across_variants")):
+                           ("spread (max-min accuracy)", "spread"),
+                           ("std of variant accuracies", "std_across_variants")):
             table.add_row(Text(label, style="bold"), fmt_estimate(fm[key]), *pad, "", "", "")
         console.print(table)
         bias = Table(title=f"{model} · {family} · position bias", title_justify="left")

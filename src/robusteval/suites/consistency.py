@@ -21,7 +21,7 @@ import numpy as np
 from robusteval.data.consistency import PromptSet, load_prompt_sets
 from robusteval.engine import gather_all
 from robusteval.errors import UserError
-from robusteval.judges.base import Rating
+from robusteval.judges.base import Rating, SimilarityJudge
 from robusteval.metrics.agreement import agreement_report
 from robusteval.metrics.stats import bootstrap
 from robusteval.suites.base import SuiteContext, SuiteResult, csv_arg
@@ -142,7 +142,8 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
 
     metrics = summarise(ratings, items, ctx.models, list(judges), seed=config.seed)
     metrics["loader"] = {"source": report.source, "fixed": list(report.fixes), "skipped": list(report.skipped)}
-    files = {f"submission-{_slug(m)}.json": submission(answers, items, m, options.team) for m in ctx.models}
+    files: dict[str, str | bytes] = {f"submission-{_slug(m)}.json": submission(answers, items, m, options.team)
+                                     for m in ctx.models}
     files["answers.md"] = answers_markdown(answers, ratings, items, ctx.models)
     for judge in judges:
         png = heatmap_png(metrics["judges"][judge], items, ctx.models, judge)
@@ -155,7 +156,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
 
 async def _make_judges(ctx: SuiteContext) -> dict:
     options = ctx.options
-    judges = {}
+    judges: dict[str, SimilarityJudge] = {}
     for name in options.judges:
         if name == "oracle":
             from robusteval.judges.oracle import OracleJudge
@@ -243,7 +244,8 @@ def summarise(ratings: list[RatingSample], items: list[PromptSet], models: list[
                 per_model[model]["style_effect"] = bootstrap(
                     paired, lambda rows: _nanmean(rows[:, 0] - rows[:, 1]), seed=seed).as_dict()
         out["judges"][judge] = {
-            "table": {item_id: {m: _num(table[i, j]) for j, m in enumerate(models)} for i, item_id in enumerate(item_ids)},
+            "table": {item_id: {m: _num(table[i, j]) for j, m in enumerate(models)}
+                      for i, item_id in enumerate(item_ids)},
             "item_mean": {item_id: _num(_nanmean(table[i])) for i, item_id in enumerate(item_ids)},
             "models": per_model,
         }
@@ -371,8 +373,10 @@ def print_summary(console, result: SuiteResult) -> None:
         for item_id, row in jm["table"].items():
             table.add_row(item_id, *[_fmt(row[m]) for m in models], _fmt(jm["item_mean"][item_id]))
         table.add_section()
-        table.add_row(Text("sum [95% CI]", style="bold"), *[fmt_estimate(jm["models"][m]["sum"], 2) for m in models], "")
-        table.add_row(Text("mean [95% CI]", style="bold"), *[fmt_estimate(jm["models"][m]["mean"], 2) for m in models], "")
+        table.add_row(Text("sum [95% CI]", style="bold"),
+                      *[fmt_estimate(jm["models"][m]["sum"], 2) for m in models], "")
+        table.add_row(Text("mean [95% CI]", style="bold"),
+                      *[fmt_estimate(jm["models"][m]["mean"], 2) for m in models], "")
         table.add_row("missing ratings", *[str(jm["models"][m]["missing"]) for m in models], "")
         if any("sampling_mean" in jm["models"][m] for m in models):
             table.add_row(Text("same-variant samples mean", style="bold"),
@@ -384,7 +388,8 @@ def print_summary(console, result: SuiteResult) -> None:
         alpha = agreement["krippendorff_alpha_interval"]
         console.print(f"judge agreement: Krippendorff's alpha (interval) = "
                       f"{'n/a' if alpha is None else f'{alpha:.3f}'}; Spearman "
-                      + ", ".join(f"{k} = {'n/a' if v is None else f'{v:.3f}'}" for k, v in agreement["spearman"].items())
+                      + ", ".join(f"{k} = {'n/a' if v is None else f'{v:.3f}'}"
+                                  for k, v in agreement["spearman"].items())
                       + "; mean |difference| "
                       + ", ".join(f"{k} = {'n/a' if v is None else f'{v:.2f}'}"
                                   for k, v in agreement["mean_abs_difference"].items()), highlight=False)

@@ -58,24 +58,28 @@ class Options:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--step", choices=tuple(STEPS), help="generation, detection, cross (generation + cross) or all (default)")
+    p.add_argument("--step", choices=tuple(STEPS),
+                   help="generation, detection, cross (generation + cross) or all (default)")
     p.add_argument("--detector", dest="detectors", action="append",
                    help="detector model spec (repeatable; default: the models under test)")
     p.add_argument("--prompts", type=csv_arg,
                    help=f"detection prompt variants (default: {','.join(prompts.DETECTION_PROMPTS)})")
     p.add_argument("--orders", choices=ORDERS,
-                   help="seeded: each pair shown in one seeded random order (default); both: both orders (position bias)")
+                   help="seeded: each pair shown in one seeded random order (default); "
+                        "both: both orders (position bias)")
     p.add_argument("--gen-mode", dest="gen_mode", choices=prompts.GEN_MODES,
                    help="separate: one prompt each, as the task's baseline (default); joint: one prompt for both")
     p.add_argument("--hallucination-types", dest="gen_types", type=csv_arg,
                    help="types named in the generation prompt: item (the item's type, default), none, all, "
                         f"or a list of {','.join(HALLUCINATION_TYPES)}")
-    p.add_argument("--judge", help="model spec of the yes/no judge of generated hypotheses, or none (default: llamacpp)")
+    p.add_argument("--judge",
+                   help="model spec of the yes/no judge of generated hypotheses, or none (default: llamacpp)")
     p.add_argument("--nli-model", dest="nli_model",
                    help="NLI model (HF name or local folder): judge of generated hypotheses and detection baseline")
     p.add_argument("--ensemble", dest="ensembles", action="append",
                    help="majority vote of detector configurations joined by '+', e.g. "
-                        "llamacpp/incorrect+llamacpp/meaning, or all (repeatable; default: all when there are two or more)")
+                        "llamacpp/incorrect+llamacpp/meaning, or all "
+                        "(repeatable; default: all when there are two or more)")
     p.add_argument("--label-max-tokens", dest="label_max_tokens", type=int,
                    help="reply length limit for detection and judge replies (default: 16)")
     p.add_argument("--bootstrap", type=int, help="bootstrap resamples per confidence interval (default: 1000)")
@@ -90,7 +94,8 @@ def detector_configs(detector_labels: list[str], variants: tuple[str, ...], nli:
 
 
 def ensemble_members(spec: str, configs: list[str]) -> tuple[str, ...]:
-    members = tuple(configs) if spec.strip() == "all" else tuple(m.strip() for m in spec.split(ENSEMBLE_SEP) if m.strip())
+    members = (tuple(configs) if spec.strip() == "all"
+               else tuple(m.strip() for m in spec.split(ENSEMBLE_SEP) if m.strip()))
     if unknown := [m for m in members if m not in configs]:
         raise UserError(f"--ensemble {spec}: unknown detector configuration {', '.join(unknown)}; "
                         f"available: {', '.join(configs)}")
@@ -248,8 +253,8 @@ async def run_generation(engine: Engine, models: list[str], items: list[HalluIte
 async def run_llm_judge(engine: Engine, judge: str, items: dict[str, HalluItem], generated: list[GenerationSample],
                         params: GenParams) -> list[JudgeSample]:
     """The yes/no judge on every hypothesis that parsed (yes = faithful)."""
-    jobs = [(g, hyp, text) for g in generated if g.status == "ok"
-            for hyp, text in (("hyp+", g.hyp_plus), ("hyp-", g.hyp_minus))]
+    jobs = [(g, hyp, text) for g in generated if g.status == "ok"  # an ok pair has both texts
+            for hyp, text in (("hyp+", g.hyp_plus), ("hyp-", g.hyp_minus)) if text is not None]
     engine.expect(len(jobs))
 
     async def one(g: GenerationSample, hypothesis: str, text: str) -> JudgeSample:
@@ -266,8 +271,8 @@ async def run_llm_judge(engine: Engine, judge: str, items: dict[str, HalluItem],
 
 def run_nli_judge(nli, items: dict[str, HalluItem], generated: list[GenerationSample]) -> list[JudgeSample]:
     """The NLI judge: hyp+ succeeds when the source entails it, hyp− when it does not."""
-    jobs = [(g, hyp, text) for g in generated if g.status == "ok"
-            for hyp, text in (("hyp+", g.hyp_plus), ("hyp-", g.hyp_minus))]
+    jobs = [(g, hyp, text) for g in generated if g.status == "ok"  # an ok pair has both texts
+            for hyp, text in (("hyp+", g.hyp_plus), ("hyp-", g.hyp_minus)) if text is not None]
     results = nli.predict([(items[g.item_id].source, text) for g, _, text in jobs]) if jobs else []
     return [JudgeSample(judge=f"nli:{nli.name}", generator=g.model, item_id=g.item_id, hypothesis=hyp, text=text,
                         faithful=entailed(r.entailment), success=_success(hyp, entailed(r.entailment)),
@@ -292,6 +297,7 @@ def shown_orders(item: HalluItem, orders: str, seed: int, generator: str | None)
 def _detection_sample(step: str, model: str, config: str, generator: str | None, item: HalluItem, swapped: bool,
                       **fields) -> DetectionSample:
     predicted = fields.pop("predicted")
+    assert item.label is not None  # detection items are labelled: load_items(need_labels=True), cross_items
     return DetectionSample(step=step, model=model, config=config, generator=generator, item_id=item.id,
                            scenario=item.scenario, lang=item.lang, type=item.type, order="21" if swapped else "12",
                            predicted=predicted, gold=item.label,
@@ -351,7 +357,7 @@ def vote(samples: list[DetectionSample], members: tuple[str, ...]) -> list[Detec
         if s.config in members:
             by_pair.setdefault((s.generator, s.item_id, s.order), {})[s.config] = s
     out = []
-    for (generator, _, _), votes in by_pair.items():
+    for votes in by_pair.values():
         first = next(iter(votes.values()))
         answered = [votes[m] for m in members if m in votes and votes[m].status != "failed"]
         winner = majority_vote([v.predicted for v in answered])
@@ -367,7 +373,8 @@ def vote(samples: list[DetectionSample], members: tuple[str, ...]) -> list[Detec
     return out
 
 
-def cross_items(generated: list[GenerationSample], items: dict[str, HalluItem], seed: int) -> dict[str, list[HalluItem]]:
+def cross_items(generated: list[GenerationSample], items: dict[str, HalluItem],
+                seed: int) -> dict[str, list[HalluItem]]:
     """Each generator's valid (hyp+, hyp−) pairs as labelled items; the hallucinated one is put at
     hyp1 or hyp2 by a seeded coin, so the intended labels are balanced."""
     out: dict[str, list[HalluItem]] = {}
@@ -394,7 +401,8 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     nli = _load_nli(options.nli_model)
     detectors = [await ctx.model(spec) for spec in options.detectors] if options.detectors else list(ctx.models)
     configs = detector_configs(detectors, options.prompts, nli is not None)
-    ensembles = [ensemble_members(spec, configs) for spec in (options.ensembles or (("all",) if len(configs) > 1 else ()))]
+    ensemble_specs = options.ensembles or (("all",) if len(configs) > 1 else ())
+    ensembles = [ensemble_members(spec, configs) for spec in ensemble_specs]
     samples: list = []
     metrics: dict = {}
     generated: list[GenerationSample] = []
@@ -465,7 +473,8 @@ def summary_tables(metrics: dict) -> list[tuple[str, list[str], list[list[str]]]
             judges = g["judges"] or {"(no judge)": {}}
             for judge, j in judges.items():
                 rows.append([generator, _fmt(g["valid"]), str(g["invalid"]), str(g["failed"]), judge,
-                             _fmt(j.get("hyp+_faithful")), _fmt(j.get("hyp-_hallucinated")), str(j.get("unjudged", ""))])
+                             _fmt(j.get("hyp+_faithful")), _fmt(j.get("hyp-_hallucinated")),
+                             str(j.get("unjudged", ""))])
         tables.append(("generation", ["generator", "valid output", "invalid", "failed", "judge", "hyp+ faithful",
                                       "hyp- hallucinated", "unjudged"], rows))
     for step in ("detection", "cross"):
@@ -483,8 +492,8 @@ def summary_tables(metrics: dict) -> list[tuple[str, list[str], list[list[str]]]
             for attribute in ("scenario", "lang", "type"):
                 for group, g in d[f"by_{attribute}"].items():
                     breakdown.append([config, attribute, group, _fmt(g["f1"]), _fmt(g["accuracy"]), str(g["samples"])])
-        tables.append((f"{step} by scenario, language and type", ["detector", "by", "group", "F1", "accuracy", "samples"],
-                       breakdown))
+        tables.append((f"{step} by scenario, language and type",
+                       ["detector", "by", "group", "F1", "accuracy", "samples"], breakdown))
         a = m["agreement"]
         rows = [[pair, _num(v["cohen_kappa"]), _num(v["mcc"]), _num(v["agreement"]), str(v["n"])]
                 for pair, v in a["pairwise"].items()]
@@ -533,6 +542,21 @@ def print_summary(console, result: SuiteResult) -> None:
         console.print(table)
 
 
-__all__ = ["DetectionSample", "GenerationSample", "JudgeSample", "NAME", "Options", "add_arguments",
-           "cross_items", "detector_configs", "ensemble_members", "execute", "print_summary", "run_detection",
-           "run_generation", "summary_markdown", "validate", "vote"]
+__all__ = [
+    "NAME",
+    "DetectionSample",
+    "GenerationSample",
+    "JudgeSample",
+    "Options",
+    "add_arguments",
+    "cross_items",
+    "detector_configs",
+    "ensemble_members",
+    "execute",
+    "print_summary",
+    "run_detection",
+    "run_generation",
+    "summary_markdown",
+    "validate",
+    "vote",
+]

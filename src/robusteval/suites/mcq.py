@@ -46,9 +46,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--families", type=csv_arg, help="comma-separated perturbation families (default: order,format)")
     p.add_argument("--scoring", choices=("generate", "loglik"),
                    help="generate: the model writes its answer (default); loglik: options scored by log-likelihood")
-    p.add_argument("--cross", type=csv_arg, help="also run the full design of these families crossed, e.g. format,order")
+    p.add_argument("--cross", type=csv_arg,
+                   help="also run the full design of these families crossed, e.g. format,order")
     p.add_argument("--templates", help="YAML file of prompt templates for the prompt/fewshot families")
-    p.add_argument("--shots", help="JSONL/CSV file the few-shot examples are drawn from (default: the dataset's dev split)")
+    p.add_argument("--shots",
+                   help="JSONL/CSV file the few-shot examples are drawn from (default: the dataset's dev split)")
     p.add_argument("--shots-per-question", dest="n_shots", type=int, help="worked examples per question (default: 5)")
     p.add_argument("--fewshot-as-multiturn", dest="fewshot_multiturn", action=argparse.BooleanOptionalAction,
                    default=None, help="shots as user/assistant turns (default) or in one prompt")
@@ -198,7 +200,7 @@ def _loglik_sample(model: str, item: Item, v: Variant, rule: str, responses: lis
     scores = [r.loglik for r in responses]
     text = None if failed else " ".join(f"{label}={score:.4f}" for label, score in zip(v.labels, scores))
     position = None if failed else max(range(len(scores)), key=scores.__getitem__)
-    reply = None if failed else f"{ANSWER_PREFIX} {v.labels[position]}"
+    reply = None if position is None else f"{ANSWER_PREFIX} {v.labels[position]}"
     response = Response(key=responses[0].key, text=reply, error=failed.error if failed else None,
                         cached=all(r.cached for r in responses))
     sample = _sample(model, item, replace(v, family=f"{v.family}/loglik-{rule}"), 0, response)
@@ -214,7 +216,8 @@ def _sample(model: str, item: Item, variant: Variant, k: int, response) -> Sampl
     gold_position = variant.order.index(item.answer)
     return Sample(
         model=model, item_id=item.id, category=item.category, family=variant.family, variant=variant.name,
-        sample=k, labels=variant.labels, order=variant.order, prompt=variant.messages[-1].content, turns=len(variant.messages),
+        sample=k, labels=variant.labels, order=variant.order, prompt=variant.messages[-1].content,
+        turns=len(variant.messages),
         response=response.text, error=response.error, status=answer.status, answer_label=answer.label,
         answer_option=option, gold_option=gold, gold_label=variant.labels[gold_position],
         correct=None if answer.status == "failed" else option == gold, cached=response.cached,

@@ -20,22 +20,33 @@ import random
 import re
 from dataclasses import asdict, dataclass, replace
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
 from robusteval.data.audit import DataAudit
-from robusteval.data.persona import Persona, Questionnaire, balanced_subset, load_openers, load_population, \
-    load_questionnaire
+from robusteval.data.persona import (
+    Persona,
+    Questionnaire,
+    balanced_subset,
+    load_openers,
+    load_population,
+    load_questionnaire,
+)
 from robusteval.engine import Engine, gather_all
 from robusteval.errors import UserError
-from robusteval.metrics.psychometrics import MDS_METHODS, magnifying_glass, mds_structure, mean_fit, \
-    mean_item_correlation, \
-    value_scores
+from robusteval.metrics.psychometrics import (
+    MDS_METHODS,
+    magnifying_glass,
+    mds_structure,
+    mean_fit,
+    mean_item_correlation,
+    value_scores,
+)
 from robusteval.metrics.stability import (
     cardinal_scores,
     kendalls_w,
     max_rank_change,
-    mean_pairwise,
     mean_stability,
     rank_order_stability,
     stability_matrix,
@@ -94,7 +105,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--personas", type=int, help="use the first N personas, alternating by gender (default: all)")
     p.add_argument("--contexts", type=csv_arg, help=f"comma-separated contexts: {CONTEXT_HELP} "
                    f"(default: {','.join(DEFAULT_CONTEXTS)})")
-    p.add_argument("--turns", type=int, help="persona replies in each conversation before the questionnaire (default: 2)")
+    p.add_argument("--turns", type=int,
+                   help="persona replies in each conversation before the questionnaire (default: 2)")
     p.add_argument("--questionnaire", help="ours (default) | pvq40 | svs (hub) | pvq40:DIR (holding the leaderboard's "
                    "pvq_male_test.csv and pvq_female_test.csv: each persona gets its gender's wording) | "
                    "pvq40:male=FILE,female=FILE | svs:DIR | svs:FILE.csv | FILE.yaml")
@@ -206,8 +218,9 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
         "context_max_tokens": options.context_max_tokens,
         "mds": mds_method,
     }
-    files = {"conversations.jsonl": "".join(json.dumps(_conv_dict(c)) + "\n" for c in conversations),
-             "value_scores.csv": scores_csv(samples, personas, contexts, questionnaire)}
+    files: dict[str, str | bytes] = {
+        "conversations.jsonl": "".join(json.dumps(_conv_dict(c)) + "\n" for c in conversations),
+        "value_scores.csv": scores_csv(samples, personas, contexts, questionnaire)}
     return SuiteResult(metrics=_json_safe(metrics), samples=samples, extra=_json_safe(extra), files=files)
 
 
@@ -223,7 +236,7 @@ def load_context(spec: str, openers, personas: list[Persona], seed: int, max_tok
         if len(personas) > len(context.openers):
             source.anomaly(f"fewer posts than personas: posts reused ({len(personas)} personas)")
         for i in cut:
-            if i < len(personas):
+            if i < len(personas) and max_tokens is not None:  # nothing is cut without a limit
                 source.anomaly(f"opening post truncated to --context-max-tokens {max_tokens} "
                                f"(about {max_tokens * 4} characters)", f"post {i + 1}")
     elif cut:
@@ -262,6 +275,7 @@ async def simulate(engine: Engine, model: str, interlocutor: str, personas: list
     """Every persona in every context: the conversation, then the questionnaire on top of it."""
     talks = sum(c.kind != "no_conv" for c in contexts)
     engine.expect(len(personas) * (talks * (2 * turns - 1) + len(contexts) * len(questionnaire.items)))
+    prefill: tuple[Message, ...]
     if scoring == "generate":
         answer_params, prefill = replace(params, max_tokens=answer_tokens), ()
     else:  # one token after "Answer:", read from its distribution
@@ -270,7 +284,8 @@ async def simulate(engine: Engine, model: str, interlocutor: str, personas: list
 
     async def one(index: int, persona: Persona, context: Context) -> tuple[list[Sample], Conversation | None]:
         system = persona_system(persona)
-        conv, error = (), None
+        conv: tuple[Turn, ...] = ()
+        error: str | None = None
         if context.kind != "no_conv":
             conv, error = await converse(engine, model, interlocutor, personas, index, context, params, turns, seed)
         history = view(system, conv, "persona")
@@ -279,7 +294,7 @@ async def simulate(engine: Engine, model: str, interlocutor: str, personas: list
             answers = [None] * len(asked)
             engine.expect(-len(asked))
         else:
-            answers = await gather_all(engine.chat(model, history + (Message("user", text), *prefill), answer_params)
+            answers = await gather_all(engine.chat(model, (*history, Message("user", text), *prefill), answer_params)
                                        for _, text in asked)
         out = [_sample(model, persona, context, questionnaire, item, text, len(history), response, error, scoring)
                for (item, text), response in zip(asked, answers)]
@@ -296,6 +311,7 @@ async def converse(engine: Engine, model: str, interlocutor: str, personas: list
     """The opener, then ``turns`` persona replies with interlocutor messages between them."""
     persona = personas[index]
     opener = context.opener_for(index)
+    assert opener is not None  # only no_conv has no opener, and it has no conversation
     other_system = (user_system(opener) if context.kind == "chunk"
                     else other_persona_system(partner(personas, index, context, seed)))
     conv: tuple[Turn, ...] = (Turn("interlocutor", opener),)
@@ -304,6 +320,7 @@ async def converse(engine: Engine, model: str, interlocutor: str, personas: list
         if not reply.ok:
             engine.expect(-(2 * (turns - t) - 2))
             return conv, f"persona turn {t + 1} failed: {reply.error}"
+        assert reply.text is not None  # an answered request has its text
         conv += (Turn("persona", reply.text.strip()),)
         if t == turns - 1:
             break
@@ -311,6 +328,7 @@ async def converse(engine: Engine, model: str, interlocutor: str, personas: list
         if not nxt.ok:
             engine.expect(-(2 * (turns - t) - 3))
             return conv, f"interlocutor turn {t + 1} failed: {nxt.error}"
+        assert nxt.text is not None  # an answered request has its text
         conv += (Turn("interlocutor", nxt.text.strip()),)
     return conv, None
 
@@ -331,8 +349,9 @@ def _sample(model: str, persona: Persona, context: Context, questionnaire: Quest
         raise UserError(f"--scoring {scoring} needs log-probabilities, and {model} returned none for a "
                         "questionnaire answer; use --scoring generate with this backend")
     dist = read_scale_logprobs(response.logprobs[0].top if response.ok else None, len(questionnaire.scale))
-    answer = None if dist.probs is None else (dist.expected if scoring == "expected" else dist.argmax + 1)
-    return Sample(**base, status=dist.status, answer=answer, clue=f"logprobs:{scoring}" if answer is not None else "",
+    top = dist.argmax  # None exactly when there are no probabilities
+    point = None if top is None else (dist.expected if scoring == "expected" else top + 1)
+    return Sample(**base, status=dist.status, answer=point, clue=f"logprobs:{scoring}" if point is not None else "",
                   probs=dist.probs, letter_mass=dist.mass if response.ok else None)
 
 
@@ -403,7 +422,7 @@ def model_metrics(samples: list[Sample], personas: list[Persona], contexts: list
     flat = np.hstack(scores)
     if lost:
         stability = {"value": None, "ci_low": None, "ci_high": None, "n": len(personas)}
-        per_value = {value: None for value in questionnaire.values}
+        per_value: dict[str, float | None] = dict.fromkeys(questionnaire.values)
     else:
         stability = bootstrap(flat, lambda rows: mean_stability(rows, len(names)), n_resamples=n_resamples,
                               seed=seed).as_dict()
@@ -413,7 +432,7 @@ def model_metrics(samples: list[Sample], personas: list[Persona], contexts: list
                     for i, j in combinations(range(len(names)), 2)]
             per_value[value] = _mean([r for r in rhos if np.isfinite(r)])
     reverse = np.array([item.reverse for item in questionnaire.items])
-    validity = {}
+    validity: dict[str, dict[str, Any]] = {}
     for name in names:
         rows = [s for s in samples if s.context == name]
         counts = {"answers": len(rows), "invalid": sum(s.status == "invalid" for s in rows),
@@ -464,7 +483,7 @@ def games(metrics: dict, contexts: list[str]) -> tuple[list[str], np.ndarray, li
     """The models x games table (higher is better: SRMR, RMSEA and Stress-1 enter as 1 - x), its
     column names, and for each context the columns that involve it."""
     columns: list[str] = []
-    rows = {m: [] for m in metrics}
+    rows: dict[str, list[float | None]] = {m: [] for m in metrics}
     for a, b in combinations(range(len(contexts)), 2):
         columns.append(f"stability:{contexts[a]}|{contexts[b]}")
         for m, mm in metrics.items():
@@ -494,7 +513,7 @@ def leaderboard(metrics: dict, contexts: list[str]) -> dict:
     models = list(metrics)
     w = kendalls_w(table)
     lost = {m: mm["na_reason"] for m, mm in metrics.items() if mm.get("na_reason")}
-    board = {
+    board: dict[str, Any] = {
         "games": columns,
         "models": {m: {"cardinal": None if m in lost else cardinal[i], "win_rate": None if lost else ordinal[i]}
                    for i, m in enumerate(models)},

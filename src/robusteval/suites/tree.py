@@ -11,7 +11,6 @@ entity extraction, search, retrieval, the generator or a failed API call.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import math
 import time
 from collections import Counter, defaultdict
@@ -90,7 +89,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--lexical", type=int, help="lexical children per node (default: 2)")
     g.add_argument("--lexical-kinds", dest="lexical_kinds", type=csv_arg,
                    help=f"lexical perturbations to draw from (default: {','.join(PERTURBATIONS)})")
-    g.add_argument("--typo-prob", dest="typo_prob", type=float, help="per-character probability of lexical edits (default: 0.1)")
+    g.add_argument("--typo-prob", dest="typo_prob", type=float,
+                   help="per-character probability of lexical edits (default: 0.1)")
     g.add_argument("--paraphraser", help="model spec that writes the paraphrases (default: the first --model)")
     g.add_argument("--paraphrase-temperature", dest="paraphrase_temperature", type=float,
                    help="sampling temperature of the paraphraser (default: 0.7)")
@@ -106,7 +106,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--kb", choices=KBS, help="knowledge base: local corpus or the Wikipedia API (default: local)")
     r.add_argument("--corpus", help="local corpus: JSONL of documents, a folder of .txt/.md, or squad")
     r.add_argument("--ner", help="entity extraction: llm (default) or spacy:MODEL")
-    r.add_argument("--ner-model", dest="ner_model", help="model spec for llm entity extraction (default: the model under test)")
+    r.add_argument("--ner-model", dest="ner_model",
+                   help="model spec for llm entity extraction (default: the model under test)")
 
 
 def validate(config, o: Options) -> None:
@@ -289,6 +290,7 @@ def first_line(text: str | None) -> str:
 def make_sample(model: str, tree: Tree, node: Node, mode: str, response: Response, *, stages: dict | None = None,
                 failed_stage: str | None = None) -> Sample:
     """Score one reply; ``failed_stage`` is an error of an earlier stage (NER, search) that leaves no verdict."""
+    assert node.text is not None  # only accepted nodes are evaluated, and they have a text
     error = failed_stage or response.error
     answer = None if error else first_line(response.text)
     score = score_answer(answer, tree.item.answers) if answer else None
@@ -337,6 +339,7 @@ class Evaluator:
 
     async def node(self, tree: Tree, node: Node) -> list[Sample]:
         o = self.ctx.options
+        assert node.text is not None  # only accepted nodes are evaluated, and they have a text
         out = []
         if "closed" in o.modes:
             r = await self.ask(tree, self.model, closed_messages(node.text), self.params)
@@ -348,6 +351,7 @@ class Evaluator:
     async def rag(self, tree: Tree, node: Node) -> list[Sample]:
         o = self.ctx.options
         item = tree.item
+        assert node.text is not None  # only accepted nodes are evaluated, and they have a text
         ner_error = ner_reply = None
         if o.ner == "llm":
             r = await self.ask(tree, self.ner_model, ner_messages(node.text),
@@ -411,7 +415,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
             save_trees(o.save_trees, trees, info)
     if not trees:
         raise UserError("no trees to evaluate")
-    extra = {"trees": {k: v for k, v in info.items()}, "tree_shapes": _shape_table(trees)}
+    extra = {"trees": dict(info), "tree_shapes": _shape_table(trees)}
     if o.build_only:
         return SuiteResult(metrics={}, samples=[], extra=extra, files=files)
 
@@ -586,7 +590,8 @@ def print_summary(console, result: SuiteResult) -> None:
         for col in ("mode", "all", *[f"level {lv}" for lv in levels], "paraphrase", "lexical", "F1", "ROUGE-L"):
             table.add_column(col)
         for mode, mm in modes.items():
-            table.add_row(mode, _fmt(mm["accuracy"]), *[_fmt(mm["by_level"].get(lv, {}).get("accuracy")) for lv in levels],
+            table.add_row(mode, _fmt(mm["accuracy"]),
+                          *[_fmt(mm["by_level"].get(lv, {}).get("accuracy")) for lv in levels],
                           _fmt(mm["by_kind"].get("paraphrase", {}).get("accuracy")),
                           _fmt(mm["by_kind"].get("lexical", {}).get("accuracy")), _fmt(mm["f1"], ci=False),
                           _fmt(mm["rougeL"], ci=False))

@@ -51,6 +51,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from aiohttp import web
 
@@ -182,12 +183,12 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
         raise ValueError(f"unknown hostile shapes {sorted(unknown)}; known: {', '.join(HOSTILE_SHAPES)}")
     first_shape: dict[str, int] = {}  # request hash -> index of the first shape it is served
     hostile_served: Counter[str] = Counter()  # request hash -> hostile replies served to it
-    write_each_hit = bool(config.hits_file) and config.hits_interval_s <= 0
+    each_hit_file = config.hits_file if config.hits_interval_s <= 0 else None  # else a flusher task writes it
 
     def record(outcome: str, h: str | None) -> None:
         state.record(outcome, h)
-        if write_each_hit:
-            write_hits(state, config.hits_file)
+        if each_hit_file:
+            write_hits(state, each_hit_file)
 
     async def models(_request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": config.model_id, "object": "model",
@@ -274,14 +275,15 @@ def hostile_reply(shape: str, h: str, body: dict, authorization: str) -> web.Res
     if shape == "echo-auth":
         return _error(500, f"invalid request; headers were Authorization: {authorization or '(none)'}")
     text = _answer(h)
-    reply = {
+    reply: dict[str, Any] = {
         "id": f"chatcmpl-{h}", "object": "chat.completion", "created": int(time.time()),
         "model": body.get("model"),
         "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
                      "message": {"role": "assistant", "content": text}}],
         "usage": {"prompt_tokens": 7, "completion_tokens": len(text.split()), "total_tokens": 7 + len(text.split())},
     }
-    choice, message = reply["choices"][0], reply["choices"][0]["message"]
+    choice: dict[str, Any] = reply["choices"][0]
+    message: dict[str, Any] = choice["message"]
     if shape == "content-list":
         message["content"] = [{"type": "text", "text": text}]
     elif shape == "content-number":
@@ -453,7 +455,8 @@ def main(argv: list[str] | None = None) -> None:
                         p_slow=args.p_slow, p_malformed=args.p_malformed, slow_s=args.slow,
                         retry_after_s=args.retry_after, rpm=args.rpm, seed=args.seed, hits_file=args.hits_file,
                         hits_interval_s=args.hits_interval, model_id=args.model_id,
-                        hostile=HOSTILE_SHAPES if args.hostile == "all" else tuple(filter(None, args.hostile.split(","))),
+                        hostile=(HOSTILE_SHAPES if args.hostile == "all"
+                                 else tuple(filter(None, args.hostile.split(",")))),
                         hostile_hits=args.hostile_hits)
 
     async def serve() -> None:

@@ -61,6 +61,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def _respond(self, head: bool):
         path = unquote(urlsplit(self.path).path)
+        body: bytes | None
+        kind: str | None
         try:
             if path in ("/", "/index.html"):
                 body, kind = self._leaderboard(), SERVED_TYPES[".html"]
@@ -70,7 +72,7 @@ class Handler(BaseHTTPRequestHandler):
                 body, kind = None, None
         except UserError:
             body, kind = None, None
-        except Exception as exc:  # noqa: BLE001 - one broken run must not take the page down
+        except Exception as exc:  # one broken run must not take the page down
             message = f"could not render this page: {type(exc).__name__}\n".encode()
             self._send(HTTPStatus.INTERNAL_SERVER_ERROR, message, "text/plain; charset=utf-8", head)
             return
@@ -100,7 +102,7 @@ class Handler(BaseHTTPRequestHandler):
             return page.encode("utf-8"), SERVED_TYPES[".html"]
         return None, None
 
-    def _send(self, status, body: bytes, kind: str, head: bool = False):
+    def _send(self, status, body: bytes, kind: str | None, head: bool = False):
         self.send_response(status)
         self.send_header("Content-Type", kind or mimetypes.types_map.get(".txt", "text/plain"))
         self.send_header("Content-Length", str(len(body)))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib
 
 from robusteval.data.audit import DataAudit
-
 from robusteval.report.model import Headline, Run, Section, TableData, estimate_text
 
 SECTION_MODULES = {

@@ -30,7 +30,8 @@ def sections(run: Run) -> list[Section]:
     notes = []
     if agreement := metrics.get("agreement"):
         alpha = agreement.get("krippendorff_alpha_interval")
-        notes.append(f"Judge agreement: Krippendorff's alpha (interval) = {'n/a' if alpha is None else f'{alpha:.3f}'}; "
+        notes.append("Judge agreement: Krippendorff's alpha (interval) = "
+                     f"{'n/a' if alpha is None else f'{alpha:.3f}'}; "
                      + "; ".join(f"Spearman {k} = {'n/a' if v is None else f'{v:.3f}'}"
                                  for k, v in agreement.get("spearman", {}).items()))
     if fixed := metrics.get("loader", {}).get("fixed"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from robusteval.report.model import (Figure, Headline, Run, Section, TableData, estimate_text, headline_from, slug)
+from robusteval.report.model import Figure, Headline, Run, Section, TableData, estimate_text, headline_from, slug
 from robusteval.report.plots import bars_with_ci
 
 
@@ -18,7 +18,8 @@ def sections(run: Run) -> list[Section]:
                                                title=f"{family}: accuracy per variant", ylabel="accuracy")))
             if fm.get("position_bias"):
                 positions = list(fm["position_bias"])
-                figures.append(Figure(f"position-{stem}", f"{model} · {family}: how often each shown position is chosen",
+                figures.append(Figure(f"position-{stem}",
+                                      f"{model} · {family}: how often each shown position is chosen",
                                       bars_with_ci(positions, [fm["position_bias"][p]["chosen"] for p in positions],
                                                    title=f"{family}: share of answers per position", ylabel="chosen")))
             summary_rows.append((family, estimate_text(fm.get("accuracy")), estimate_text(fm.get("consistency_rate")),

@@ -28,21 +28,26 @@ def sections(run: Run) -> list[Section]:
         matrix = m.get("stability_matrix") or {}
         if matrix.get("contexts"):
             values = np.array([[np.nan if v is None else v for v in row] for row in matrix["values"]], dtype=float)
-            figures.append(Figure(f"stability-{slug(model)}", f"{model}: rank-order stability between contexts (Spearman)",
+            figures.append(Figure(f"stability-{slug(model)}",
+                                  f"{model}: rank-order stability between contexts (Spearman)",
                                   heatmap(values, matrix["contexts"], matrix["contexts"], title="stability matrix",
                                           vmin=-1, vmax=1, colorbar="mean Spearman over values")))
         for context, v in (m.get("validity") or {}).items():
             cfa = v.get("cfa") or {}
-            fits = "; ".join(f"{name}: CFI {number_text(f.get('cfi'))}, SRMR {number_text(f.get('srmr'))}, RMSEA {number_text(f.get('rmsea'))}"
-                             if f.get("cfi") is not None else f"{name}: {f.get('error', 'n/a')}" for name, f in cfa.items())
+            fits = "; ".join(f"{name}: CFI {number_text(f.get('cfi'))}, SRMR {number_text(f.get('srmr'))}, "
+                             f"RMSEA {number_text(f.get('rmsea'))}"
+                             if f.get("cfi") is not None else f"{name}: {f.get('error', 'n/a')}"
+                             for name, f in cfa.items())
             rows.append((context, number_text((v.get("mds") or {}).get("stress1")), number_text(v.get("invalid_rate")),
                          number_text(v.get("mean_item_r")), fits))
-        methods = {(v.get("mds") or {}).get("method") for v in (m.get("validity") or {}).values()} - {None}
+        methods = {method for v in (m.get("validity") or {}).values()
+                   if (method := (v.get("mds") or {}).get("method")) is not None}
         stress = f"MDS Stress-1 ({', '.join(sorted(methods))})" if methods else "MDS Stress-1"  # --mds: the two differ
         table = TableData(f"{model}: validity per context",
                           ("context", stress, "invalid rate", "mean inter-item r", "CFA"), tuple(rows))
         notes = (*((f"n/a: {m['na_reason']}",) if m.get("na_reason") else ()),
-                 f"Rank-order stability (mean over values and context pairs): {estimate_text(m['rank_order_stability'])}",
+                 "Rank-order stability (mean over values and context pairs): "
+                 f"{estimate_text(m['rank_order_stability'])}",
                  _scoring_note(run.results.get("scoring", "generate"), m.get("validity") or {}))
         out.append(Section(f"persona · {model}", tuple(figures), (table,), notes))
     return out

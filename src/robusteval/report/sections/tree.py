@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robusteval.report.model import (Figure, Headline, Run, Section, TableData, estimate_text, headline_from, slug)
+from robusteval.report.model import Figure, Headline, Run, Section, TableData, estimate_text, headline_from, slug
 from robusteval.report.plots import bars_with_ci, heatmap
 
 
@@ -17,16 +17,18 @@ def sections(run: Run) -> list[Section]:
         for mode, mm in modes.items():
             levels = sorted(mm.get("by_level", {}), key=lambda x: int(x) if str(x).isdigit() else 0)
             if levels:
-                figures.append(Figure(f"level-{slug(model)}-{mode}", f"{model} · {mode}: accuracy by tree level (95% CI)",
+                figures.append(Figure(f"level-{slug(model)}-{mode}",
+                                      f"{model} · {mode}: accuracy by tree level (95% CI)",
                                       bars_with_ci([f"level {lv}" for lv in levels],
                                                    [mm["by_level"][lv].get("accuracy") for lv in levels],
                                                    title=f"{mode}: accuracy by level", ylabel="accuracy")))
-        stages = [s for s in dict.fromkeys(s for mm in modes.values() for s in (mm.get("failure_stages") or {}))]
+        stages = list(dict.fromkeys(s for mm in modes.values() for s in (mm.get("failure_stages") or {})))
         rag = [mode for mode, mm in modes.items() if mm.get("failure_stages")]
         if stages and rag:
             shares = np.array([[modes[mode]["failure_stages"].get(s, {}).get("share", np.nan) for s in stages]
                                for mode in rag], dtype=float)
-            figures.append(Figure(f"stages-{slug(model)}", f"{model}: where each RAG answer went wrong (share of nodes)",
+            figures.append(Figure(f"stages-{slug(model)}",
+                                  f"{model}: where each RAG answer went wrong (share of nodes)",
                                   heatmap(shares, rag, stages, title="failure stage", vmin=0, vmax=1,
                                           colorbar="share of nodes")))
         tables.append(TableData(f"{model}: accuracy and overlap per mode", (
