@@ -40,7 +40,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     wanted = {a for a in argv if a in SUITES}
     parser = argparse.ArgumentParser(prog="robusteval", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"robusteval {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,report,compare,serve,tree,cache}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,report,compare,serve,tree,check-determinism,cache}")
 
     run = sub.add_parser("run", help="run a suite against one or more models")
     suites = run.add_subparsers(dest="suite", required=True, metavar="SUITE")
@@ -75,6 +75,10 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     else:
         sub.add_parser("tree", help="build perturbation trees once, to evaluate with `run tree --trees`")
 
+    from robusteval.check_determinism import add_command as add_check_determinism
+
+    add_check_determinism(sub)
+
     cache = sub.add_parser("cache", help="inspect or clear the response store")
     cache.add_argument("action", choices=("stats", "clear"))
     cache.add_argument("--cache-dir", dest="cache_dir", default=None)
@@ -108,6 +112,9 @@ def _common_run_arguments() -> argparse.ArgumentParser:
     run.add_argument("--out", dest="out_dir", help="directory for run folders (default: runs)")
     run.add_argument("--run-id", dest="run_id", help="name of the run folder (default: SUITE-TIMESTAMP)")
     run.add_argument("--quiet", action="store_true", help="no progress bar or tables")
+    run.add_argument("--check-determinism", dest="check_determinism", type=int, metavar="N",
+                     help="after the run, ask N of each model's greedy requests again (bypassing the store) and "
+                          "record the share of replies that differ in results.json")
     run.add_argument("--estimate", action="store_true", default=None,
                      help="ask nothing: print the requests (after dedupe and cache), tokens, time and cost a run would take")
     return run
@@ -127,6 +134,10 @@ def main(argv: list[str] | None = None) -> int:
             return _report(args)
         if args.command == "serve":
             return _serve(args)
+        if args.command == "check-determinism":
+            from robusteval.check_determinism import run_command
+
+            return run_command(args, _out_console())
         if args.command == "tree":
             from robusteval.suites.tree import run_build_command
 

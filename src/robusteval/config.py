@@ -49,6 +49,7 @@ class RunConfig:
     run_id: str | None = None
     options: Any = None  # the suite's own settings (its Options dataclass)
     estimate: bool = False  # count requests, tokens, time and cost; ask nothing
+    check_determinism: int = 0  # ask this many greedy requests again after the run, count replies that differ
 
     def validated(self) -> RunConfig:
         suite = get_suite(self.suite)
@@ -66,6 +67,7 @@ class RunConfig:
             (self.timeout > 0, "--timeout must be positive"),
             (self.max_retries >= 0, "--max-retries must be >= 0"),
             (bool(self.models), "give at least one --model"),
+            (self.check_determinism >= 0, "--check-determinism must be >= 0"),
         ]
         for ok, message in checks:
             if not ok:
@@ -131,7 +133,8 @@ def build_config(file_values: dict, flag_values: dict) -> RunConfig:
         raise UserError(f"bad configuration: {exc}") from None
     for f in fields(RunConfig):  # YAML may give "5" where a number is meant
         value = getattr(config, f.name)
-        if f.name in ("limit", "seed", "max_tokens", "samples", "max_retries", "concurrency", "n_shots") \
+        if f.name in ("limit", "seed", "max_tokens", "samples", "max_retries", "concurrency", "n_shots",
+                      "check_determinism") \
                 and value is not None:
             if not isinstance(value, int) or isinstance(value, bool):
                 raise UserError(f"setting {f.name!r} must be an integer, got {value!r}")
