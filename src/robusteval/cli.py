@@ -57,7 +57,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     wanted = {a for a in argv if a in SUITES}
     parser = argparse.ArgumentParser(prog="robusteval", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"robusteval {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,report,compare,serve,tree,cache,data}")
+    sub = parser.add_subparsers(dest="command", required=True,
+                                metavar="{run,report,compare,serve,tree,check-determinism,cache,data}")
 
     run = sub.add_parser("run", help="run a suite against one or more models")
     suites = run.add_subparsers(dest="suite", required=True, metavar="SUITE")
@@ -95,6 +96,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     from robusteval.data.check import add_parser as add_data_parser
 
     add_data_parser(sub)  # robusteval data check
+    from robusteval.check_determinism import add_command as add_check_determinism
+
+    add_check_determinism(sub)
     cache = sub.add_parser("cache", help="inspect, check or clear the response store")
     cache.add_argument("action", choices=("stats", "clear", "check"))
     cache.add_argument("--cache-dir", dest="cache_dir", default=None)
@@ -152,6 +156,9 @@ def _common_run_arguments(hidden: tuple[str, ...] = ()) -> argparse.ArgumentPars
                      help="with --run-id: replace that run's folder "
                           "(its old files are removed when the new run's are written)")
     run.add_argument("--quiet", action="store_true", help="no progress bar or tables")
+    run.add_argument("--check-determinism", dest="check_determinism", type=int, metavar="N",
+                     help="after the run, ask N of each model's greedy requests again (bypassing the store) and "
+                          "record the share of replies that differ in results.json")
     run.add_argument("--estimate", action="store_true", default=None,
                      help="ask nothing: print the requests (after dedupe and cache), tokens, time and cost "
                           "a run would take")
@@ -174,14 +181,18 @@ def main(argv: list[str] | None = None) -> int:
             return _report(args, console)
         if args.command == "serve":
             return _serve(args)
+        if args.command == "check-determinism":
+            from robusteval.check_determinism import run_command as run_check_determinism
+
+            return run_check_determinism(args, _out_console())
         if args.command == "tree":
             from robusteval.suites.tree import run_build_command
 
             return run_build_command(args, console)
         if args.command == "data":
-            from robusteval.data.check import run_command
+            from robusteval.data.check import run_command as run_data_check
 
-            return run_command(args)
+            return run_data_check(args)
         return _cache(args)
     except UserError as exc:
         console.print(styled("error:", "red", f" {exc}"))

@@ -53,6 +53,7 @@ class RunConfig:
     overwrite: bool = False  # an existing --run-id folder is replaced (its old files removed) instead of refused
     options: Any = None  # the suite's own settings (its Options dataclass)
     estimate: bool = False  # count requests, tokens, time and cost; ask nothing
+    check_determinism: int = 0  # ask this many greedy requests again after the run, count replies that differ
 
     def validated(self) -> RunConfig:
         suite = get_suite(self.suite)
@@ -72,6 +73,7 @@ class RunConfig:
             (bool(self.models), "give at least one --model"),
             (self.run_id is None or run_id_problem(self.run_id) is None,
              f"--run-id {self.run_id!r}: {run_id_problem(self.run_id or '')}"),
+            (self.check_determinism >= 0, "--check-determinism must be >= 0"),
         ]
         for ok, message in checks:
             if not ok:

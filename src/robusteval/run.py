@@ -13,6 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from robusteval.check_determinism import measure_models, new_engine
 from robusteval.config import RunConfig
 from robusteval.data.audit import DataAudit
 from robusteval.engine import Engine, RetryPolicy, Store
@@ -87,8 +88,8 @@ async def _execute(config: RunConfig, suite, console: Console, quiet: bool) -> t
                        seed=config.seed)
     store = Store(Path(config.cache_dir).expanduser() / STORE_FILE)
     progress = RichProgress(f"{config.suite}", console=console, enabled=not quiet and console.is_terminal)
-    engine = Engine(store, use_cache=config.use_cache, progress=progress,
-                    retry=RetryPolicy(max_retries=config.max_retries, timeout_s=config.timeout))
+    engine = new_engine(store, config, use_cache=config.use_cache, progress=progress,
+                        retry=RetryPolicy(max_retries=config.max_retries, timeout_s=config.timeout))
     add_model = ModelStarter(engine, config)
     started_models = add_model.started
 
@@ -99,6 +100,8 @@ async def _execute(config: RunConfig, suite, console: Console, quiet: bool) -> t
         with progress:
             result = await suite.execute(ctx)
         result.extra["data"] = ctx.audit.as_dict()
+        if config.check_determinism:
+            result.extra["determinism"] = await measure_models(engine, labels, config)
         model_info = {label: {"spec": spec_text, "fingerprint": engine.fingerprint(label),
                               "role": "under test" if label in labels else "helper",
                               "usage": engine.usage[label].as_dict()}

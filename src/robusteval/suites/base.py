@@ -30,6 +30,16 @@ from robusteval.files import atomic_write
 from robusteval.types import GenParams
 
 
+def print_noise_floor(console: Console, extra: dict) -> None:
+    """The backend's own noise (``--check-determinism``) below a suite's tables, when the run measured it."""
+    from rich.text import Text
+
+    from robusteval.engine.determinism import summaries
+
+    for line in summaries(extra):
+        console.print(Text(f"noise floor: {line}"))
+
+
 def csv_arg(text: str) -> tuple[str, ...]:
     """argparse type for comma-separated lists: ``--families order,format``."""
     return tuple(part.strip() for part in text.split(",") if part.strip())

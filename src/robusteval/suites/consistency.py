@@ -24,7 +24,7 @@ from robusteval.errors import UserError
 from robusteval.judges.base import Rating, SimilarityJudge
 from robusteval.metrics.agreement import agreement_report
 from robusteval.metrics.stats import bootstrap
-from robusteval.suites.base import SuiteContext, SuiteResult, csv_arg
+from robusteval.suites.base import SuiteContext, SuiteResult, csv_arg, print_noise_floor
 from robusteval.types import Message
 
 NAME = "consistency"
@@ -383,6 +383,11 @@ def print_summary(console, result: SuiteResult) -> None:
                           *[fmt_estimate(jm["models"][m].get("sampling_mean"), 2) for m in models], "")
             table.add_row(Text("style effect (variants − samples)", style="bold"),
                           *[fmt_estimate(jm["models"][m].get("style_effect"), 2) for m in models], "")
+        if noise := result.extra.get("determinism"):
+            from robusteval.engine.determinism import noise_cell
+
+            table.add_row("[bold]backend noise: same request, other reply",
+                          *[noise_cell(noise.get(m)) for m in models], "")
         console.print(table)
     if agreement := metrics.get("agreement"):
         alpha = agreement["krippendorff_alpha_interval"]
@@ -393,4 +398,5 @@ def print_summary(console, result: SuiteResult) -> None:
                       + "; mean |difference| "
                       + ", ".join(f"{k} = {'n/a' if v is None else f'{v:.2f}'}"
                                   for k, v in agreement["mean_abs_difference"].items()), highlight=False)
+    print_noise_floor(console, result.extra)
 

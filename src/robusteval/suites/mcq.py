@@ -28,7 +28,7 @@ from robusteval.probes.design import FAMILIES, Design, expand
 from robusteval.probes.fewshot import ShotPool
 from robusteval.probes.templates import BASE, load_templates
 from robusteval.readers.labels import read_label
-from robusteval.suites.base import SuiteContext, SuiteResult, csv_arg
+from robusteval.suites.base import SuiteContext, SuiteResult, csv_arg, print_noise_floor
 from robusteval.types import GenParams, Item, Response, Variant
 
 NAME = "mcq"
@@ -96,6 +96,7 @@ def print_summary(console, result: SuiteResult) -> None:
 
     for model, model_metrics in result.metrics.items():
         print_mcq(console, model, model_metrics)
+    print_noise_floor(console, result.extra)
 
 
 def build_design(config, data: str, audit=None) -> tuple[Design, dict]:

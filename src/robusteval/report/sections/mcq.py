@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from robusteval.engine.determinism import NOISE_NOTE, summaries
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, estimate_text, headline_from, slug
 from robusteval.report.plots import bars_with_ci
 
@@ -28,7 +29,9 @@ def sections(run: Run) -> list[Section]:
         table = TableData(f"{model}: robustness per family",
                           ("family", "accuracy", "consistency rate", "pooled CR", "spread (max-min)", "invalid",
                            "failed"), tuple(summary_rows))
-        out.append(Section(f"mcq · {model}", tuple(figures), (table, *variant_tables(model, families))))
+        noise = summaries(run.results, model)
+        out.append(Section(f"mcq · {model}", tuple(figures), (table, *variant_tables(model, families)),
+                           (NOISE_NOTE, *noise) if noise else ()))
     return out
 
 

@@ -1,0 +1,166 @@
+"""``robusteval check-determinism``: how often a model gives a different reply to the same request.
+
+The requests are a suite's own (by default the mcq suite's order and format variants of ``--data``),
+planned by running the suite against a dry-run engine, so the check asks what a real run asks.
+A seeded sample of them is asked twice (`engine.determinism`): once through the store as a run
+would, once again bypassing it in the reverse order. The share of replies that differ is the
+backend's noise floor: robusteval counts a changed answer as the model's inconsistency, so a
+backend that answers the same request differently inflates every consistency figure by about that
+much.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+# Imported lazily: the command line builds this command's parser on every start.
+if TYPE_CHECKING:
+    from robusteval.config import RunConfig
+    from robusteval.engine import Engine, Store
+    from robusteval.engine.determinism import DeterminismResult
+    from robusteval.types import Request
+
+STORE_FILE = "responses.sqlite"
+
+
+async def plan_requests(config: RunConfig, spec_text: str) -> list[Request]:
+    """The distinct requests ``config``'s suite would send to the model ``spec_text``, in the order
+    the suite asks them; nothing is sent (the model is not even loaded)."""
+    from rich.console import Console
+
+    from robusteval.engine import Engine, Store
+    from robusteval.models import load_backend, parse_model_spec
+    from robusteval.suites import get_suite
+    from robusteval.suites.base import SuiteContext
+    from robusteval.types import GenParams
+
+    suite = get_suite(config.suite)
+    params = GenParams(temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens,
+                       seed=config.seed)
+    with tempfile.TemporaryDirectory() as tmp:  # an empty store: every request counts as new
+        store = Store(Path(tmp) / STORE_FILE)
+        engine = Engine(store, use_cache=False, dry_run=True)
+        try:
+            label = parse_model_spec(spec_text).label
+            await engine.add_model(label, load_backend(parse_model_spec(spec_text)))
+            ctx = SuiteContext(config=config, options=config.options, engine=engine, models=[label], params=params,
+                               console=Console(stderr=True, quiet=True))
+            await suite.execute(ctx)
+        finally:
+            await engine.close()
+            store.close()
+    return list(engine.planned.get(label, {}).values())
+
+
+def sample_requests(requests: list[Request], n: int, seed: int) -> list[Request]:
+    """``n`` of ``requests`` drawn with ``random.Random(seed)``, in their planned order."""
+    if n >= len(requests):
+        return list(requests)
+    chosen = sorted(random.Random(seed).sample(range(len(requests)), n))
+    return [requests[i] for i in chosen]
+
+
+async def check(config: RunConfig, spec_text: str, n: int) -> DeterminismResult:
+    """Plan ``config``'s requests, ask ``n`` of them twice against ``spec_text``, count the differences.
+
+    The first pass goes through the store at ``config.cache_dir`` (stored answers are what a resumed
+    run would use; new answers are stored) unless ``config.use_cache`` is off; the second bypasses it."""
+    from robusteval.engine import Store
+    from robusteval.engine.determinism import RecordingEngine, ask_twice
+    from robusteval.errors import UserError
+    from robusteval.models import load_backend, parse_model_spec
+
+    if n < 1:
+        raise UserError("--n must be at least 1")
+    planned = await plan_requests(config, spec_text)
+    requests = sample_requests(planned, n, config.seed)
+    if not requests:
+        raise UserError(f"suite {config.suite} planned no requests for these settings; nothing to check")
+    spec = parse_model_spec(spec_text)
+    store = Store(Path(config.cache_dir).expanduser() / STORE_FILE)
+    engine = RecordingEngine(store, keep=len(requests), use_cache=config.use_cache)
+    try:
+        await engine.add_model(spec.label, load_backend(spec), rpm=config.rpm, tpm=config.tpm,
+                               concurrency=config.concurrency)
+        return await ask_twice(engine, spec.label, requests, rpm=config.rpm, tpm=config.tpm,
+                               concurrency=config.concurrency)
+    finally:
+        await engine.close()
+        store.close()
+
+
+def new_engine(store: Store, config: RunConfig, **kwargs) -> Engine:
+    """The run's engine: one that keeps a sample of its greedy requests when the run measures determinism."""
+    from robusteval.engine import Engine
+    from robusteval.engine.determinism import RecordingEngine
+
+    if config.check_determinism:
+        return RecordingEngine(store, keep=config.check_determinism, **kwargs)
+    return Engine(store, **kwargs)
+
+
+async def measure_models(engine: Engine, models: list[str], config: RunConfig) -> dict[str, dict]:
+    """``--check-determinism N`` on a run: ask N of each model's greedy requests again, bypassing the
+    store; results.json records the counts under ``determinism``."""
+    from robusteval.engine.determinism import RecordingEngine, measure_recorded
+
+    assert isinstance(engine, RecordingEngine)
+    out = {}
+    for model in models:
+        result = await measure_recorded(engine, model, rpm=config.rpm, tpm=config.tpm,
+                                        concurrency=config.concurrency, retry=engine.retry)
+        out[model] = result.as_dict()
+    return out
+
+
+def add_command(sub) -> None:
+    """``robusteval check-determinism``: its flags."""
+    p = sub.add_parser("check-determinism", help="ask a sample of greedy requests twice and report the share of "
+                                                 "replies that differ (a backend's noise floor)",
+                       description=__doc__.splitlines()[0])
+    p.add_argument("--model", dest="models", action="append",
+                   help="model spec kind:name?key=value (repeatable; default: the embedded llamacpp model)")
+    p.add_argument("--n", type=int, default=40, help="requests to ask twice (default: 40)")
+    p.add_argument("--suite", default="mcq", choices=("mcq",),
+                   help="whose requests to ask (default: mcq, its order and format variants)")
+    p.add_argument("--data", help="dataset name or file (default: the suite's own set)")
+    p.add_argument("--families", help="mcq families the requests come from (default: order,format)")
+    p.add_argument("--max-tokens", dest="max_tokens", type=int, help="reply length limit (default: 256)")
+    p.add_argument("--seed", type=int, help="seed for the questions and the sample (default: 0)")
+    p.add_argument("--concurrency", type=int, help="max requests in flight per model (default: the backend's)")
+    p.add_argument("--rpm", type=float, help="requests per minute limit per model")
+    p.add_argument("--tpm", type=float, help="tokens per minute limit per model")
+    p.add_argument("--timeout", type=float, help="seconds before a request is abandoned and retried (default: 300)")
+    p.add_argument("--cache-dir", dest="cache_dir", help="the response store the first pass reads and writes")
+    p.add_argument("--no-cache", dest="no_cache", action="store_true",
+                   help="ask the first pass fresh too (the default serves stored answers, as a resumed run would)")
+
+
+def run_command(args, console) -> int:
+    """Plan, ask twice, print one line per model (and a few differing replies)."""
+    from rich.text import Text
+
+    from robusteval.config import build_config
+    from robusteval.engine.loop import run as run_loop
+    from robusteval.models import parse_model_spec
+
+    flags = {"suite": args.suite, "data": args.data, "max_tokens": args.max_tokens, "seed": args.seed,
+             "concurrency": args.concurrency, "rpm": args.rpm, "tpm": args.tpm, "timeout": args.timeout,
+             "cache_dir": args.cache_dir, "use_cache": False if args.no_cache else None,
+             "families": tuple(f for f in args.families.split(",") if f) if args.families else None,
+             # enough questions that the sample spreads over many of them
+             "limit": max(args.n, 1)}
+    config = build_config({}, flags)
+    specs = args.models or list(config.models)
+    for spec in specs:
+        parse_model_spec(spec)  # every spec checked before any model starts
+    for spec in specs:
+        result = run_loop(check(config, spec, args.n))
+        console.print(Text(result.summary()))
+        for d in result.examples:
+            console.print(Text(f"  e.g. …{d.prompt[-80:]!r}\n    first:  {d.first[:120]!r}\n"
+                               f"    second: {d.second[:120]!r}"))
+    return 0
