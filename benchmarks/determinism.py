@@ -205,7 +205,8 @@ def main() -> None:
             cells.append("")
         if "resume" in conditions:
             half = list(range(n // 2, n))
-            cells.append(f"{differing(reference, run_worker(setting, f.name, [{'order': half, 'concurrency': slots}], args.threads)[0]['replies'])} of {len(half)}")
+            resumed = run_worker(setting, f.name, [{"order": half, "concurrency": slots}], args.threads)[0]
+            cells.append(f"{differing(reference, resumed['replies'])} of {len(half)}")
         else:
             cells.append("")
         cells.append(differing(reference, first[1]["replies"]) if "warm" in conditions else "")

@@ -39,7 +39,8 @@ class Noisy:
         content = messages[-1].content
         self.calls[content] += 1
         await asyncio.sleep(0)
-        return Completion(text=f"The best answer is A{' (again)' * (self.calls[content] - 1) if is_noisy(content) else ''}")
+        again = " (again)" * (self.calls[content] - 1) if is_noisy(content) else ""
+        return Completion(text=f"The best answer is A{again}")
 
 
 def test_the_deterministic_stub_has_no_noise(tmp_path, mcq_file, capsys):
