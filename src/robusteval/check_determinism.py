@@ -161,6 +161,6 @@ def run_command(args, console) -> int:
         result = run_loop(check(config, spec, args.n))
         console.print(Text(result.summary()))
         for d in result.examples:
-            console.print(Text(f"  e.g. …{d.prompt[-80:]!r}\n    first:  {d.first[:120]!r}\n"
-                               f"    second: {d.second[:120]!r}"))
+            console.print(Text(f"  e.g. …{d.prompt[-80:]!r}\n"
+                               f"    first:  {d.first[:120]!r}\n    second: {d.second[:120]!r}"))
     return 0

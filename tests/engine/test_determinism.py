@@ -103,6 +103,14 @@ def test_only_greedy_chat_requests_are_compared(tmp_path):
     assert result.asked == 6 and set(backend.calls) == {f"question {i}" for i in range(6)}
 
 
+def test_examples_show_where_two_replies_part():
+    long = "x" * 500
+    result = compare("m", [(request(0), long + " The best answer is A.")], [long + " The best answer is C."])
+    (d,) = result.examples
+    assert d.first == "…" + "x" * 20 + " The best answer is A."
+    assert d.second == "…" + "x" * 20 + " The best answer is C."
+
+
 def test_failures_in_either_pass_are_left_out():
     firsts = [(request(0), "a"), (request(1), None), (request(2), "c"), (request(3), "d")]
     result = compare("m", firsts, ["a", "b", None, "D"])

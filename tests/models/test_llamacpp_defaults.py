@@ -38,8 +38,8 @@ def test_reproducible_settings_are_the_default():
     backend = LlamaCppBackend.from_spec(parse_model_spec("llamacpp"))
     import xllamacpp as xl
 
-    assert (backend.n_parallel, backend.cache_prompt, backend.flash_attn, backend.max_concurrency) == \
-        (1, False, False, 1)
+    assert (backend.n_parallel, backend.cache_prompt, backend.flash_attn) == (1, False, False)
+    assert backend.max_concurrency == 1
     params = server_params(backend.path, backend.n_parallel, backend.n_ctx_per_slot, 1,
                            cache_ram_mib=backend.cache_ram_mib, cache_prompt=backend.cache_prompt,
                            flash_attn=backend.flash_attn)

@@ -10,6 +10,7 @@ count does not change its replies: docs/performance.md, "Determinism")."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import signal
@@ -45,17 +46,30 @@ def _ask(store: Path, requests: Path, order: str) -> subprocess.Popen:
 
 def _replies(store: Path, requests: Path) -> list[str | None]:
     from robusteval.engine import Store, cache_key
+
+    key = _fingerprint()
+    db = Store(store)
+    try:
+        return [None if (hit := db.get(cache_key(key, r))) is None else hit.completion.text
+                for r in _load(requests)]
+    finally:
+        db.close()
+
+
+@functools.cache
+def _fingerprint() -> str:
+    """The default backend's fingerprint (hashes the weights once; loads no model)."""
     from robusteval.models import parse_model_spec
     from robusteval.models.llamacpp import LlamaCppBackend
 
     backend = LlamaCppBackend.from_spec(parse_model_spec(SPEC))
-    asyncio.run(backend.start())  # the fingerprint only: the model is loaded on the first request
-    db = Store(store)
-    try:
-        return [None if (hit := db.get(cache_key(backend.fingerprint, r))) is None else hit.completion.text
-                for r in _load(requests)]
-    finally:
-        db.close()
+
+    async def started() -> str:
+        await backend.start()
+        await backend.close()
+        return backend.fingerprint
+
+    return asyncio.run(started())
 
 
 def _load(requests: Path):

@@ -191,8 +191,20 @@ def compare(model: str, firsts: Sequence[tuple[Request, str | None]],
             differ += 1
             if len(examples) < EXAMPLES:
                 prompt = request.messages[-1].content if request.messages else ""
-                examples.append(Difference(prompt[-EXCERPT:], first[:EXCERPT], second[:EXCERPT]))
+                examples.append(Difference(prompt[-EXCERPT:], *_where_they_part(first, second)))
     return DeterminismResult(model, asked, differ, failed, tuple(examples))
+
+
+def _where_they_part(first: str, second: str, before: int = 40) -> tuple[str, str]:
+    """Excerpts of two different replies from a little before their first differing character
+    (two replies often agree for a long while), marked with '…' where text was cut off."""
+    same = next((i for i, (a, b) in enumerate(zip(first, second)) if a != b), min(len(first), len(second)))
+    start = max(0, same - before)
+
+    def cut(text: str) -> str:
+        return ("…" if start else "") + text[start:start + EXCERPT] + ("…" if len(text) > start + EXCERPT else "")
+
+    return cut(first), cut(second)
 
 
 class _Started:
