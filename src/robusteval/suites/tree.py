@@ -406,9 +406,12 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
         trees, info = load_trees(o.trees)
         info = {**info, "source": o.trees}
         data = info.get("data", DEFAULT_DATA)
+        read = ctx.audit.source(f"trees {o.trees}")
+        read.rows_read = read.rows_used = len(trees)
+        read.assume("questions", f"as built into the trees file (from {data})")
     else:
         data = config.data or DEFAULT_DATA
-        items, size = load_qa(data, limit=config.limit, seed=config.seed)
+        items, size = load_qa(data, limit=config.limit, seed=config.seed, audit=ctx.audit.source(data))
         trees, info = await build_trees(ctx, items, size, data)
         files["trees.json"] = trees_document(trees, info)
         if o.save_trees:
