@@ -92,6 +92,7 @@ def test_the_audit_counts_repairs_and_left_out_sets(tmp_path):
     path.write_text(BROKEN)
     audit = SourceAudit(str(path))
     items, report = load_prompt_sets(str(path), limit=1, audit=audit)
+    assert len(items) == 1
     assert (audit.rows_read, audit.rows_used) == (4, 1)
     assert audit.left_out == {f"left out: {s}": 1 for s in report.skipped}
     assert sum(audit.anomalies.values()) == len(report.fixes) == 3
