@@ -67,3 +67,24 @@ def test_a_bad_flag_is_one_clear_message():
 
     with pytest.raises(UserError, match=r"cache_prompt='maybe' must be 1 or 0"):
         LlamaCppBackend.from_spec(parse_model_spec("llamacpp?cache_prompt=maybe"))
+
+
+def test_settings_that_change_the_numerics_are_in_the_fingerprint():
+    """Answers stored under llama.cpp's faster, non-reproducible settings (or the old defaults) are
+    never served to a run with the reproducible default, and the reverse."""
+    import asyncio
+
+    from robusteval.models import parse_model_spec
+    from robusteval.models.llamacpp import LlamaCppBackend
+
+    async def fingerprint(spec: str) -> str:
+        backend = LlamaCppBackend.from_spec(parse_model_spec(spec))
+        await backend.start()  # hashes the weights; the model itself loads on the first request
+        await backend.close()
+        return backend.fingerprint
+
+    prints = [asyncio.run(fingerprint(spec)) for spec in
+              ("llamacpp", "llamacpp?cache_prompt=1", "llamacpp?flash_attn=1", "llamacpp?n_parallel=4",
+               "llamacpp?n_parallel=1&cache_prompt=0&flash_attn=0")]
+    assert prints[0].endswith(":np1-cp0-fa0") and prints[0].startswith("llamacpp:SmolLM2-135M")
+    assert len(set(prints[:4])) == 4 and prints[4] == prints[0]

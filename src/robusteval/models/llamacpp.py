@@ -135,7 +135,11 @@ class LlamaCppBackend:
         if not self.path.is_file():
             raise UserError(f"GGUF file not found: {self.path}; pass an existing file with --model llamacpp:PATH.gguf")
         digest = await asyncio.to_thread(file_sha256, self.path)
-        self.fingerprint = f"llamacpp:{self.path.name}:{digest[:16]}"
+        # The settings that change llama.cpp's numerics (docs/performance.md, "Determinism") are part
+        # of the identity: answers computed with other slots, prompt caching or flash attention are
+        # another model's as far as the store is concerned, so they never mix with these.
+        self.fingerprint = (f"llamacpp:{self.path.name}:{digest[:16]}:"
+                            f"np{self.n_parallel}-cp{int(self.cache_prompt)}-fa{int(self.flash_attn)}")
         self._pool = ThreadPoolExecutor(max_workers=self.n_parallel, thread_name_prefix="llamacpp")
         self._server: Any = None  # an xllamacpp.Server once loaded
         self._load_error: UserError | None = None
