@@ -20,7 +20,7 @@ def _run(tmp_path, *args: str, run_id: str) -> tuple[int, dict, list[dict]]:
     code = main(["run", "persona", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "runs"),
                  "--run-id", run_id, "--bootstrap", "20", *args])
     folder = tmp_path / "runs" / run_id
-    if code != 0:
+    if code not in (0, 3):  # 3: some requests failed, everything else written
         return code, {}, []
     samples = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
     return code, json.loads((folder / "results.json").read_text()), samples
@@ -74,7 +74,7 @@ def test_a_chunk_longer_than_the_window_is_n_a_until_truncated(realdata, tmp_pat
             "--turns", "1", "--max-tokens", "12", "--scoring", "expected")
     code, results, _ = _run(tmp_path, *args, run_id="long")
     out = capsys.readouterr()
-    assert code == 0
+    assert code == 3  # requests failed: the documented exit code, with everything else written
     m = results["metrics"]["llamacpp"]
     assert m["lost_contexts"]["file_chunk_4"]["failed"] == 3 * 4 == m["failed"]
     assert "exceeds the available context size" in m["lost_contexts"]["file_chunk_4"]["error"]

@@ -168,7 +168,7 @@ def _interval(value: float, draws: np.ndarray, jackknife: np.ndarray | None, n: 
         below = (np.count_nonzero(draws < value) + np.count_nonzero(draws <= value)) / (2 * b)
         z0 = float(ndtri(np.clip(below, 0.5 / b, 1 - 0.5 / b)))
         jack = jackknife[np.isfinite(jackknife)]
-        u = jack.mean() - jack
+        u = jack.mean() - jack if len(jack) else jack  # no finite jackknife value: no acceleration
         spread = float(u @ u)
         a = float((u ** 3).sum() / (6 * spread ** 1.5)) if spread > 0 else 0.0
         z = ndtri(levels)
