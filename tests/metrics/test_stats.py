@@ -216,3 +216,23 @@ def test_spread_of_variants_that_agree_on_every_item_is_not_a_bare_zero():
     est = spread_interval(correct, correct)
     assert (est.value, est.low) == (0.0, 0.0)
     assert est.high == pytest.approx(float(wilson(0.0, 20)[1]))  # none of 20 items differed: <= 0.16
+
+
+def test_wilson_holds_its_share_exactly_at_the_edges():
+    """At p = 0 rounding put the lower end 3e-17 above 0, and the report's error bar (p - low) was
+    negative: matplotlib refused it and the run wrote no report."""
+    from robusteval.metrics.stats import wilson
+
+    p = np.array([0.0, 1.0, 0.0, 1.0, 0.3])
+    n = np.array([13.0, 13.0, 2.7, 5.5, 10.0])
+    low, high = wilson(p, n)
+    assert np.all(low <= p) and np.all(p <= high)
+    assert low[0] == 0.0 and high[1] == 1.0
+
+
+def test_error_bars_of_an_interval_not_holding_its_value_are_drawn():
+    from robusteval.report.plots import bars_with_ci
+
+    png = bars_with_ci(["a", "b"], [{"value": 0.0, "ci_low": 3e-17, "ci_high": 0.2},
+                                    {"value": 0.5, "ci_low": 0.55, "ci_high": 0.7}], title="t", ylabel="y")
+    assert png.startswith(b"\x89PNG")

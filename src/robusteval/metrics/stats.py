@@ -59,7 +59,9 @@ def wilson(p: np.ndarray | float, n: np.ndarray | float, level: float = 0.95) ->
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z / denom * np.sqrt(np.maximum(p * (1 - p), 0.0) / n + z * z / (4 * n * n))
-    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+    # Wilson's interval always holds p; rounding put its lower end 3e-17 above p = 0, which the
+    # report's error bars (value - low) read as a negative length
+    return np.clip(np.minimum(centre - half, p), 0.0, 1.0), np.clip(np.maximum(centre + half, p), 0.0, 1.0)
 
 
 def proportion(numerator: np.ndarray, denominator: np.ndarray, *, level: float = 0.95) -> Estimate:

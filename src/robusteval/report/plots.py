@@ -39,7 +39,9 @@ def bars_with_ci(labels: list[str], estimates: list[dict | None], *, title: str,
     fig, ax = plt.subplots(figsize=(max(4.0, 0.7 * len(labels) + 2), 3.4))
     x = np.arange(len(labels))
     ax.bar(x, np.nan_to_num(values), color="#4c72b0", alpha=0.85)
-    ax.errorbar(x, np.nan_to_num(values), yerr=[np.nan_to_num(values - low), np.nan_to_num(high - values)],
+    # an interval that does not hold its value (possible for BCa) is drawn up to the value, never inverted
+    below, above = np.maximum(np.nan_to_num(values - low), 0), np.maximum(np.nan_to_num(high - values), 0)
+    ax.errorbar(x, np.nan_to_num(values), yerr=[below, above],
                 fmt="none", ecolor="black", capsize=4, linewidth=1)
     ax.set_xticks(x, [label[-28:] for label in labels], rotation=30 if len(labels) > 4 else 0, ha="right"
                   if len(labels) > 4 else "center")
