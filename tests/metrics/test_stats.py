@@ -236,3 +236,20 @@ def test_error_bars_of_an_interval_not_holding_its_value_are_drawn():
     png = bars_with_ci(["a", "b"], [{"value": 0.0, "ci_low": 3e-17, "ci_high": 0.2},
                                     {"value": 0.5, "ci_low": 0.55, "ci_high": 0.7}], title="t", ylabel="y")
     assert png.startswith(b"\x89PNG")
+
+
+def test_a_share_no_resample_can_move_still_gets_an_interval():
+    """A macro accuracy of 20 questions all wrong: BCa said [0, 0]; the fallback is Wilson over the items."""
+    from robusteval.metrics.consistency import macro_of_sums
+    from robusteval.metrics.stats import share_bootstrap, wilson
+
+    per_item = np.zeros((20, 4))  # category sums of 2 categories: correct x 2, then answered x 2
+    per_item[:10, 2] = 1
+    per_item[10:, 3] = 1
+    est = share_bootstrap(per_item, macro_of_sums, n_resamples=200)
+    assert est.value == 0.0 and est.low == 0.0
+    assert est.high == pytest.approx(float(wilson(0.0, 20)[1])) and est.high > 0.1
+    varied = per_item.copy()
+    varied[:3, 0] = 1
+    est = share_bootstrap(varied, macro_of_sums, n_resamples=200)
+    assert est.low < est.value < est.high

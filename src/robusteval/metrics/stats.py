@@ -152,6 +152,21 @@ def bootstrap_sums(per_item: np.ndarray, statistic: Callable[[np.ndarray], np.nd
     return _interval(value, draws, jackknife, n, level)
 
 
+def share_bootstrap(per_item: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], *,
+                    n_resamples: int = 1000, level: float = 0.95, seed: int = 0) -> Estimate:
+    """`bootstrap_sums` for a share in [0, 1] that is not one ratio (a macro accuracy over categories).
+
+    Where every item gives the same result (all wrong, all right) no resample can differ and the
+    bootstrap says [p, p]: 20 questions would "prove" an accuracy of exactly 0. Wilson's interval
+    over the items, one trial each (the cautious reading `proportion` falls back to), is given then.
+    """
+    est = bootstrap_sums(per_item, statistic, n_resamples=n_resamples, level=level, seed=seed)
+    if est.value is None or est.low is None or est.low != est.high:
+        return est
+    low, high = wilson(est.value, est.n, level)
+    return Estimate(est.value, float(low), float(high), est.n)
+
+
 def _interval(value: float, draws: np.ndarray, jackknife: np.ndarray | None, n: int, level: float) -> Estimate:
     """The percentile interval of the finite draws, or BCa's when the jackknife values are given.
 

@@ -22,7 +22,7 @@ from robusteval.metrics.consistency import (
     macro_of_sums,
     std_of,
 )
-from robusteval.metrics.stats import bootstrap_sums, proportion, spread_interval
+from robusteval.metrics.stats import bootstrap_sums, proportion, share_bootstrap, spread_interval
 from robusteval.probes.choices import LETTERS
 from robusteval.probes.design import FAMILIES, Design, expand
 from robusteval.probes.fewshot import ShotPool
@@ -290,6 +290,9 @@ def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, s
     def ratio(numerator: np.ndarray, denominator: np.ndarray) -> dict:
         return proportion(numerator, denominator).as_dict()
 
+    def macro(per_item: np.ndarray) -> dict:
+        return share_bootstrap(per_item, macro_of_sums, n_resamples=n_resamples, seed=seed).as_dict()
+
     per_variant = m.answers.shape[1] // max(1, n_vars)  # answer columns per variant (one per sample)
     variants = {}
     for j, name in enumerate(m.variants):
@@ -303,7 +306,7 @@ def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, s
             "failed": sum(s.status == "failed" for s in vs),
         }
         if has_categories:  # SCORE's MMLU-Pro per-prompt accuracy: the mean of the categories' accuracies
-            variants[name]["macro_accuracy"] = boot(category_sums(m.correct[:, j], m.categories), macro_of_sums)
+            variants[name]["macro_accuracy"] = macro(category_sums(m.correct[:, j], m.categories))
     by_item = item_consistency(m.answers)
     agree, pairs = agreeing_pairs(m.answers)
     per_variant_sums = np.column_stack([correct, answered])
@@ -320,7 +323,7 @@ def family_metrics(samples: list[Sample], family: str, item_ids: list[str], *, s
     }
     result["position_bias"] = position_bias(m, ratio)
     if has_categories:
-        result["macro_accuracy"] = boot(category_sums(m.correct, m.categories), macro_of_sums)
+        result["macro_accuracy"] = macro(category_sums(m.correct, m.categories))
     return result
 
 
