@@ -21,7 +21,7 @@ def _run(stub, tmp_path, mcq_file, *extra: str) -> int:
 
 
 def test_default_ids_started_in_the_same_second_get_their_own_folders(tmp_path, monkeypatch):
-    import robusteval.results as results
+    import robusteval.results.folder as results
 
     monkeypatch.setattr(results.time, "strftime", lambda *_: "20260101-120000")  # every run in one second
     folders: list = []
@@ -41,7 +41,7 @@ def test_default_ids_started_in_the_same_second_get_their_own_folders(tmp_path, 
 
 
 def test_two_default_runs_in_one_second_keep_their_own_results(tmp_path, mcq_file, monkeypatch):
-    import robusteval.results as results
+    import robusteval.results.folder as results
 
     monkeypatch.setattr(results.time, "strftime", lambda *_: "20260101-120000")
     with StubServer() as stub:

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
+from pydantic import Field
 from scipy.special import ndtr, ndtri
 from scipy.stats import t as student_t
 
@@ -36,9 +37,9 @@ class Estimate:
     """A point value with its confidence interval (None when it cannot be computed)."""
 
     value: float | None
-    low: float | None = None
-    high: float | None = None
-    n: int = 0
+    low: Annotated[float | None, Field(alias="ci_low")] = None  # in JSON: ci_low / ci_high
+    high: Annotated[float | None, Field(alias="ci_high")] = None
+    n: int | float = 0  # the number of units (items, or an effective number of cells)
 
     def as_dict(self) -> dict:
         return {"value": self.value, "ci_low": self.low, "ci_high": self.high, "n": self.n}

@@ -161,6 +161,11 @@ class Invariants:
     upper: float = 0.96
 
 
+def norm_text(text: str) -> str:
+    """What counts as the same prompt for the duplicate check: case, spacing and punctuation aside."""
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
 def is_question(text: str) -> bool:
     """Whether ``text`` asks something: it ends with a question mark, or opens with a question word
     or request ("Which river...", "Name the river...", "In what country..."). A statement ("Marla

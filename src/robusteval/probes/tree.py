@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
@@ -24,7 +23,7 @@ import numpy as np
 from robusteval.data.qa import QAItem
 from robusteval.errors import UserError
 from robusteval.probes.lexical import PERTURBATIONS, perturb
-from robusteval.probes.paraphrase import Candidate, Cost, Invariants, check_candidate
+from robusteval.probes.paraphrase import Candidate, Cost, Invariants, check_candidate, norm_text
 
 TREES_VERSION = 1
 
@@ -107,11 +106,6 @@ class BuildSettings:
                                       "whitespace", "visual")
     typo_prob: float = 0.1
     seed: int = 0
-
-
-def norm_text(text: str) -> str:
-    """What counts as the same prompt for the duplicate check: case, spacing and punctuation aside."""
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
 def edit_distance(a: str, b: str) -> int:

@@ -18,16 +18,25 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from rich.console import Console
 
 from robusteval.data.audit import DataAudit
-from robusteval.engine import Engine
+from robusteval.engine import Engine, gather_all
 from robusteval.files import atomic_write
+from robusteval.results.records import Failure
 from robusteval.types import GenParams
+
+if TYPE_CHECKING:
+    from robusteval.config import RunConfig
+
+OptionsT = TypeVar("OptionsT")
+JobT = TypeVar("JobT")
+ResultT = TypeVar("ResultT")
 
 
 def print_noise_floor(console: Console, extra: dict) -> None:
@@ -53,22 +62,58 @@ class SampleLike(Protocol):
     def as_dict(self) -> dict: ...
 
 
-@dataclass
-class SuiteContext:
-    """What a suite needs: the configuration, the engine, and the models under test (labels)."""
+@dataclass(frozen=True, kw_only=True)
+class SampleBase:
+    """The envelope every suite's samples extend: which model answered which item's variant, what it
+    was asked and replied, how that went, and the store key of the answer. A suite's ``Sample``
+    subclasses it and adds its own fields (the verdict, the scores, the variant's coordinates).
 
-    config: Any  # RunConfig (not imported: config imports the suite registry)
-    options: Any  # the suite's Options
+    ``variant`` names the variant within its item's group ("" where a row is not a variant of
+    anything, e.g. a judge's rating). ``status`` is ``ok``, ``invalid`` (answered, but unreadable)
+    or ``failed`` (no answer after the retries; listed in results.json's failures)."""
+
+    model: str
+    item_id: str
+    variant: str | int = ""
+    prompt: str | None = None
+    response: str | None = None
+    error: str | None = None
+    status: str = "ok"
+    cached: bool = False
+    key: str | None = None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def failure(self) -> Failure:
+        return Failure.of(self)
+
+
+@dataclass
+class SuiteContext(Generic[OptionsT]):
+    """What a suite needs: the configuration, its own options, the engine, and the models under test (labels)."""
+
+    config: RunConfig
+    options: OptionsT
     engine: Engine
     models: list[str]
     params: GenParams
     console: Console
-    _add_model: Any = None
+    _add_model: Callable[[str], Awaitable[str]] | None = None
     audit: DataAudit = field(default_factory=DataAudit)  # loaders record what they read, left out, assumed
+
+    async def ask_all(self, jobs: Iterable[JobT], one: Callable[[JobT], Awaitable[ResultT]]) -> list[ResultT]:
+        """``one(job)`` for every job, concurrently through the engine, in the jobs' order. The
+        progress bar learns the count first, so it shows a total and an ETA from the start."""
+        jobs = list(jobs)
+        self.engine.expect(len(jobs))
+        return await gather_all(one(job) for job in jobs)
 
     async def model(self, spec: str) -> str:
         """Start the model named by ``spec`` if it is not running yet (a judge, an interlocutor...);
         returns its label for ``engine.chat``. The same spec always gives the same model and cache."""
+        if self._add_model is None:
+            raise RuntimeError("this context cannot start models (built without a model starter)")
         return await self._add_model(spec)
 
 

@@ -18,9 +18,8 @@ from pathlib import Path
 from robusteval.config import RunConfig
 from robusteval.errors import UserError
 from robusteval.files import atomic_write
-
-# The fields of a failed sample worth listing in results.json (suites have different samples).
-FAILURE_KEYS = ("model", "item_id", "family", "variant", "step", "context", "node", "sample", "error")
+from robusteval.results.codec import encode
+from robusteval.results.records import Failure
 
 
 def versions() -> dict[str, str]:
@@ -142,7 +141,7 @@ def write_run(run_dir: Path, *, config: RunConfig, models: dict[str, dict], metr
               started: float, finished: float, extra: dict | None = None) -> Path:
     """Write results.json and samples.jsonl atomically (temp file + rename) into the run's folder."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    failures = [{k: v for k, v in s.as_dict().items() if k in FAILURE_KEYS}
+    failures = [{k: v for k, v in encode(Failure.of(s)).items() if v is not None}
                 for s in samples if s.status == "failed"]
     results = {
         "run_id": run_dir.name,

@@ -1,0 +1,139 @@
+"""Apply any registered perturbation to a text: one call for pure perturbations and model rewrites.
+
+A suite asks ``await perturb_text(name, text, seed=..., rewriter=...)`` and gets a `Perturbed`:
+the new text, or None with the reasons when no acceptable version came out. The seed names the
+copy (e.g. ``"0:item-17:typo#2"``), so every copy is reproducible and, for rewrites, its own
+cached request. Rewrites are checked against `Checks` and asked again (a new seed) up to
+``retries`` times; one that never passes is rejected, never used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from robusteval.engine import Engine
+from robusteval.probes.paraphrase import Cost, is_question, leaked_answers, norm_text
+from robusteval.probes.registry import Rewrite, TextPerturbation, get
+from robusteval.types import GenParams, Message
+
+Encode = Callable[[list[str]], np.ndarray]  # texts -> unit-norm rows (sentence embeddings)
+
+
+@dataclass(frozen=True)
+class Checks:
+    """What a rewrite must keep. ``question``: a question stays a question. ``answers``: gold
+    aliases it must not contain (unless the original does). ``bounds``: cosine similarity to the
+    original, checked when an encoder is given and the rewrite stays in the same language."""
+
+    question: bool = True
+    answers: tuple[str, ...] = ()
+    bounds: tuple[float, float] = (0.5, 0.995)
+
+
+@dataclass(frozen=True)
+class Perturbed:
+    """One perturbed copy of a text."""
+
+    name: str
+    original: str
+    text: str | None  # None: the rewrite failed or never passed the checks
+    attempts: int = 1
+    rejections: tuple[str, ...] = ()  # why earlier (or all) candidates were refused
+    error: str | None = None  # the rewrite request failed
+    similarity: float | None = None
+    cost: Cost = Cost()
+    estimated: bool = False  # --estimate: the rewrite was counted, not asked; ``text`` is the original
+
+    @property
+    def ok(self) -> bool:
+        return self.text is not None
+
+
+@dataclass(frozen=True)
+class Rewriter:
+    """The model that writes rewrites, and how it samples (each attempt its own seed)."""
+
+    engine: Engine
+    model: str
+    temperature: float = 0.7
+    max_tokens: int = 256
+
+
+async def perturb_text(name: str, text: str, *, seed: str | int, rewriter: Rewriter | None = None,
+                       checks: Checks = Checks(), encode: Encode | None = None, retries: int = 3) -> Perturbed:
+    """``text`` under the perturbation ``name`` (see `probes.registry`)."""
+    p = get(name)
+    if isinstance(p, TextPerturbation):
+        return Perturbed(name, text, p.apply(text, random.Random(f"{seed}:{name}")))
+    if rewriter is None:
+        raise ValueError(f"{name} is written by a model: give a rewriter")
+    return await _rewrite(p, text, str(seed), rewriter, checks, encode, retries)
+
+
+async def _rewrite(p: Rewrite, text: str, seed: str, rw: Rewriter, checks: Checks, encode: Encode | None,
+                   retries: int) -> Perturbed:
+    messages = (Message("user", p.instruction.format(text=text)),)
+    rejections: list[str] = []
+    cost = Cost()
+    for attempt in range(retries + 1):
+        params = GenParams(temperature=rw.temperature, max_tokens=rw.max_tokens,
+                           seed=random.Random(f"{seed}:{p.name}:{attempt}").randrange(2**31))
+        r = await rw.engine.chat(rw.model, messages, params)
+        cost += Cost.of(r)
+        if rw.engine.dry_run:
+            return Perturbed(p.name, text, text, cost=cost, estimated=True)
+        if r.error is not None:
+            return Perturbed(p.name, text, None, attempt + 1, tuple(rejections), r.error, cost=cost)
+        candidate = clean_rewrite(r.text)
+        reason, similarity = await _check(p, text, candidate, checks, encode)
+        if reason is None:
+            return Perturbed(p.name, text, candidate, attempt + 1, tuple(rejections), similarity=similarity,
+                             cost=cost)
+        rejections.append(reason)
+    return Perturbed(p.name, text, None, retries + 1, tuple(rejections), cost=cost)
+
+
+_PREAMBLE = re.compile(r"^\s*(?:(?:sure|certainly|of course|okay|ok)[!.,]?\s*)?(?:here(?:'s| is| are)\b[^:\n]*:|"
+                       r"(?:the )?(?:rewritten|translated|paraphrased|formal|polite|informal)\b[^:\n]{0,40}:|"
+                       r"(?:rewrite|translation|paraphrase|text)\s*:)\s*", re.I)
+_QUOTES = "\"'“”‘’«»"
+
+
+def clean_rewrite(reply: str | None) -> str | None:
+    """The rewritten text in a rewriter's reply: without a preamble ("Sure! Here is the formal
+    version:"), a code fence or quotes around it; None when nothing is left."""
+    text = (reply or "").strip().strip("`").strip()
+    for _ in range(2):  # "Sure! Here is the rewrite:" then "Rewrite:" on the next line
+        text = _PREAMBLE.sub("", text, count=1).strip()
+    if len(text) > 1 and text[0] in _QUOTES and text[-1] in _QUOTES:
+        text = text[1:-1].strip()
+    return text or None
+
+
+async def _check(p: Rewrite, original: str, candidate: str | None, checks: Checks,
+                 encode: Encode | None) -> tuple[str | None, float | None]:
+    """Why ``candidate`` fails, or None; and its similarity to the original (when measured)."""
+    if not candidate:
+        return "empty", None
+    if norm_text(candidate) == norm_text(original):
+        return "unchanged", None
+    if p.same_language and checks.question and is_question(original) and not is_question(candidate):
+        return "not_a_question", None
+    if leaked_answers(candidate, checks.answers, original):
+        return "contains_answer", None
+    if encode is None or not p.same_language:
+        return None, None
+    vecs = await asyncio.to_thread(encode, [original, candidate])  # a local model: off the event loop
+    similarity = float(vecs[0] @ vecs[1])
+    low, high = checks.bounds
+    if similarity < low:
+        return "too_far", similarity
+    if similarity > high:
+        return "too_close", similarity
+    return None, similarity

@@ -1,0 +1,103 @@
+"""The typed records of results.json, read back by the terminal, the report, ``compare``, the
+leaderboard and ``serve``: nothing downstream reads results by string keys or splits composite
+strings.
+
+`RunRecord` is what every run has (configuration, models, failures, the data audit); its
+``metrics`` are the suite's own record type, registered in `SUITE_METRICS` (one line per suite;
+the type lives in ``results/<suite>.py``). A suite with no registered type keeps its metrics as
+plain JSON, shown by the generic report section.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from robusteval.results.codec import RecordError, decode
+
+# suite -> "module:Type" of its metrics record (by model, or whatever the suite compares)
+SUITE_METRICS: dict[str, str] = {}
+
+
+@dataclass(frozen=True)
+class ModelRecord:
+    """A model the run started: under test, or a helper (judge, paraphraser, interlocutor)."""
+
+    spec: str
+    fingerprint: str | None = None
+    role: str = "under test"
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A request that failed after its retries, and where in the run it sat (the fields a suite's
+    samples have; the others stay None)."""
+
+    model: str | None = None
+    item_id: str | None = None
+    family: str | None = None
+    variant: str | int | None = None
+    step: str | None = None
+    context: str | None = None
+    node: str | None = None
+    sample: int | None = None
+    error: str | None = None
+
+    @classmethod
+    def of(cls, sample: Any) -> Failure:
+        """The failure record of a failed sample (any suite's: the fields it has)."""
+        return cls(**{f.name: getattr(sample, f.name) for f in fields(cls) if hasattr(sample, f.name)})
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    run_id: str
+    suite: str
+    config: dict[str, Any] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    started: str = ""
+    wall_time_s: float | None = None
+    models: dict[str, ModelRecord] = field(default_factory=dict)
+    metrics: Any = None  # the suite's record (see `SUITE_METRICS`), or plain JSON
+    failures: list[Failure] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)  # suite-specific keys beside the metrics
+
+    @property
+    def models_under_test(self) -> list[str]:
+        return [label for label, m in self.models.items() if m.role == "under test"]
+
+
+def metrics_type(suite: str) -> Any | None:
+    """The registered metrics record type of ``suite``, or None."""
+    target = SUITE_METRICS.get(suite)
+    if target is None:
+        return None
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def run_record(results: dict) -> RunRecord:
+    """A parsed results.json as a `RunRecord` (raises `RecordError` when it does not fit)."""
+    if not isinstance(results, dict):
+        raise RecordError("results.json: not a JSON object")
+    known = {f.name for f in fields(RunRecord)}
+    base = {k: v for k, v in results.items() if k in known and k not in ("metrics", "extra")}
+    base.setdefault("run_id", "?")
+    base.setdefault("suite", "?")
+    record = decode(RunRecord, base)
+    kind = metrics_type(record.suite)
+    raw = results.get("metrics")
+    metrics = decode(kind, raw) if kind is not None and raw is not None else raw
+    extra = {k: v for k, v in results.items() if k not in known}
+    return RunRecord(**{**{f.name: getattr(record, f.name) for f in fields(RunRecord)},
+                        "metrics": metrics, "extra": extra})
+
+
+def read_run(folder: Path | str) -> RunRecord:
+    """``folder/results.json`` as a `RunRecord`."""
+    path = Path(folder) / "results.json"
+    return run_record(json.loads(path.read_text(encoding="utf-8")))
