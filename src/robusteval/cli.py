@@ -58,7 +58,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="robusteval", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"robusteval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True,
-                                metavar="{run,report,compare,serve,tree,check-determinism,cache,data}")
+                                metavar="{run,report,compare,serve,merge,tree,check-determinism,cache,data}")
 
     run = sub.add_parser("run", help="run a suite against one or more models")
     suites = run.add_subparsers(dest="suite", required=True, metavar="SUITE")
@@ -99,6 +99,12 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     from robusteval.check_determinism import add_command as add_check_determinism
 
     add_check_determinism(sub)
+    merge = sub.add_parser("merge", help="join the runs of --shard 1/N ... N/N into one run (asks nothing)")
+    merge.add_argument("shard_runs", nargs="+", metavar="RUN_DIR", help="the shards' run folders")
+    merge.add_argument("--out", dest="out_dir", default="runs", help="folder for the merged run (default: runs)")
+    merge.add_argument("--run-id", dest="run_id", help="folder name of the merged run (default: a new id)")
+    merge.add_argument("--overwrite", action="store_true", help="replace an existing --run-id run")
+    merge.add_argument("--quiet", action="store_true", help="no tables")
     cache = sub.add_parser("cache", help="inspect, check or clear the response store")
     cache.add_argument("action", choices=("stats", "clear", "check"))
     cache.add_argument("--cache-dir", dest="cache_dir", default=None)
@@ -159,6 +165,9 @@ def _common_run_arguments(hidden: tuple[str, ...] = ()) -> argparse.ArgumentPars
     run.add_argument("--check-determinism", dest="check_determinism", type=int, metavar="N",
                      help="after the run, ask N of each model's greedy requests again (bypassing the store) and "
                           "record the share of replies that differ in results.json")
+    run.add_argument("--shard", metavar="I/N",
+                     help="run a deterministic 1/N of the items (shard I of N, by item id); join the N runs with "
+                          "`robusteval merge`")
     run.add_argument("--estimate", action="store_true", default=None,
                      help="ask nothing: print the requests (after dedupe and cache), tokens, time and cost "
                           "a run would take")
@@ -189,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
             from robusteval.suites.tree import run_build_command
 
             return run_build_command(args, console)
+        if args.command == "merge":
+            return _merge(args, console)
         if args.command == "data":
             from robusteval.data.check import run_command as run_data_check
 
@@ -229,18 +240,39 @@ def _config_from_args(args: argparse.Namespace) -> RunConfig:
 
 
 def _run(args: argparse.Namespace, console: Console) -> int:
-    from robusteval.data.audit import DataAudit
     from robusteval.engine.loop import run as run_loop
-    from robusteval.run import print_audit, run_suite
+    from robusteval.run import run_suite
 
     config = _config_from_args(args)
     if config.estimate:
         return _estimate(config, console)
     started = time.time()
     run_dir, result, usages = run_loop(run_suite(config, console=console, quiet=args.quiet))
+    return _finish(args, config.suite, console, run_dir, result, usages, started)
+
+
+def _merge(args: argparse.Namespace, console: Console) -> int:
+    from robusteval.engine.loop import run as run_loop
+    from robusteval.merge import merge_runs
+
+    started = time.time()
+    run_dir, result, usages = run_loop(merge_runs(args.shard_runs, out_dir=args.out_dir, run_id=args.run_id,
+                                                  overwrite=args.overwrite, console=console))
+    from robusteval.results.records import read_run
+
+    return _finish(args, read_run(run_dir).suite, console, run_dir, result, usages, started)
+
+
+def _finish(args: argparse.Namespace, suite: str, console: Console, run_dir: Path, result, usages: dict,
+            started: float) -> int:
+    """After a run (or a merge): the suite's tables, the data audit, usage, the files written, and the
+    exit code (3 when requests failed)."""
+    from robusteval.data.audit import DataAudit
+    from robusteval.run import print_audit
+
     out = _out_console()
     if not args.quiet:
-        get_suite(config.suite).print_summary(out, result)
+        get_suite(suite).print_summary(out, result)
     print_audit(out if not args.quiet else console, DataAudit.from_dict(result.extra.get("data")))
     for model, usage in usages.items():
         out.print(f"{model}: {usage['requests']} requests ({usage['cached']} cached, {usage['new']} new, "

@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from robusteval.data.shard import parse_shard
 from robusteval.errors import UserError
 from robusteval.suites import UNUSED_COMMON_SETTINGS, get_suite
 
@@ -54,6 +55,7 @@ class RunConfig:
     options: Any = None  # the suite's own settings (its Options dataclass)
     estimate: bool = False  # count requests, tokens, time and cost; ask nothing
     check_determinism: int = 0  # ask this many greedy requests again after the run, count replies that differ
+    shard: str | None = None  # "I/N": a deterministic 1/N of the items (data/shard.py); `robusteval merge` joins them
 
     def validated(self) -> RunConfig:
         suite = get_suite(self.suite)
@@ -75,6 +77,7 @@ class RunConfig:
              f"--run-id {self.run_id!r}: {run_id_problem(self.run_id or '')}"),
             (self.check_determinism >= 0, "--check-determinism must be >= 0"),
         ]
+        parse_shard(self.shard)  # a UserError naming --shard
         for ok, message in checks:
             if not ok:
                 raise UserError(message)

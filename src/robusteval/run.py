@@ -18,6 +18,7 @@ from robusteval.config import RunConfig
 from robusteval.data.audit import DataAudit
 from robusteval.engine import Engine, RetryPolicy, Store
 from robusteval.engine.progress import RichProgress
+from robusteval.errors import UserError
 from robusteval.models import load_backend, parse_model_spec
 from robusteval.report.terminal import literal_console, styled
 from robusteval.results import reserve_run_folder, write_run
@@ -32,9 +33,10 @@ class ModelStarter:
     """Starts each model spec once (models under test, then judges or interlocutors a suite asks for);
     calling it returns the model's label for ``engine.chat``."""
 
-    def __init__(self, engine: Engine, config: RunConfig):
+    def __init__(self, engine: Engine, config: RunConfig, replay: dict[str, str] | None = None):
         self.engine, self.config = engine, config
         self.started: dict[str, str] = {}  # label -> spec text
+        self.replay = replay  # spec text -> fingerprint: answer from the store only (`robusteval merge`)
 
     async def __call__(self, spec_text: str) -> str:
         spec = parse_model_spec(spec_text)
@@ -47,16 +49,28 @@ class ModelStarter:
             n += 1
             label = f"{spec.label}#{n}"
         c = self.config
-        await self.engine.add_model(label, load_backend(spec), rpm=c.rpm, tpm=c.tpm, concurrency=c.concurrency,
-                                    price_in_per_mtok=c.price_in, price_out_per_mtok=c.price_out)
+        await self.engine.add_model(label, self._backend(spec_text, spec), rpm=c.rpm, tpm=c.tpm,
+                                    concurrency=c.concurrency, price_in_per_mtok=c.price_in,
+                                    price_out_per_mtok=c.price_out)
         self.started[label] = spec_text
         return label
 
+    def _backend(self, spec_text: str, spec):
+        if self.replay is None:
+            return load_backend(spec)
+        from robusteval.models.replay import ReplayBackend
 
-async def run_suite(config: RunConfig, *, console: Console | None = None,
-                    quiet: bool = False) -> tuple[Path, SuiteResult, dict]:
+        fingerprint = self.replay.get(spec_text)
+        if fingerprint is None:
+            raise UserError(f"merge: the shards recorded no model {spec_text!r}; were they run with the same models?")
+        return ReplayBackend(fingerprint)
+
+
+async def run_suite(config: RunConfig, *, console: Console | None = None, quiet: bool = False,
+                    replay: dict[str, str] | None = None) -> tuple[Path, SuiteResult, dict]:
     """Run ``config`` and write ``runs/<id>/``; returns the run folder, the suite's result (its
-    ``written`` lists every file written) and the usage per model.
+    ``written`` lists every file written) and the usage per model. ``replay`` (spec -> fingerprint)
+    answers every model from the store only (`merge.merge_runs`).
 
     The run folder is taken before any model starts (a bad ``--out`` or ``--run-id`` costs no
     request) and given back if the run ends before writing its files."""
@@ -67,7 +81,7 @@ async def run_suite(config: RunConfig, *, console: Console | None = None,
         parse_model_spec(text)
     folder = reserve_run_folder(config.out_dir, config.suite, config.run_id, overwrite=config.overwrite)
     try:
-        result, model_info = await _execute(config, suite, console, quiet)
+        result, model_info = await _execute(config, suite, console, quiet, replay)
         folder.prepare_for_files()
     except BaseException:
         folder.release()
@@ -82,7 +96,8 @@ async def run_suite(config: RunConfig, *, console: Console | None = None,
     return run_dir, result, {m: info["usage"] for m, info in model_info.items()}
 
 
-async def _execute(config: RunConfig, suite, console: Console, quiet: bool) -> tuple[SuiteResult, dict]:
+async def _execute(config: RunConfig, suite, console: Console, quiet: bool,
+                   replay: dict[str, str] | None = None) -> tuple[SuiteResult, dict]:
     """Start the models and run the suite through one engine; the result and each model's record."""
     params = GenParams(temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens,
                        seed=config.seed)
@@ -90,7 +105,7 @@ async def _execute(config: RunConfig, suite, console: Console, quiet: bool) -> t
     progress = RichProgress(f"{config.suite}", console=console, enabled=not quiet and console.is_terminal)
     engine = new_engine(store, config, use_cache=config.use_cache, progress=progress,
                         retry=RetryPolicy(max_retries=config.max_retries, timeout_s=config.timeout))
-    add_model = ModelStarter(engine, config)
+    add_model = ModelStarter(engine, config, replay)
     started_models = add_model.started
 
     try:

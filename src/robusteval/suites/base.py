@@ -102,6 +102,19 @@ class SuiteContext(Generic[OptionsT]):
     _add_model: Callable[[str], Awaitable[str]] | None = None
     audit: DataAudit = field(default_factory=DataAudit)  # loaders record what they read, left out, assumed
 
+    def shard_items(self, items: Iterable[JobT], key: Callable[[JobT], str]) -> list[JobT]:
+        """The items this run asks: all of them, or with ``--shard I/N`` this shard's (by id,
+        after ``--limit``'s selection; data/shard.py). Suites call it once, right after loading."""
+        from robusteval.data.shard import parse_shard
+
+        shard = parse_shard(self.config.shard)
+        items = list(items)
+        if shard is None:
+            return items
+        kept = shard.select(items, key)
+        self.audit.source(f"shard {shard}").note(f"{len(kept)} of {len(items)} items are in shard {shard}")
+        return kept
+
     async def ask_all(self, jobs: Iterable[JobT], one: Callable[[JobT], Awaitable[ResultT]]) -> list[ResultT]:
         """``one(job)`` for every job, concurrently through the engine, in the jobs' order. The
         progress bar learns the count first, so it shows a total and an ETA from the start."""

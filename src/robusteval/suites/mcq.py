@@ -76,7 +76,7 @@ def validate(config, options: Options) -> None:
 async def execute(ctx: SuiteContext) -> SuiteResult:
     config = ctx.config
     data = config.data or DEFAULT_DATA
-    items = load_items(data, limit=config.limit, seed=config.seed, audit=ctx.audit)
+    items = ctx.shard_items(load_items(data, limit=config.limit, seed=config.seed, audit=ctx.audit), key=_item_id)
     design, design_info = build_design(config, data, ctx.audit)
     samples, metrics_by_model = [], {}
     for model in ctx.models:
@@ -89,6 +89,10 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
         if not ctx.engine.dry_run:  # --estimate: nothing was answered, nothing to measure
             metrics_by_model[model] = metrics(model_samples, items, config.families, seed=config.seed)
     return SuiteResult(metrics=metrics_by_model, samples=samples, extra={"design": design_info})
+
+
+def _item_id(item: Item) -> str:
+    return item.id
 
 
 def print_summary(console, result: SuiteResult) -> None:

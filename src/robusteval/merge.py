@@ -1,0 +1,122 @@
+"""``robusteval merge SHARD_RUN...``: join the runs of ``--shard 1/N`` ... ``N/N`` into one run.
+
+The merged run is the unsharded command rerun over the shards' answers: its configuration is the
+shards' (without ``--shard``), every model is replaced by a `models.replay.ReplayBackend` with the
+fingerprint its shards recorded, so every request has the cache key it had in its shard and is
+served from the store, and nothing is sent. Metrics, intervals and the report are therefore
+computed exactly as for a run that asked everything in one process (a test asserts the equality).
+
+Checked before anything runs: the runs are shards of one configuration (same suite, settings,
+models and fingerprints), all N are present and none twice. The shards' stores must be one store
+(the same ``--cache-dir``), or be combined first with ``robusteval cache merge``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+from robusteval.config import RunConfig
+from robusteval.data.shard import parse_shard
+from robusteval.errors import UserError
+from robusteval.results.codec import RecordError, decode
+from robusteval.results.records import RunRecord, run_record
+from robusteval.suites import get_suite
+
+# Settings that may differ between the shards of one command.
+PER_SHARD = ("shard", "run_id", "out_dir", "overwrite", "estimate")
+
+
+def read_shards(folders: list[str]) -> list[RunRecord]:
+    records = []
+    for folder in folders:
+        path = Path(folder) / "results.json"
+        try:
+            records.append(run_record(json.loads(path.read_text(encoding="utf-8"))))
+        except FileNotFoundError:
+            raise UserError(f"merge: {folder} is not a run folder (no results.json)") from None
+        except (json.JSONDecodeError, UnicodeDecodeError, RecordError) as exc:
+            raise UserError(f"merge: {path} is not a readable run record ({exc})") from None
+    return records
+
+
+def check_shards(records: list[RunRecord]) -> None:
+    """One configuration, all N shards, none twice; a `UserError` saying what is wrong otherwise."""
+    if not records:
+        raise UserError("merge: give the run folders of the shards")
+    shards = []
+    for r in records:
+        shard = parse_shard(r.config.get("shard"))
+        if shard is None:
+            raise UserError(f"merge: run {r.run_id} is not a shard (it was run without --shard)")
+        shards.append(shard)
+    first = records[0]
+    base = _shared_settings(first)
+    for r, shard in zip(records[1:], shards[1:]):
+        if r.suite != first.suite:
+            raise UserError(f"merge: run {r.run_id} is a {r.suite} run, {first.run_id} a {first.suite} run")
+        if shard.count != shards[0].count:
+            raise UserError(f"merge: run {r.run_id} is shard {shard}, {first.run_id} shard {shards[0]}: "
+                            f"not one split")
+        if (diff := _differences(base, _shared_settings(r))):
+            raise UserError(f"merge: run {r.run_id} was not run with the settings of {first.run_id} "
+                            f"(differs in {', '.join(diff)})")
+        if _fingerprints(r) != _fingerprints(first):
+            raise UserError(f"merge: run {r.run_id}'s models are not those of {first.run_id} "
+                            f"(another model version or settings?)")
+    seen: dict[int, str] = {}
+    for r, shard in zip(records, shards):
+        if shard.index in seen:
+            raise UserError(f"merge: shard {shard} is given twice ({seen[shard.index]} and {r.run_id})")
+        seen[shard.index] = r.run_id
+    if missing := [i for i in range(1, shards[0].count + 1) if i not in seen]:
+        raise UserError(f"merge: shard{'s' if len(missing) > 1 else ''} "
+                        f"{', '.join(f'{i}/{shards[0].count}' for i in missing)} missing")
+
+
+def _shared_settings(r: RunRecord) -> dict[str, Any]:
+    return {k: v for k, v in r.config.items() if k not in PER_SHARD}
+
+
+def _differences(a: dict, b: dict) -> list[str]:
+    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+
+
+def _fingerprints(r: RunRecord) -> dict[str, str | None]:
+    return {m.spec: m.fingerprint for m in r.models.values()}
+
+
+def merged_config(first: RunRecord, *, out_dir: str, run_id: str | None, overwrite: bool = False) -> RunConfig:
+    """The unsharded command's configuration, as the shards recorded it."""
+    raw = {k: v for k, v in first.config.items() if k in {f.name for f in fields(RunConfig)} and k != "options"}
+    try:
+        config = decode(RunConfig, raw)
+        suite = get_suite(first.suite)
+        options = decode(suite.Options, first.config.get("options") or {})
+    except RecordError as exc:
+        raise UserError(f"merge: the shards' configuration cannot be read back ({exc})") from None
+    return replace(config, options=options, shard=None, out_dir=out_dir, run_id=run_id, overwrite=overwrite,
+                   estimate=False, use_cache=True, check_determinism=0).validated()
+
+
+def replay_models(records: list[RunRecord]) -> dict[str, str]:
+    """spec -> fingerprint of every model the shards started (under test and helpers)."""
+    out: dict[str, str] = {}
+    for r in records:
+        for m in r.models.values():
+            if m.fingerprint is not None:
+                out[m.spec] = m.fingerprint
+    return out
+
+
+async def merge_runs(folders: list[str], *, out_dir: str, run_id: str | None = None, overwrite: bool = False,
+                     console=None, quiet: bool = True):
+    """Check the shards and write the merged run; returns what `run.run_suite` returns."""
+    from robusteval.run import run_suite
+
+    records = read_shards(folders)
+    check_shards(records)
+    config = merged_config(records[0], out_dir=out_dir, run_id=run_id, overwrite=overwrite)
+    return await run_suite(config, console=console, quiet=quiet, replay=replay_models(records))

@@ -1,0 +1,63 @@
+"""--shard I/N runs and `robusteval merge`: the merged run equals the unsharded run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from robusteval.cli import main
+from robusteval.testing.openai_stub import StubServer
+
+
+def _run(stub, tmp_path, mcq_file, run_id, *extra):
+    return main(["run", "mcq", "--quiet", "--data", str(mcq_file), "--families", "order,format", "--limit", "5",
+                 "--model", f"openai:stub?base_url={stub.base_url}", "--cache-dir", str(tmp_path / "cache"),
+                 "--out", str(tmp_path / "runs"), "--run-id", run_id, *extra])
+
+
+def _results(tmp_path, run_id):
+    return json.loads((tmp_path / "runs" / run_id / "results.json").read_text())
+
+
+def _samples(tmp_path, run_id):
+    rows = [json.loads(line) for line in (tmp_path / "runs" / run_id / "samples.jsonl").read_text().splitlines()]
+    return sorted((r["item_id"], r["family"], r["variant"], r["response"], r["correct"]) for r in rows)
+
+
+def test_three_shards_merge_into_the_unsharded_run(tmp_path, mcq_file):
+    with StubServer() as stub:
+        for i in (1, 2, 3):
+            assert _run(stub, tmp_path, mcq_file, f"s{i}", "--shard", f"{i}/3") == 0
+        hits_before_merge = stub.counters()["total"]
+        assert main(["merge", *(str(tmp_path / "runs" / f"s{i}") for i in (3, 1, 2)), "--out",
+                     str(tmp_path / "runs"), "--run-id", "merged", "--quiet"]) == 0
+        assert stub.counters()["total"] == hits_before_merge  # the merge asked nothing
+        assert _run(stub, tmp_path, mcq_file, "whole", "--cache-dir", str(tmp_path / "other-cache")) == 0
+    shard_items = [{s["item_id"] for s in map(json.loads, (tmp_path / "runs" / f"s{i}" / "samples.jsonl")
+                                              .read_text().splitlines())} for i in (1, 2, 3)]
+    assert sum(map(len, shard_items)) == 5 and len(set().union(*shard_items)) == 5  # a partition
+    assert _results(tmp_path, "merged")["metrics"] == _results(tmp_path, "whole")["metrics"]
+    assert _samples(tmp_path, "merged") == _samples(tmp_path, "whole")
+    assert (tmp_path / "runs" / "merged" / "report.md").is_file()
+    assert _results(tmp_path, "merged")["config"]["shard"] is None
+
+
+@pytest.mark.parametrize("shards, message", [((1, 2), "shard 3/3 missing"), ((1, 1, 2, 3), "shard 1/3 is given twice")])
+def test_missing_or_repeated_shards_are_refused(tmp_path, mcq_file, capsys, shards, message):
+    with StubServer() as stub:
+        for i in sorted(set(shards)):
+            assert _run(stub, tmp_path, mcq_file, f"s{i}", "--shard", f"{i}/3") == 0
+    capsys.readouterr()
+    assert main(["merge", *(str(tmp_path / "runs" / f"s{i}") for i in shards), "--out", str(tmp_path / "m")]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "m").exists() or not any((tmp_path / "m").iterdir())
+
+
+def test_shards_of_other_settings_are_refused(tmp_path, mcq_file, capsys):
+    with StubServer() as stub:
+        assert _run(stub, tmp_path, mcq_file, "s1", "--shard", "1/2") == 0
+        assert _run(stub, tmp_path, mcq_file, "s2", "--shard", "2/2", "--seed", "1") == 0
+    capsys.readouterr()
+    assert main(["merge", str(tmp_path / "runs" / "s1"), str(tmp_path / "runs" / "s2")]) == 2
+    assert "differs in seed" in capsys.readouterr().err
