@@ -158,6 +158,20 @@ def test_prompt_sensitivity_needs_a_pair():
     assert math.isnan(pss[0]) and pss[1] == pytest.approx(0.5) and has.tolist() == [False, True]
 
 
+def test_prompt_sensitivity_matches_every_pair_on_random_scores():
+    # the sorted-rank formula against the definition, pair by pair, with missing cells
+    import itertools
+
+    rng = np.random.default_rng(5)
+    scores = rng.random((40, 7))
+    scores[rng.random((40, 7)) < 0.3] = nan
+    pss, _ = item_prompt_sensitivity(scores)
+    for row, got in zip(scores, pss):
+        values = row[~np.isnan(row)]
+        diffs = [abs(a - b) for a, b in itertools.combinations(values, 2)]
+        assert (math.isnan(got) and not diffs) or got == pytest.approx(sum(diffs) / len(diffs))
+
+
 def test_all_missing_gives_no_values():
     r = sensitivity(np.full((3, 2), nan), answers=np.full((3, 2), nan))
     assert r.items == 0

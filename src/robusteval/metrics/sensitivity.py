@@ -201,13 +201,16 @@ def item_extremes(correct: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 def item_prompt_sensitivity(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """ProSA's per-item sensitivity: the mean over pairs of answered variants of |s_j - s_k|, and
-    whether the item has a pair (NaN without one)."""
-    s = np.asarray(scores, dtype=float)
-    diff = np.abs(s[:, :, None] - s[:, None, :])
-    upper = np.triu(np.ones((s.shape[1], s.shape[1]), dtype=bool), k=1)
-    valid = ~np.isnan(diff) & upper
-    pairs = valid.sum(axis=(1, 2))
-    total = np.where(valid, diff, 0.0).sum(axis=(1, 2))
+    whether the item has a pair (NaN without one).
+
+    Sorted, the sum over pairs is sum_j (2j - m + 1) x_(j) (0-based ranks, m answered values), so
+    the memory is items x variants rather than a variants x variants block per item."""
+    s = np.sort(np.asarray(scores, dtype=float), axis=1)  # NaN sort last
+    m = (~np.isnan(s)).sum(axis=1)
+    rank = np.arange(s.shape[1])[None, :]
+    weights = np.where(rank < m[:, None], 2 * rank - m[:, None] + 1, 0)
+    total = (weights * np.nan_to_num(s)).sum(axis=1)
+    pairs = m * (m - 1) / 2
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(pairs > 0, total / np.maximum(pairs, 1), np.nan), pairs > 0
 
