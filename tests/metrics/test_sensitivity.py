@@ -98,6 +98,29 @@ def test_max_avg_p_and_cps(report):
     assert report.cps.value == pytest.approx(0.6666667, abs=1e-7)
 
 
+def test_max_p_interval_reaches_an_equal_truth():
+    # 60 items, 10 variants, every cell a fair coin: every variant's true accuracy, and so MaxP, is 0.5.
+    # The sample maximum (0.583 here) sits above it; a BCa bootstrap of the maximum said [0.517, 0.633]
+    # and missed it. Simultaneous bounds on the ten accuracies reach it.
+    c = (np.random.default_rng(7).random((60, 10)) < 0.5).astype(float)
+    r = sensitivity(c, reference=None)
+    assert r.max_p.value == pytest.approx(35 / 60)
+    assert r.max_p.low < 0.5 < r.max_p.high and r.cps.low < 0.5 < r.cps.high
+
+
+def test_simultaneous_bounds_hold_every_variant():
+    from robusteval.metrics.stats import simultaneous_bounds
+
+    # variant 0 right on every item: no bootstrap variance, Wilson's interval for 4 of 4 ([0.510, 1]);
+    # variant 1 half right; variant 2 never answered
+    y = np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    x = np.array([[1.0, 1.0, 0.0]] * 4)
+    ratios, low, high = simultaneous_bounds(y, x)
+    assert ratios[:2].tolist() == [1.0, 0.5] and np.isnan(ratios[2])
+    assert low[0] == pytest.approx(0.5101, abs=1e-4) and high[0] == 1.0
+    assert low[1] < 0.5 < high[1]
+
+
 def test_names_reference_and_item_count(report):
     assert report.variants == NAMES and report.reference == "base" and report.items == 4
     assert report.posix.value is None  # no log-likelihoods given

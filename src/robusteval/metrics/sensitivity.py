@@ -18,8 +18,10 @@ prompt), indexed by original option.
 
 Which interval (metrics/stats.py says why each is chosen): shares of cells (consistency and flip
 rates, worst- and best-case accuracy, PromptSensiScore) get `proportion`'s Wilson interval at their
-effective number of cells; the spread gets `spread_interval`; every other statistic (standard
-deviation, performance drop rate, MaxP, AvgP, CPS, POSIX) a BCa bootstrap over items.
+effective number of cells; the spread gets `spread_interval`, MaxP and CPS ranges over simultaneous
+bounds on every variant's accuracy (`simultaneous_bounds`; a bootstrap of a maximum misses a truth
+below it); every other statistic (standard deviation, performance drop rate, AvgP, POSIX) a BCa
+bootstrap over items.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robusteval.metrics.consistency import agreeing_pairs, item_consistency, std_of
-from robusteval.metrics.stats import Estimate, bootstrap_sums, proportion, spread_interval
+from robusteval.metrics.stats import Estimate, bootstrap_sums, proportion, simultaneous_bounds, spread_interval
 
 
 @dataclass(frozen=True)
@@ -122,7 +124,7 @@ def sensitivity(correct: np.ndarray, *, answers: np.ndarray | None = None, refer
     flips, compared = flip_counts(c, a, ref) if ref is not None else (np.zeros_like(c), np.zeros_like(c))
     worst, best, has = item_extremes(c)
     pss, has_pairs = item_prompt_sensitivity(c)
-    stat_max_p, stat_avg_p, stat_cps = _template_statistics(n_vars)
+    max_p, cps = template_extremes(filled, answered, n_resamples=n_resamples, seed=seed)
 
     per_variant = []
     for j, name in enumerate(names):
@@ -150,9 +152,9 @@ def sensitivity(correct: np.ndarray, *, answers: np.ndarray | None = None, refer
         worst_case=proportion(np.where(has, worst, 0.0), has), best_case=proportion(np.where(has, best, 0.0), has),
         drop_rate=drop_rate,
         prompt_sensi_score=proportion(np.where(has_pairs, pss, 0.0), has_pairs),
-        max_p=boot(per_variant_sums, stat_max_p),
-        avg_p=boot(per_variant_sums, stat_avg_p),
-        cps=boot(per_variant_sums, stat_cps),
+        max_p=max_p,
+        avg_p=boot(per_variant_sums, _avg_p(n_vars)),
+        cps=cps,
         posix=Estimate(None, n=n_items) if loglik is None else posix(loglik, a, n_vars, n_resamples=n_resamples,
                                                                     seed=seed),
         per_variant=tuple(per_variant),
@@ -213,6 +215,42 @@ def item_prompt_sensitivity(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     pairs = m * (m - 1) / 2
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(pairs > 0, total / np.maximum(pairs, 1), np.nan), pairs > 0
+
+
+def template_extremes(correct: np.ndarray, answered: np.ndarray, *, n_resamples: int = 1000,
+                      seed: int = 0) -> tuple[Estimate, Estimate]:
+    """MaxP and CPS (Mizrahi et al. 2024) with intervals from simultaneous bounds on every variant's
+    accuracy (`stats.simultaneous_bounds`): a bootstrap of a sample maximum sits above the truth when
+    the variants are alike, and BCa's intervals for MaxP covered 0.55-0.68 then (docs/metrics.md).
+    MaxP's interval is [max of the lower bounds, max of the upper bounds]; CPS's is its range over
+    the box of bounds, which holds the true CPS whenever the box holds the true accuracies."""
+    ratios, low, high = simultaneous_bounds(correct, answered, n_resamples=n_resamples, seed=seed)
+    n = len(correct)
+    keep = np.isfinite(ratios)
+    if not keep.any():
+        return Estimate(None, n=n), Estimate(None, n=n)
+    ratios, low, high = ratios[keep], low[keep], high[keep]
+    best, mean = float(ratios.max()), float(ratios.mean())
+    value = best * (1 - (best - mean))
+    if n < 2:
+        return Estimate(best, n=n), Estimate(value, n=n)
+    cps_low, cps_high = _cps_range(low, high, best)
+    return (Estimate(best, float(low.max()), float(high.max()), n),
+            Estimate(value, min(cps_low, value), max(cps_high, value), n))
+
+
+def _cps_range(low: np.ndarray, high: np.ndarray, best: float) -> tuple[float, float]:
+    """Smallest and largest M (1 - M + A) over accuracies a_v in [low_v, high_v] (M their max, A their
+    mean). For a given max m (between max(low) and max(high)) the largest A sets every a_v to
+    min(high_v, m); the smallest sets every a_v to low_v but one, raised to m: the one with the
+    highest low_v among those that can reach m. Both are then scanned over m."""
+    k = len(low)
+    grid = np.unique(np.concatenate([np.linspace(low.max(), high.max(), 401), high[high >= low.max()], [best]]))
+    top = grid * (1 - grid + np.minimum(high[None, :], grid[:, None]).mean(axis=1))
+    reach = high[None, :] >= grid[:, None] - 1e-12
+    raised = np.where(reach, low[None, :], -np.inf).max(axis=1)
+    bottom = grid * (1 - grid + (low.sum() - raised + grid) / k)
+    return float(bottom.min()), float(top.max())
 
 
 def posix_matrix(loglik: np.ndarray, answers: np.ndarray) -> np.ndarray:
@@ -285,22 +323,13 @@ def _accuracies(sums: np.ndarray, n_vars: int) -> np.ndarray:
     return sums[:, :n_vars] / sums[:, n_vars:]
 
 
-def _template_statistics(n_vars: int):
-    """MaxP, AvgP and CPS (Mizrahi et al. 2024) as functions of per-variant (correct | answered) sums."""
-
-    def max_p(sums: np.ndarray) -> np.ndarray:
-        acc = _accuracies(sums, n_vars)
-        finite = np.isfinite(acc)
-        return np.where(finite.any(axis=1), np.where(finite, acc, -np.inf).max(axis=1), np.nan)
+def _avg_p(n_vars: int):
+    """AvgP (Mizrahi et al. 2024), the mean variant accuracy, from per-variant (correct | answered) sums."""
 
     def avg_p(sums: np.ndarray) -> np.ndarray:
         return _nanmean(_accuracies(sums, n_vars), axis=1)
 
-    def cps(sums: np.ndarray) -> np.ndarray:
-        best, mean = max_p(sums), avg_p(sums)
-        return best * (1.0 - (best - mean))
-
-    return max_p, avg_p, cps
+    return avg_p
 
 
 def _nanmean(x: np.ndarray, axis=None):
@@ -346,4 +375,4 @@ def _answers(answers: np.ndarray, n_items: int, n_vars: int) -> np.ndarray:
 
 
 __all__ = ["SensitivityReport", "VariantSensitivity", "flip_counts", "item_extremes", "item_posix",
-           "item_prompt_sensitivity", "posix", "posix_matrix", "sensitivity"]
+           "item_prompt_sensitivity", "posix", "posix_matrix", "sensitivity", "template_extremes"]
