@@ -135,6 +135,13 @@ class OpenAIBackend:
             raise BackendError(f"timed out after {self.timeout_s:g} s waiting for {path}", unavailable=True) from None
         except (aiohttp.ClientError, OSError) as exc:
             raise BackendError(f"connection failed: {_describe(exc)}", unavailable=True) from None
+        self._check_status(path, status, raw, retry_after)
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            raise BackendError(f"bad response: invalid JSON ({exc})") from None
+
+    def _check_status(self, path: str, status: int, raw: bytes, retry_after: str | None) -> None:
         if status == 429:
             raise BackendError(f"429 rate limited: {_error_message(raw)}", rate_limited=True,
                                retry_after=_seconds(retry_after))
@@ -144,10 +151,25 @@ class OpenAIBackend:
                                    f"{self.api_key_env}: {_error_message(raw)}", retryable=False)
             raise BackendError(f"HTTP {status} from {path}: {_error_message(raw)}",
                                retryable=status >= 500 or status in RETRYABLE_STATUS, unavailable=status >= 500)
+
+    async def send(self, method: str, path: str, *, json_body: dict | None = None,
+                   multipart: aiohttp.MultipartWriter | None = None) -> bytes:
+        """Any other request to the API (the Batch API's files and batches), its errors mapped as a
+        chat request's are; returns the body's bytes."""
+        assert self._session is not None  # started, not closed
+        data = multipart if multipart is not None else None if json_body is None else json.dumps(json_body).encode()
+        # the multipart Content-Type (with its boundary) replaces the session's JSON one
+        headers = {"Content-Type": multipart.content_type} if multipart is not None else None
         try:
-            return json.loads(raw)
-        except ValueError as exc:
-            raise BackendError(f"bad response: invalid JSON ({exc})") from None
+            async with self._session.request(method, self.base_url + path, data=data, headers=headers) as response:
+                status, raw = response.status, await response.read()
+                retry_after = response.headers.get("retry-after")
+        except TimeoutError:
+            raise BackendError(f"timed out after {self.timeout_s:g} s waiting for {path}", unavailable=True) from None
+        except (aiohttp.ClientError, OSError) as exc:
+            raise BackendError(f"connection failed: {_describe(exc)}", unavailable=True) from None
+        self._check_status(path, status, raw, retry_after)
+        return raw
 
     async def chat(self, messages: tuple[Message, ...], params: GenParams) -> Completion:
         out = await self._post("/chat/completions", {"model": self.model, **chat_body(messages, params)})

@@ -7,6 +7,7 @@ Examples: ``llamacpp`` (the embedded default), ``llamacpp:/path/model.gguf?n_par
 A pool of replicas of one model (docs/scale.md): several base URLs, comma-separated or as a repeated
 option, ``openai:NAME?base_url=http://a:8000/v1,http://b:8000/v1`` or
 ``openai:NAME?base_url=http://a:8000/v1&base_url=http://b:8000/v1`` (both parse to the same spec).
+Through the OpenAI Batch API at half the price: ``openai:NAME?batch=1`` (`models.openai_batch`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ DEFAULT_SPEC = "llamacpp"
 # otherwise be ignored in silence). A backend that reads a new option lists it here.
 OPTIONS = {
     "llamacpp": ("n_parallel", "n_ctx", "n_threads", "cache_ram_mib", "cache_prompt", "flash_attn"),
-    "openai": ("base_url", "api_key_env", "max_concurrency", "timeout"),
+    "openai": ("base_url", "api_key_env", "max_concurrency", "timeout", "batch", "batch_window", "batch_poll"),
     "hf": ("device", "dtype", "max_concurrency"),
 }
 # Options that may list several values (comma-separated or repeated): the replicas of a pool.
@@ -129,8 +130,11 @@ def load_backend(spec: ModelSpec) -> Backend:
 
         return LlamaCppBackend.from_spec(spec)
     if spec.kind == "openai":
+        from robusteval.models.openai_batch import OpenAIBatchBackend, batch_requested
         from robusteval.models.openai_compat import OpenAIBackend
 
+        if batch_requested(spec):
+            return OpenAIBatchBackend.from_spec(spec)
         if "," in spec.option("base_url", ""):
             from robusteval.models.pool import PoolBackend
 
