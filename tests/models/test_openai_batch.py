@@ -104,6 +104,26 @@ def test_lines_that_fail_are_asked_again_in_a_later_batch(tmp_path):
     assert counters["batches"] >= 2 and counters["outcomes"]["ok"] == len(questions)
 
 
+@pytest.mark.parametrize("final, batches, failed_after", [
+    ("failed", 1, 0),  # the server refused the input: the same file would be refused again
+    ("expired", 1 + QUICK_RETRY.max_retries, QUICK_RETRY.max_retries),  # asked again in later batches
+])
+def test_a_batch_that_ends_without_answers_fails_its_requests(tmp_path, final, batches, failed_after):
+    questions = _questions(4)
+
+    async def main():
+        async with StubServer(StubConfig(batch_final=final)) as stub:
+            responses, usage = await _ask(tmp_path / "s.sqlite", _spec(stub.base_url), questions)
+            return responses, usage, stub.counters()
+
+    responses, usage, counters = asyncio.run(main())
+    assert not any(r.ok for r in responses) and usage.failed == 4
+    assert all(f"the batch {final}" in r.error for r in responses)
+    assert counters["batches"] == batches and usage.retries == 4 * failed_after
+    if final == "failed":
+        assert all("injected batch failure" in r.error for r in responses)
+
+
 def test_a_batch_pending_when_the_process_exits_is_picked_up_not_submitted_again(tmp_path):
     questions = _questions(25)
     store_path = tmp_path / "responses.sqlite"

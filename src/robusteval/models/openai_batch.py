@@ -282,7 +282,8 @@ class OpenAIBatchBackend:
             if w.future.done():
                 continue
             try:
-                w.future.set_result(_answer(results.get(w.custom_id), batch_id, why, self.api.base_url))
+                w.future.set_result(_answer(results.get(w.custom_id), batch_id, batch.get("status"), why,
+                                            self.api.base_url))
             except BackendError as exc:
                 w.future.set_exception(exc)
                 w.future.exception()  # retrieved here: a caller gone (Ctrl-C) must not log it
@@ -334,20 +335,20 @@ def _batch_problem(batch: dict) -> str:
     return f"the batch {status}{detail}"
 
 
-def _answer(line: dict | None, batch_id: str, why: str, source: str) -> Completion:
+def _answer(line: dict | None, batch_id: str, status: object, why: str, source: str) -> Completion:
     """The completion of one output line, or the BackendError that says why there is none."""
     if line is None:
         # "failed": the server refused the input file; the same file would be refused again
         raise BackendError(f"batch {batch_id} has no answer for this request ({why})",
-                           retryable="failed" not in why)
+                           retryable=status != "failed")
     response = line.get("response")
     if not isinstance(response, dict):
         response = {}
-    status = response.get("status_code")
-    if line.get("error") or not isinstance(status, int) or status >= 400:
+    code = response.get("status_code")
+    if line.get("error") or not isinstance(code, int) or code >= 400:
         body = response.get("body")
         error = line.get("error") or (body.get("error") if isinstance(body, dict) else None) or {}
         message = error.get("message") if isinstance(error, dict) else error
-        retryable = not isinstance(status, int) or status >= 500 or status == 429 or status in RETRYABLE_STATUS
-        raise BackendError(f"batch {batch_id}: HTTP {status}: {message}", retryable=retryable)
+        retryable = not isinstance(code, int) or code >= 500 or code == 429 or code in RETRYABLE_STATUS
+        raise BackendError(f"batch {batch_id}: HTTP {code}: {message}", retryable=retryable)
     return parse_chat_completion(response.get("body"), source=source)

@@ -15,7 +15,8 @@ purpose "batch") stores a JSONL of requests, ``POST /v1/batches`` makes a batch 
 /v1/batches/{id}`` reports "in_progress" until the batch has been polled ``batch_polls`` times and is
 ``batch_delay_s`` old, then "completed" with an output file, ``GET /v1/files/{id}/content`` returns
 it: one line per request with its ``custom_id`` and the same chat completion the chat endpoint gives
-(``batch_p_error``: a seeded share of lines answered with a 500 error instead). Each answered line
+(``batch_p_error``: a seeded share of lines answered with a 500 error instead; ``batch_final``: the
+batch ends "failed", "expired" or "cancelled" instead, without output). Each answered line
 counts as an "ok" hit of its request; ``batches`` and ``uploads`` count batches and files created.
 
 Faults are drawn per hit from a seeded RNG, so a retry of the same request can succeed: 429 with
@@ -139,6 +140,7 @@ class StubConfig:
     batch_polls: int = 1  # status requests a batch answers "in_progress" before it is "completed"
     batch_delay_s: float = 0.0  # and the least time from its creation to "completed"
     batch_p_error: float = 0.0  # share of a batch's lines answered with an error (seeded)
+    batch_final: str = "completed"  # or "failed", "expired", "cancelled": then no output file
 
 
 class StubState:
@@ -308,6 +310,12 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
         polls[batch["id"]] += 1
         if (batch["status"] == "in_progress" and polls[batch["id"]] >= config.batch_polls
                 and time.monotonic() - batch["_created"] >= config.batch_delay_s):
+            if config.batch_final != "completed":
+                batch["status"] = config.batch_final
+                if config.batch_final == "failed":
+                    batch["errors"] = {"object": "list", "data": [{"code": "invalid_request",
+                                                                   "message": "injected batch failure"}]}
+                return web.json_response(_public(batch))
             lines = []
             for raw in files[batch["input_file_id"]].decode().splitlines():
                 line = json.loads(raw)
@@ -546,6 +554,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch-polls", type=int, default=1, help="status requests before a batch completes")
     parser.add_argument("--batch-delay", type=float, default=0.0, help="least seconds from a batch's creation "
                         "to its completion")
+    parser.add_argument("--batch-final", default="completed", help="the status a batch ends in: completed, "
+                        "failed, expired or cancelled (then without output)")
     parser.add_argument("--batch-p-error", type=float, default=0.0, help="share of batch lines answered with an error")
     parser.add_argument("--hits-file", help="write the counters here as JSON")
     parser.add_argument("--hits-interval", type=float, default=0.1,
@@ -558,7 +568,7 @@ def main(argv: list[str] | None = None) -> None:
                         hostile=(HOSTILE_SHAPES if args.hostile == "all"
                                  else tuple(filter(None, args.hostile.split(",")))),
                         hostile_hits=args.hostile_hits, batch_polls=args.batch_polls,
-                        batch_delay_s=args.batch_delay, batch_p_error=args.batch_p_error)
+                        batch_delay_s=args.batch_delay, batch_p_error=args.batch_p_error, batch_final=args.batch_final)
 
     async def serve() -> None:
         stop = asyncio.Event()
