@@ -130,9 +130,10 @@ def test_a_batch_pending_when_the_process_exits_is_picked_up_not_submitted_again
     ledger_path = tmp_path / "responses.batches.sqlite"
 
     async def first_process(stub: StubServer) -> None:
-        """Asks, and is interrupted (Ctrl-C) once its batch is created, long before the batch completes."""
+        """Asks, and is interrupted (Ctrl-C) once its batch is created and recorded, long before the batch
+        completes."""
         task = asyncio.ensure_future(_ask(store_path, _spec(stub.base_url), questions))
-        while stub.counters()["batches"] == 0:
+        while not ledger_path.exists() or not _pending(ledger_path):
             await asyncio.sleep(0.01)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -141,9 +142,7 @@ def test_a_batch_pending_when_the_process_exits_is_picked_up_not_submitted_again
     async def main():
         async with StubServer(StubConfig(batch_delay_s=2.0)) as stub:
             await first_process(stub)
-            ledger = BatchLedger(ledger_path)
-            pending = ledger.pending()
-            ledger.close()
+            pending = _pending(ledger_path)
             responses, usage = await _ask(store_path, _spec(stub.base_url), questions)
             return pending, responses, usage, stub.counters()
 
@@ -153,9 +152,15 @@ def test_a_batch_pending_when_the_process_exits_is_picked_up_not_submitted_again
     assert (counters["batches"], counters["uploads"]) == (1, 1)  # the rerun submitted nothing new
     assert sorted(counters["requests"].values()) == [1] * len(questions)
     assert usage.new == len(questions)
-    ledger = BatchLedger(ledger_path)
-    assert ledger.pending() == {}  # answered and stored: nothing left to resume
-    ledger.close()
+    assert _pending(ledger_path) == {}  # answered and stored: nothing left to resume
+
+
+def _pending(path) -> dict[str, int]:
+    ledger = BatchLedger(path)
+    try:
+        return ledger.pending()
+    finally:
+        ledger.close()
 
 
 def test_estimate_charges_half_the_listed_price(tmp_path):
