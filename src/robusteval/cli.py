@@ -33,7 +33,7 @@ from robusteval.suites import SUITE_SUMMARIES, SUITES, UNUSED_COMMON_SETTINGS, g
 STORE_FILE = "responses.sqlite"
 # Exit codes (README, "Exit codes"): 0 all done; 2 a problem the user can fix (message on stderr);
 # 3 the run finished and wrote its files but some requests failed after all retries; 130 interrupted;
-# 1 (`cache check` only) the store is damaged or holds changed answers.
+# 1 (`cache check` only) the store is damaged or holds changed answers; (`cache merge`) answers conflicted.
 EXIT_USER_ERROR = 2
 EXIT_FAILED_REQUESTS = 3
 EXIT_CHECK_FAILED = 1  # `cache check` found damage or changed answers
@@ -105,8 +105,11 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     merge.add_argument("--run-id", dest="run_id", help="folder name of the merged run (default: a new id)")
     merge.add_argument("--overwrite", action="store_true", help="replace an existing --run-id run")
     merge.add_argument("--quiet", action="store_true", help="no tables")
-    cache = sub.add_parser("cache", help="inspect, check or clear the response store")
-    cache.add_argument("action", choices=("stats", "clear", "check"))
+    cache = sub.add_parser("cache", help="inspect, check, clear or merge response stores")
+    cache.add_argument("action", choices=("stats", "clear", "check", "merge"))
+    cache.add_argument("sources", nargs="*", metavar="SRC", help="with merge: stores to merge (a *.sqlite file or "
+                                                                   "a --cache-dir folder)")
+    cache.add_argument("--into", help="with merge: the store (file or folder) that receives their answers")
     cache.add_argument("--cache-dir", dest="cache_dir", default=None)
     cache.add_argument("--model-prefix", help="with clear: only responses whose model fingerprint starts with this")
     return parser
@@ -438,6 +441,8 @@ def _cache(args: argparse.Namespace) -> int:
     from robusteval.engine.store import Store, clear_store
     from robusteval.engine.store_check import check_store, describe
 
+    if args.action == "merge" or args.sources or args.into:
+        return _cache_merge(args)
     path = Path(args.cache_dir or default_cache_dir()) / STORE_FILE
     if not path.exists():
         print(f"no store at {path}")
@@ -459,6 +464,21 @@ def _cache(args: argparse.Namespace) -> int:
     finally:
         store.close()
     return 0
+
+
+def _cache_merge(args: argparse.Namespace) -> int:
+    """`cache merge SRC... --into DST`; exits 1 where answers conflicted or were damaged (DST keeps its own)."""
+    from robusteval.engine.store_merge import describe, merge_stores, store_path
+
+    if args.action != "merge":
+        raise UserError(f"cache {args.action} takes no store paths or --into; those are for `cache merge`")
+    if not args.into:
+        raise UserError("cache merge needs --into DST: the store (file or folder) that receives the answers")
+    into = store_path(args.into)
+    merged = merge_stores([store_path(s) for s in args.sources], into)
+    print("\n".join(describe(merged, into)))
+    print(f"merged {len(merged)} stores into {into}")
+    return EXIT_CHECK_FAILED if any(m.conflicts or m.damaged for m in merged) else 0
 
 
 if __name__ == "__main__":

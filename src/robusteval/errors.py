@@ -6,11 +6,14 @@ class UserError(Exception):
 
 
 class BackendError(Exception):
-    """A request failed. ``retryable`` says whether trying again may help."""
+    """A request failed. ``retryable`` says whether trying again may help; ``unavailable`` that the
+    server itself failed (no connection, a timeout, a 5xx), so another replica of the model may answer
+    (`models.pool` puts such a replica aside)."""
 
     def __init__(self, message: str, *, retryable: bool = True, retry_after: float | None = None,
-                 rate_limited: bool = False):
+                 rate_limited: bool = False, unavailable: bool = False):
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
         self.rate_limited = rate_limited
+        self.unavailable = unavailable

@@ -37,7 +37,7 @@ not a handful.
 Time: the planned tokens (prompt + completion) × the model's stored seconds per token ÷ its
 concurrency (seconds per request where the store has no token counts). Per request, it missed a set
 of shorter questions by +28%; per token, +6.4 / -4.3 / +6.3% on three sets (docs/performance.md).
-Cost: tokens at --price-in/--price-out.
+Cost: tokens at --price-in/--price-out, times the backend's price factor (half through a Batch API).
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ def estimate(engine: Engine, store: Store, model: str,
         bases.append(basis)
     seconds = expected_seconds(past, len(planned), prompt + completion, max(1, m.limit.maximum))
     usage = m.usage
-    cost = (prompt * usage.price_in_per_mtok + completion * usage.price_out_per_mtok) / 1e6
+    cost = (prompt * usage.price_in_per_mtok + completion * usage.price_out_per_mtok) * usage.price_factor / 1e6
     duplicates = usage.requests - usage.cached - len(planned)
     basis = "; ".join([*bases, prompt_basis]) if bases else "nothing to send"
     return ModelEstimate(model, usage.requests, usage.cached, duplicates, len(planned), round(prompt),

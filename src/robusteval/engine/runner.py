@@ -19,7 +19,7 @@ from robusteval.engine.group_commit import GroupCommit
 from robusteval.engine.limits import AdaptiveLimit, Pacer, TokenBudget
 from robusteval.engine.store import Store, StoreRow, cache_key
 from robusteval.errors import BackendError, UserError
-from robusteval.models.base import Backend, LoglikBackend, completion_problem
+from robusteval.models.base import Backend, DeferredBackend, LoglikBackend, completion_problem
 from robusteval.redact import has_secret, redact
 from robusteval.types import Completion, GenParams, Message, Request, Response
 
@@ -47,16 +47,18 @@ class Usage:
     price_in_per_mtok: float = 0.0
     price_out_per_mtok: float = 0.0
     store_rejected: int = 0  # stored answers whose bytes no longer matched their checksum: asked again
+    price_factor: float = 1.0  # share of the listed prices charged (0.5 through a Batch API)
 
     @property
     def cost(self) -> float:
-        """Cost of the new (non-cached) tokens at the configured prices."""
-        return (self.prompt_tokens * self.price_in_per_mtok + self.completion_tokens * self.price_out_per_mtok) / 1e6
+        """Cost of the new (non-cached) tokens at the configured prices (times `price_factor`)."""
+        return (self.prompt_tokens * self.price_in_per_mtok
+                + self.completion_tokens * self.price_out_per_mtok) * self.price_factor / 1e6
 
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in (
             "requests", "cached", "new", "failed", "retries", "rate_limited", "prompt_tokens",
-            "completion_tokens", "price_in_per_mtok", "price_out_per_mtok", "store_rejected")} | {
+            "completion_tokens", "price_in_per_mtok", "price_out_per_mtok", "price_factor", "store_rejected")} | {
             "cost": round(self.cost, 6)}
 
 
@@ -82,6 +84,7 @@ class _Model:
     pacer: Pacer
     budget: TokenBudget
     usage: Usage = field(default_factory=Usage)
+    timeout_s: float | None = None  # per attempt; None for a deferred backend (its answers come in bulk, later)
 
 
 class Engine:
@@ -110,11 +113,19 @@ class Engine:
     async def add_model(self, name: str, backend: Backend, *, rpm: float | None = None,
                         tpm: float | None = None, concurrency: int | None = None,
                         price_in_per_mtok: float = 0.0, price_out_per_mtok: float = 0.0) -> None:
-        """Start a backend and register it under ``name`` (the name suites pass to `chat`)."""
+        """Start a backend and register it under ``name`` (the name suites pass to `chat`).
+
+        A deferred backend (`models.base.DeferredBackend`: the Batch API) learns where the store is, so
+        its pending batches outlive the process, and its requests have no per-attempt timeout."""
+        deferred = bool(getattr(backend, "deferred", False))
+        if deferred:
+            cast(DeferredBackend, backend).attach_store(self.store.path)
         await backend.start()
         self._models[name] = _Model(
             name, backend, AdaptiveLimit(concurrency or backend.max_concurrency), Pacer(rpm),
-            TokenBudget(tpm), Usage(price_in_per_mtok=price_in_per_mtok, price_out_per_mtok=price_out_per_mtok),
+            TokenBudget(tpm), Usage(price_in_per_mtok=price_in_per_mtok, price_out_per_mtok=price_out_per_mtok,
+                                    price_factor=float(getattr(backend, "price_factor", 1.0))),
+            timeout_s=None if deferred else self.retry.timeout_s,
         )
 
     def fingerprint(self, name: str) -> str:
@@ -210,7 +221,7 @@ class Engine:
             wait_s: float | None = None
             try:
                 # asyncio.timeout, not wait_for: no extra task per request (client CPU bounds throughput)
-                async with asyncio.timeout(self.retry.timeout_s):
+                async with asyncio.timeout(m.timeout_s):
                     answer = await (m.backend.chat(request.messages, request.params) if request.continuation is None
                                     else cast(LoglikBackend, m.backend).loglikelihood(
                                         request.messages, request.prefix, request.continuation))

@@ -41,6 +41,20 @@ class LoglikBackend(Backend, Protocol):
     async def loglikelihood(self, messages: tuple[Message, ...], prefix: str, continuation: str) -> Completion: ...
 
 
+class DeferredBackend(Backend, Protocol):
+    """A backend whose answers come later and in bulk (`models.openai_batch`: the OpenAI Batch API).
+
+    The engine gives it every request at once (its ``max_concurrency`` is a batch's size), sets no
+    per-attempt timeout (a batch may take hours), charges ``price_factor`` of the listed prices, and
+    calls ``attach_store`` with the response store's path before `start`, so the backend can keep its
+    pending batches beside the store and a rerun picks them up instead of submitting them again."""
+
+    deferred: bool
+    price_factor: float
+
+    def attach_store(self, store_path: Path) -> None: ...
+
+
 def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
     """Hash of a weights file; computed once per backend start (about 0.2 s per 100 MB)."""
     h = hashlib.sha256()

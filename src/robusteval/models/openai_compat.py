@@ -50,6 +50,7 @@ class OpenAIBackend:
     max_concurrency: int = 16
     timeout_s: float = 600.0
     fingerprint: str = ""
+    server_model: str = ""  # the model id the server reported at start (a pool compares its replicas')
     loglik_text = True
 
     @classmethod
@@ -90,9 +91,18 @@ class OpenAIBackend:
         except BaseException:
             await self.close()  # no unclosed session left behind by a failed start
             raise
+        self.server_model = server_id
         self.fingerprint = f"openai:{self.base_url}:{self.model}:{server_id}"
 
-    async def _server_model_id(self) -> str:
+    async def server_model_id(self) -> str:
+        """Ask the server again which model it serves (a pool's probe of a replica it put aside);
+        a failure is a BackendError, not a UserError: the run goes on without that replica."""
+        try:
+            return await self._server_model_id(probe=True)
+        except UserError as exc:
+            raise BackendError(str(exc), unavailable=True) from None
+
+    async def _server_model_id(self, probe: bool = False) -> str:
         """The id the server reports for the model (fingerprint); also proves the endpoint answers."""
         assert self._session is not None  # started, not closed
         try:
@@ -103,6 +113,8 @@ class OpenAIBackend:
                             "base_url right?") from None
         if status in (401, 403):
             raise UserError(f"{self.base_url} rejected the API key in {self.api_key_env}")
+        if probe and status >= 500:
+            raise UserError(f"{self.base_url}/models answered HTTP {status}")
         try:
             ids = [m["id"] for m in json.loads(raw)["data"]] if status == 200 else []
         except (ValueError, KeyError, TypeError):
@@ -120,9 +132,16 @@ class OpenAIBackend:
                 status, raw = response.status, await response.read()
                 retry_after = response.headers.get("retry-after")
         except TimeoutError:
-            raise BackendError(f"timed out after {self.timeout_s:g} s waiting for {path}") from None
+            raise BackendError(f"timed out after {self.timeout_s:g} s waiting for {path}", unavailable=True) from None
         except (aiohttp.ClientError, OSError) as exc:
-            raise BackendError(f"connection failed: {_describe(exc)}") from None
+            raise BackendError(f"connection failed: {_describe(exc)}", unavailable=True) from None
+        self._check_status(path, status, raw, retry_after)
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            raise BackendError(f"bad response: invalid JSON ({exc})") from None
+
+    def _check_status(self, path: str, status: int, raw: bytes, retry_after: str | None) -> None:
         if status == 429:
             raise BackendError(f"429 rate limited: {_error_message(raw)}", rate_limited=True,
                                retry_after=_seconds(retry_after))
@@ -131,11 +150,26 @@ class OpenAIBackend:
                 raise BackendError(f"HTTP {status} from {path}: the server rejected the API key in "
                                    f"{self.api_key_env}: {_error_message(raw)}", retryable=False)
             raise BackendError(f"HTTP {status} from {path}: {_error_message(raw)}",
-                               retryable=status >= 500 or status in RETRYABLE_STATUS)
+                               retryable=status >= 500 or status in RETRYABLE_STATUS, unavailable=status >= 500)
+
+    async def send(self, method: str, path: str, *, json_body: dict | None = None,
+                   multipart: aiohttp.MultipartWriter | None = None) -> bytes:
+        """Any other request to the API (the Batch API's files and batches), its errors mapped as a
+        chat request's are; returns the body's bytes."""
+        assert self._session is not None  # started, not closed
+        data = multipart if multipart is not None else None if json_body is None else json.dumps(json_body).encode()
+        # the multipart Content-Type (with its boundary) replaces the session's JSON one
+        headers = {"Content-Type": multipart.content_type} if multipart is not None else None
         try:
-            return json.loads(raw)
-        except ValueError as exc:
-            raise BackendError(f"bad response: invalid JSON ({exc})") from None
+            async with self._session.request(method, self.base_url + path, data=data, headers=headers) as response:
+                status, raw = response.status, await response.read()
+                retry_after = response.headers.get("retry-after")
+        except TimeoutError:
+            raise BackendError(f"timed out after {self.timeout_s:g} s waiting for {path}", unavailable=True) from None
+        except (aiohttp.ClientError, OSError) as exc:
+            raise BackendError(f"connection failed: {_describe(exc)}", unavailable=True) from None
+        self._check_status(path, status, raw, retry_after)
+        return raw
 
     async def chat(self, messages: tuple[Message, ...], params: GenParams) -> Completion:
         out = await self._post("/chat/completions", {"model": self.model, **chat_body(messages, params)})

@@ -3,6 +3,11 @@
 Examples: ``llamacpp`` (the embedded default), ``llamacpp:/path/model.gguf?n_parallel=4``,
 ``openai:gpt-4o-mini``, ``openai:smollm?base_url=http://127.0.0.1:8080/v1&api_key_env=MY_KEY``,
 ``hf:/path/to/model?device=cpu``.
+
+A pool of replicas of one model (docs/scale.md): several base URLs, comma-separated or as a repeated
+option, ``openai:NAME?base_url=http://a:8000/v1,http://b:8000/v1`` or
+``openai:NAME?base_url=http://a:8000/v1&base_url=http://b:8000/v1`` (both parse to the same spec).
+Through the OpenAI Batch API at half the price: ``openai:NAME?batch=1`` (`models.openai_batch`).
 """
 
 from __future__ import annotations
@@ -22,9 +27,11 @@ DEFAULT_SPEC = "llamacpp"
 # otherwise be ignored in silence). A backend that reads a new option lists it here.
 OPTIONS = {
     "llamacpp": ("n_parallel", "n_ctx", "n_threads", "cache_ram_mib", "cache_prompt", "flash_attn"),
-    "openai": ("base_url", "api_key_env", "max_concurrency", "timeout"),
+    "openai": ("base_url", "api_key_env", "max_concurrency", "timeout", "batch", "batch_window", "batch_poll"),
     "hf": ("device", "dtype", "max_concurrency"),
 }
+# Options that may list several values (comma-separated or repeated): the replicas of a pool.
+POOL_OPTIONS = ("base_url",)
 # An option that would carry a secret: the spec is written into results.json and the report.
 SECRET_OPTION = re.compile(r"key|token|secret|password|passwd|auth|credential", re.IGNORECASE)
 
@@ -78,13 +85,27 @@ def parse_model_spec(text: str | None) -> ModelSpec:
             "(e.g. llamacpp, llamacpp:model.gguf, openai:gpt-4o-mini?base_url=..., hf:path)"
         )
     try:
-        options = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
     except ValueError:
         raise UserError(f"--model {redact(text)!r}: options after '?' must look like key=value&key=value") from None
     if kind in ("openai", "hf") and not name:
         raise UserError(f"--model {redact(text)!r}: {kind} needs a model name, e.g. {kind}:NAME")
-    _check_options(kind, head, options)
-    return ModelSpec(kind=kind, name=name, options=options)
+    _check_options(kind, head, dict(pairs))
+    return ModelSpec(kind=kind, name=name, options=_fold_repeats(head, pairs))
+
+
+def _fold_repeats(head: str, pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """The options as a dict; a repeated ``base_url`` joins the pool's list (the comma-separated form,
+    so both spellings are one spec), any other repeated option is a mistake (which one was meant?)."""
+    options: dict[str, str] = {}
+    for key, value in pairs:
+        if key not in options:
+            options[key] = value
+        elif key in POOL_OPTIONS:
+            options[key] += "," + value
+        else:
+            raise UserError(f"--model {head!r}: option {key!r} is given twice; give it once")
+    return options
 
 
 def _check_options(kind: str, head: str, options: dict[str, str]) -> None:
@@ -109,7 +130,15 @@ def load_backend(spec: ModelSpec) -> Backend:
 
         return LlamaCppBackend.from_spec(spec)
     if spec.kind == "openai":
+        from robusteval.models.openai_batch import OpenAIBatchBackend, batch_requested
         from robusteval.models.openai_compat import OpenAIBackend
+
+        if batch_requested(spec):
+            return OpenAIBatchBackend.from_spec(spec)
+        if "," in spec.option("base_url", ""):
+            from robusteval.models.pool import PoolBackend
+
+            return PoolBackend.from_spec(spec)
 
         return OpenAIBackend.from_spec(spec)
     from robusteval.models.hf import HFBackend

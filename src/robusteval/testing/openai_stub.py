@@ -10,6 +10,15 @@ that misbehaves on demand and that counts what it was asked:
 - ``GET /v1/models``: one model id.
 - ``POST /v1/completions`` with ``echo``: prompt log-probabilities, as vLLM returns them (loglik scoring).
 
+Batch mode (the OpenAI Batch API, as `models.openai_batch` uses it): ``POST /v1/files`` (multipart,
+purpose "batch") stores a JSONL of requests, ``POST /v1/batches`` makes a batch of it, ``GET
+/v1/batches/{id}`` reports "in_progress" until the batch has been polled ``batch_polls`` times and is
+``batch_delay_s`` old, then "completed" with an output file, ``GET /v1/files/{id}/content`` returns
+it: one line per request with its ``custom_id`` and the same chat completion the chat endpoint gives
+(``batch_p_error``: a seeded share of lines answered with a 500 error instead; ``batch_final``: the
+batch ends "failed", "expired" or "cancelled" instead, without output). Each answered line
+counts as an "ok" hit of its request; ``batches`` and ``uploads`` count batches and files created.
+
 Faults are drawn per hit from a seeded RNG, so a retry of the same request can succeed: 429 with
 Retry-After, 500, "slow" (waits ``slow_s``, longer than the client's timeout, then answers 504) and
 "malformed" (status 200 with a body that is not JSON). ``rpm`` enforces a request rate server-side
@@ -128,6 +137,10 @@ class StubConfig:
     model_id: str = "stub-model"
     hostile: tuple[str, ...] = ()  # shapes from HOSTILE_SHAPES served to each request's first hits
     hostile_hits: int = 1  # how many hits of each request get a hostile shape
+    batch_polls: int = 1  # status requests a batch answers "in_progress" before it is "completed"
+    batch_delay_s: float = 0.0  # and the least time from its creation to "completed"
+    batch_p_error: float = 0.0  # share of a batch's lines answered with an error (seeded)
+    batch_final: str = "completed"  # or "failed", "expired", "cancelled": then no output file
 
 
 class StubState:
@@ -139,10 +152,14 @@ class StubState:
         self.outcomes: Counter[str] = Counter()
         self.hits: Counter[str] = Counter()  # request hash -> every hit
         self.requests: Counter[str] = Counter()  # request hash -> hits answered ok
+        self.batches = 0  # batches created
+        self.uploads = 0  # files uploaded
+        self.changes = 0  # hits and creations: what the hits file's flusher watches
 
     def record(self, outcome: str, request_hash: str | None) -> None:
         with self._lock:
             self.total += 1
+            self.changes += 1
             self.outcomes[outcome] += 1
             if request_hash is not None:
                 self.hits[request_hash] += 1
@@ -152,7 +169,12 @@ class StubState:
     def snapshot(self) -> dict:
         with self._lock:
             return {"total": self.total, "outcomes": dict(self.outcomes), "hits": dict(self.hits),
-                    "requests": dict(self.requests)}
+                    "requests": dict(self.requests), "batches": self.batches, "uploads": self.uploads}
+
+    def created(self, what: str) -> None:
+        with self._lock:
+            setattr(self, what, getattr(self, what) + 1)
+            self.changes += 1
 
 
 class RateLimit:
@@ -229,17 +251,7 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
             record("malformed", h)
             return web.Response(text='{"id": "chatcmpl-x", "choices": [', content_type="application/json")
         record("ok", h)
-        text = _answer(h)
-        prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages") or ())
-        completion_tokens = len(text.split())
-        return web.json_response({
-            "id": f"chatcmpl-{h}", "object": "chat.completion", "created": int(time.time()),
-            "model": body.get("model") or config.model_id, "system_fingerprint": "stub",
-            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                         "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
-        })
+        return web.json_response(completion_body(body, h, config.model_id))
 
     async def completions(request: web.Request) -> web.Response:
         """Echoed prompt log-probabilities: one token per whitespace-led word, each with a
@@ -259,11 +271,103 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
                 "top_logprobs": [None] + [{t: token_logprob(t)} for t in tokens[1:]]}}],
         })
 
+    files: dict[str, bytes] = {}
+    batches: dict[str, dict] = {}
+    polls: Counter[str] = Counter()
+
+    async def upload(request: web.Request) -> web.Response:
+        form = await request.post()
+        upload = form.get("file")
+        if form.get("purpose") != "batch" or not isinstance(upload, web.FileField):
+            return _error(400, "expected a multipart form with purpose=batch and a file")
+        file_id = f"file-{len(files) + 1}"
+        files[file_id] = upload.file.read()
+        state.created("uploads")
+        if each_hit_file:
+            write_hits(state, each_hit_file)
+        return web.json_response({"id": file_id, "object": "file", "bytes": len(files[file_id]),
+                                  "filename": upload.filename, "purpose": "batch", "created_at": int(time.time())})
+
+    async def create_batch(request: web.Request) -> web.Response:
+        body = await request.json()
+        if body.get("input_file_id") not in files or body.get("endpoint") != "/v1/chat/completions":
+            return _error(400, "unknown input_file_id, or an endpoint other than /v1/chat/completions")
+        batch_id = f"batch_{len(batches) + 1}"
+        batches[batch_id] = {"id": batch_id, "object": "batch", "endpoint": body["endpoint"],
+                             "input_file_id": body["input_file_id"], "status": "in_progress",
+                             "completion_window": body.get("completion_window", "24h"),
+                             "created_at": int(time.time()), "output_file_id": None, "error_file_id": None,
+                             "_created": time.monotonic()}
+        state.created("batches")
+        if each_hit_file:
+            write_hits(state, each_hit_file)
+        return web.json_response(_public(batches[batch_id]))
+
+    async def get_batch(request: web.Request) -> web.Response:
+        batch = batches.get(request.match_info["batch_id"])
+        if batch is None:
+            return _error(404, "no such batch")
+        polls[batch["id"]] += 1
+        if (batch["status"] == "in_progress" and polls[batch["id"]] >= config.batch_polls
+                and time.monotonic() - batch["_created"] >= config.batch_delay_s):
+            if config.batch_final != "completed":
+                batch["status"] = config.batch_final
+                if config.batch_final == "failed":
+                    batch["errors"] = {"object": "list", "data": [{"code": "invalid_request",
+                                                                   "message": "injected batch failure"}]}
+                return web.json_response(_public(batch))
+            lines = []
+            for raw in files[batch["input_file_id"]].decode().splitlines():
+                line = json.loads(raw)
+                h = request_hash(line["body"])
+                if rng.random() < config.batch_p_error:
+                    record("500", h)
+                    response = {"status_code": 500, "body": {"error": {"message": "injected batch error"}}}
+                else:
+                    record("ok", h)
+                    response = {"status_code": 200, "request_id": f"req-{h}",
+                                "body": completion_body(line["body"], h, config.model_id)}
+                lines.append(json.dumps({"id": f"batch_req_{h}", "custom_id": line["custom_id"],
+                                         "response": response, "error": None}))
+            output_id = f"file-{len(files) + 1}"
+            files[output_id] = ("\n".join(lines) + "\n").encode()
+            batch |= {"status": "completed", "output_file_id": output_id}
+        return web.json_response(_public(batch))
+
+    async def file_content(request: web.Request) -> web.Response:
+        content = files.get(request.match_info["file_id"])
+        if content is None:
+            return _error(404, "no such file")
+        return web.Response(body=content, content_type="application/jsonl")
+
     app = web.Application()
+    app.router.add_post("/v1/files", upload)
+    app.router.add_get("/v1/files/{file_id}/content", file_content)
+    app.router.add_post("/v1/batches", create_batch)
+    app.router.add_get("/v1/batches/{batch_id}", get_batch)
     app.router.add_get("/v1/models", models)
     app.router.add_post("/v1/chat/completions", chat)
     app.router.add_post("/v1/completions", completions)
     return app
+
+
+def completion_body(body: dict, h: str, model_id: str) -> dict:
+    """The chat.completion the stub answers to a request body with hash ``h``."""
+    text = _answer(h)
+    prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages") or ())
+    completion_tokens = len(text.split())
+    return {
+        "id": f"chatcmpl-{h}", "object": "chat.completion", "created": int(time.time()),
+        "model": body.get("model") or model_id, "system_fingerprint": "stub",
+        "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                     "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
+    }
+
+
+def _public(batch: dict) -> dict:
+    return {k: v for k, v in batch.items() if not k.startswith("_")}
 
 
 def hostile_reply(shape: str, h: str, body: dict, authorization: str) -> web.Response:
@@ -334,8 +438,8 @@ async def _flush_hits(state: StubState, path: str, interval_s: float) -> None:
     file at every hit is quadratic in the run's size; interval 0 does that, from the handlers)."""
     seen = -1
     while True:
-        if state.total != seen:
-            seen = state.total
+        if state.changes != seen:
+            seen = state.changes
             write_hits(state, path)
         await asyncio.sleep(interval_s)
 
@@ -447,6 +551,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hostile", default="", help="comma-separated shapes (or 'all') served to each request's "
                         f"first hits: {', '.join(HOSTILE_SHAPES)}")
     parser.add_argument("--hostile-hits", type=int, default=1, help="how many hits of each request get a hostile shape")
+    parser.add_argument("--batch-polls", type=int, default=1, help="status requests before a batch completes")
+    parser.add_argument("--batch-delay", type=float, default=0.0, help="least seconds from a batch's creation "
+                        "to its completion")
+    parser.add_argument("--batch-final", default="completed", help="the status a batch ends in: completed, "
+                        "failed, expired or cancelled (then without output)")
+    parser.add_argument("--batch-p-error", type=float, default=0.0, help="share of batch lines answered with an error")
     parser.add_argument("--hits-file", help="write the counters here as JSON")
     parser.add_argument("--hits-interval", type=float, default=0.1,
                         help="seconds between hits-file rewrites; 0 rewrites it at every hit")
@@ -457,7 +567,8 @@ def main(argv: list[str] | None = None) -> None:
                         hits_interval_s=args.hits_interval, model_id=args.model_id,
                         hostile=(HOSTILE_SHAPES if args.hostile == "all"
                                  else tuple(filter(None, args.hostile.split(",")))),
-                        hostile_hits=args.hostile_hits)
+                        hostile_hits=args.hostile_hits, batch_polls=args.batch_polls,
+                        batch_delay_s=args.batch_delay, batch_p_error=args.batch_p_error, batch_final=args.batch_final)
 
     async def serve() -> None:
         stop = asyncio.Event()
