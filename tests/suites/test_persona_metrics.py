@@ -189,3 +189,24 @@ def test_mds_method_is_chosen_recorded_and_checked():
     assert (default_mds("pvq40"), default_mds("svs"), default_mds("ours")) == ("leaderboard", "leaderboard", "classic")
     with pytest.raises(UserError, match="--mds must be one of leaderboard, classic"):
         validate(SimpleNamespace(samples=1), Options(mds="metric"))
+
+
+def test_games_carry_their_contexts_whatever_the_names():
+    """A context named after its file may hold "|" or ":" (``file:a|b:c.jsonl`` is ``file_a|b:c``):
+    each game carries its contexts as fields, so leaving one context out drops exactly its games
+    (the columns were grouped by splitting the name "stability:a|b", which lost this context's)."""
+    odd = [Context("no_conv", "no_conv"), Context("file_a|b:c", "chunk", ("x",))]
+    names = [c.name for c in odd]
+    stable = model_metrics(samples("a", {"no_conv": BASE, "file_a|b:c": SAME}), PEOPLE, odd, Q, n_resamples=20)
+    flipped = model_metrics(samples("b", {"no_conv": BASE, "file_a|b:c": FLIPPED}), PEOPLE, odd, Q, n_resamples=20)
+    played, _, groups = games({"a": stable, "b": flipped}, names)
+    assert groups == [[0, 1, 2, 3, 4], [0, 5, 6, 7, 8]]
+    assert played[0].contexts == ("no_conv", "file_a|b:c") and played[5].contexts == ("file_a|b:c",)
+    assert played[0].name == "stability:no_conv|file_a|b:c"  # a label for people, never parsed
+    # the same answers under a plain name score the same, sensitivity (leave one context out) included
+    plain = leaderboard({m: model_metrics(samples(m, {"no_conv": BASE, "fixed_x": rows}), PEOPLE, CONTEXTS, Q,
+                                          n_resamples=20) for m, rows in (("a", SAME), ("b", FLIPPED))},
+                        ["no_conv", "fixed_x"])
+    board = leaderboard({"a": stable, "b": flipped}, names)
+    keys = ("models", "kendalls_w", "diversity", "sensitivity_win_rate", "sensitivity_cardinal")
+    assert {k: board[k] for k in keys} == {k: plain[k] for k in keys}

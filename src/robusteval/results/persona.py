@@ -109,7 +109,7 @@ PersonaMetrics = dict[str, ModelStability]  # by model
 
 def encode_metrics(metrics: PersonaMetrics) -> dict[str, Any]:
     """``metrics`` as results.json has always held them (`ModelStability` per model)."""
-    data = encode(metrics)
+    data = {model: encode(m) for model, m in metrics.items()}  # each as its type (a dict's values lose theirs)
     for m in data.values():
         _drop_none(m, "lost_contexts", "na_reason")
         for v in m["validity"].values():
