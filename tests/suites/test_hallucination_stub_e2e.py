@@ -40,7 +40,8 @@ def _est(value, low, high, n) -> dict:
 def test_exact_metrics(stub_run):
     results = json.loads((stub_run / "results.json").read_text())
     m = results["metrics"]
-    assert results["models"][MODEL]["usage"]["requests"] == 4 * 2 + 4 * 2 * 2 + 1 * 2 * 2  # generation, detection, cross
+    # generation (2 per source), detection (2 prompts x 2 orders), cross (the one valid pair)
+    assert results["models"][MODEL]["usage"]["requests"] == 4 * 2 + 4 * 2 * 2 + 1 * 2 * 2
     gen = m["generation"][MODEL]
     assert (gen["items"], gen["invalid"], gen["failed"], gen["judges"]) == (4, 3, 0, {})
     assert gen["invalid_reasons"] == {"hyp+ and hyp- are the same": 3}

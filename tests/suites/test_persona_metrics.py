@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from robusteval.data.persona import Persona, load_questionnaire
-from robusteval.probes.persona import Context
 from robusteval.metrics.persona import answer_matrix, games, leaderboard, model_metrics
+from robusteval.probes.persona import Context
 from robusteval.suites.persona import Sample, scores_csv
 
 FIX = Path(__file__).parent.parent / "fixtures" / "persona"

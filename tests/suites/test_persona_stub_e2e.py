@@ -41,7 +41,8 @@ def test_exact_metrics(stub_runs):
     results = json.loads((folder / "results.json").read_text())
     # 4 personas x (2 conversations of 1 turn + 3 contexts x 4 items)
     assert [results["models"][m]["usage"]["requests"] for m in (A, B)] == [4 * (2 + 3 * 4)] * 2
-    expected = {A: ([0.4, -0.10540925533894598, -0.21081851067789195], [0.005585762266162365, 0.026554538438131034, None],
+    expected = {A: ([0.4, -0.10540925533894598, -0.21081851067789195],
+                    [0.005585762266162365, 0.026554538438131034, None],
                     [-0.07928630234531886, 0.4107736841055918, 0.5748753794212034]),
                 B: ([0.632455532033676, -0.2581988897471611, 0.2721655269759087],
                     [0.03721870209878262, 0.032065081979024974, 0.0057537286371387485],
@@ -101,5 +102,6 @@ def test_compare_scores_every_run_and_model_on_the_same_games(stub_runs, tmp_pat
     board = json.loads((tmp_path / "persona_leaderboard.json").read_text())
     assert list(board["models"]) == [f"r/{A}", f"r/{B}", f"s/{A}", f"s/{B}"]
     # the same run twice: each model ties with its copy, and the two models keep their cardinal scores
-    assert board["models"][f"r/{A}"]["cardinal"] == board["models"][f"s/{A}"]["cardinal"] == pytest.approx(0.41032638665577376)
+    cardinal = pytest.approx(0.41032638665577376)
+    assert board["models"][f"r/{A}"]["cardinal"] == board["models"][f"s/{A}"]["cardinal"] == cardinal
     assert board["sensitivity_cardinal"] == 0

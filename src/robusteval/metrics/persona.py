@@ -168,17 +168,17 @@ def games(metrics: Mapping[str, ModelStability | dict],
     """The models x games table (higher is better: SRMR, RMSEA and Stress-1 enter as 1 - x), its
     games, and for each context the columns of the games that involve it (read from each game's
     contexts, never from its name)."""
-    metrics = decode(dict[str, ModelStability], dict(metrics))
+    typed = decode(dict[str, ModelStability], dict(metrics))
     columns: list[Game] = []
     rows: dict[str, list[float | None]] = {m: [] for m in metrics}
     for a, b in combinations(range(len(contexts)), 2):
         columns.append(Game("stability", (contexts[a], contexts[b])))
-        for m, mm in metrics.items():
+        for m, mm in typed.items():
             rows[m].append(mm.stability_matrix.values[a][b])
     for c in contexts:
         for metric, invert in (("cfi", False), ("srmr", True), ("rmsea", True), ("stress1", True)):
             columns.append(Game(metric, (c,)))
-            for m, mm in metrics.items():
+            for m, mm in typed.items():
                 v = mm.validity[c]
                 x = v.mds.stress1 if metric == "stress1" else getattr(v.cfa_mean, metric)
                 rows[m].append(None if x is None else (1 - x if invert else x))

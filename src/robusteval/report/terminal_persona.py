@@ -46,9 +46,9 @@ def print_tables(console: Console, metrics: PersonaMetrics, board: PersonaBoard 
         table = Table(title="leaderboard", title_justify="left")
         for col in ("model", "cardinal", "win rate"):
             table.add_column(col, justify="left" if col == "model" else "right")
-        for model, row in sorted(board.models.items(),
-                                 key=lambda kv: math.inf if kv[1].cardinal is None else -kv[1].cardinal):
-            table.add_row(Text(model), _fmt(row.cardinal), _fmt(row.win_rate))
+        for model, entry in sorted(board.models.items(),
+                                   key=lambda kv: math.inf if kv[1].cardinal is None else -kv[1].cardinal):
+            table.add_row(Text(model), _fmt(entry.cardinal), _fmt(entry.win_rate))
         console.print(table)
         if board.na_reason:
             console.print(Text("leaderboard n/a: a model lost a context (see above); no score is computed from "

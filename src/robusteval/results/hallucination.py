@@ -103,7 +103,8 @@ class StepMetrics:
     def __post_init__(self) -> None:
         if any(d.detector is None and d.prompt is None for d in self.detectors.values()):
             detectors = {name: d if d.detector is not None or d.prompt is not None
-                         else replace(d, **_legacy_parts(name)) for name, d in self.detectors.items()}
+                         else replace(d, detector=_legacy_parts(name)[0], prompt=_legacy_parts(name)[1])
+                         for name, d in self.detectors.items()}
             object.__setattr__(self, "detectors", detectors)
 
     def matrix_configs(self) -> list[str]:
@@ -111,14 +112,14 @@ class StepMetrics:
         return list(dict.fromkeys(c for row in (self.matrix or {}).values() for c in row))
 
 
-def _legacy_parts(name: str) -> dict[str, str | None]:
-    """detector and prompt of a configuration written before they were stored: the suite named a
+def _legacy_parts(name: str) -> tuple[str | None, str | None]:
+    """(detector, prompt) of a configuration written before they were stored: the suite named a
     model's configuration ``f"{label}/{prompt}"`` and no prompt variant holds "/", so the prompt is
     after the last "/" (the label keeps any "/" of its own)."""
     if name == NLI_CONFIG or name.startswith(VOTE_PREFIX) or "/" not in name:
-        return {"detector": None, "prompt": None}
+        return None, None
     detector, _, prompt = name.rpartition("/")
-    return {"detector": detector, "prompt": prompt}
+    return detector, prompt
 
 
 @dataclass(frozen=True)

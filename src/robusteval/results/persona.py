@@ -119,7 +119,7 @@ def encode_metrics(metrics: PersonaMetrics) -> dict[str, Any]:
 
 
 def decode_metrics(data: Any) -> PersonaMetrics:
-    return decode(PersonaMetrics, data)  # type: ignore[arg-type]  # a generic alias is a valid target
+    return decode(PersonaMetrics, data)
 
 
 @dataclass(frozen=True)
@@ -165,5 +165,5 @@ def _drop_none(data: dict, *keys: str) -> None:
             del data[key]
 
 
-__all__ = ["BoardEntry", "CFAResult", "ContextInfo", "ContextValidity", "Game", "LostContext", "MDSFit", "MeanFit", "ModelStability",
-           "PersonaBoard", "PersonaMetrics", "StabilityMatrix", "decode_metrics", "encode_metrics"]
+__all__ = ["BoardEntry", "CFAResult", "ContextInfo", "ContextValidity", "Game", "LostContext", "MDSFit", "MeanFit",
+           "ModelStability", "PersonaBoard", "PersonaMetrics", "StabilityMatrix", "decode_metrics", "encode_metrics"]

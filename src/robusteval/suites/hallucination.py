@@ -28,7 +28,13 @@ from robusteval.probes import hallucigen_prompts as prompts
 from robusteval.readers.hallucigen import Generated, read_detection, read_joint, read_separate, read_yes_no
 from robusteval.report.terminal_hallucination import matrix_csv, print_tables, summary_markdown
 from robusteval.results.codec import decode
-from robusteval.results.hallucination import NLI_CONFIG, VOTE_PREFIX, GeneratorMetrics, HallucinationMetrics, StepMetrics
+from robusteval.results.hallucination import (
+    NLI_CONFIG,
+    VOTE_PREFIX,
+    GeneratorMetrics,
+    HallucinationMetrics,
+    StepMetrics,
+)
 from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg
 from robusteval.types import GenParams
 
@@ -352,7 +358,8 @@ def vote(samples: list[DetectionSample], members: tuple[str, ...]) -> list[Detec
         swapped = first.order == "21"
         position = None if winner is None else (1 if (winner == "hyp1") != swapped else 2)
         out.append(replace(
-            first, model="ensemble", variant="", config=name, prompt=None, predicted=winner, predicted_position=position,
+            first, model="ensemble", variant="", config=name, prompt=None, predicted=winner,
+            predicted_position=position,
             response=" ".join(f"{m}={votes[m].predicted or votes[m].status}" for m in members if m in votes),
             correct=None if status == "failed" else winner == first.gold, status=status,
             reason=None if status != "invalid" else "no majority", error=None,

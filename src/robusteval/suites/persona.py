@@ -47,8 +47,8 @@ from robusteval.probes.persona import (
 )
 from robusteval.readers.scale import read_scale, read_scale_logprobs
 from robusteval.report.terminal_persona import print_tables
-from robusteval.results.persona import ModelStability, PersonaBoard, decode_metrics, encode_metrics
 from robusteval.results.codec import decode
+from robusteval.results.persona import ModelStability, PersonaBoard, decode_metrics, encode_metrics
 from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg
 from robusteval.types import GenParams, Message
 
