@@ -407,27 +407,16 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_persona_board(out: Console, board: dict, out_dir: str | None) -> None:
+def _print_persona_board(out: Console, board, out_dir: str | None) -> None:
     """The leaderboard's aggregation across runs: cardinal score, win rate, diversity, sensitivity."""
     import json
 
-    from rich.table import Table
+    from robusteval.report.terminal_persona import print_board_across_runs
 
-    def fmt(x) -> str:
-        return "n/a" if x is None else f"{x:.3f}"
-
-    table = Table(title=f"persona leaderboard across runs ({len(board['games'])} games)", title_justify="left")
-    for column in ("run/model", "cardinal", "win rate"):
-        table.add_column(column)
-    for name, row in sorted(board["models"].items(), key=lambda kv: -(kv[1]["cardinal"] or 0)):
-        table.add_row(name, fmt(row["cardinal"]), fmt(row["win_rate"]))
-    out.print(table)
-    out.print(f"diversity (1 - Kendall's W) {fmt(board['diversity'])}; sensitivity (max rank change, leave one "
-              f"context out) win rate {board['sensitivity_win_rate']}, cardinal {board['sensitivity_cardinal']}",
-              highlight=False)
+    print_board_across_runs(out, board)
     if out_dir:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
-        atomic_write(Path(out_dir) / "persona_leaderboard.json", json.dumps(board, indent=2))
+        atomic_write(Path(out_dir) / "persona_leaderboard.json", json.dumps(board.encode(), indent=2))
         out.print(f"wrote {Path(out_dir) / 'persona_leaderboard.json'}")
 
 

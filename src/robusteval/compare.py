@@ -13,6 +13,7 @@ from robusteval.errors import UserError
 from robusteval.files import atomic_write, read_jsonl
 from robusteval.metrics.consistency import item_consistency
 from robusteval.metrics.paired import paired_difference
+from robusteval.results.persona import PersonaBoard
 
 
 def load_samples(run: str) -> list[dict]:
@@ -112,23 +113,33 @@ def compare_headlines(runs: list[str], *, out_dir: str | None = None):
     return board
 
 
-def persona_leaderboard(runs: list[str]) -> dict | None:
+def persona_leaderboard(runs: list[str]) -> PersonaBoard | None:
     """The Stick To Your Role! aggregation over every run x model of persona runs: each is a
     contestant (a model, or one model under other settings), scored on the same games. None when
     the runs are not persona runs; an error when their contexts differ (the games would not match)."""
-    from robusteval.suites.persona import leaderboard
+    from robusteval.metrics.persona import persona_board
+    from robusteval.results.codec import RecordError, decode
+    from robusteval.results.persona import ContextInfo
+    from robusteval.results.records import run_record
 
     folders = [Path(r).parent if Path(r).is_file() else Path(r) for r in runs]
-    loaded = [(f.name, json.loads((f / "results.json").read_text(encoding="utf-8")))
+    loaded = [(f, json.loads((f / "results.json").read_text(encoding="utf-8")))
               for f in folders if (f / "results.json").is_file()]
     if len(loaded) != len(folders) or any(r.get("suite") != "persona" for _, r in loaded):
         return None
-    contexts = {tuple(c["name"] for c in r.get("contexts", ())) for _, r in loaded}
-    if len(contexts) != 1:
+    records = []
+    for folder, results in loaded:
+        try:
+            record = run_record(results)
+            contexts = tuple(c.name for c in decode(list[ContextInfo], record.extra.get("contexts", [])))
+        except RecordError as exc:
+            raise UserError(f"{folder / 'results.json'}: not a persona run's results ({exc})") from None
+        records.append((folder.name, record, contexts))
+    if len({contexts for _, _, contexts in records}) != 1:
         raise UserError("these persona runs have different contexts; their games cannot be compared: "
-                        + "; ".join(",".join(c) for c in sorted(contexts)))
-    metrics = {f"{name}/{model}": m for name, r in loaded for model, m in r["metrics"].items()}
-    return leaderboard(metrics, list(contexts.pop()))
+                        + "; ".join(sorted({",".join(contexts) for _, _, contexts in records})))
+    metrics = {f"{name}/{model}": m for name, record, _ in records for model, m in record.metrics.items()}
+    return persona_board(metrics, list(records[0][2]))
 
 
 def _estimate(row, metric: str) -> dict | None:

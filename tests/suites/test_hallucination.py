@@ -16,14 +16,15 @@ from robusteval.config import RunConfig, build_config
 from robusteval.data.hallucigen import load_items
 from robusteval.engine import Engine, Store
 from robusteval.errors import UserError
+from robusteval.report.terminal_hallucination import matrix_csv, summary_markdown
+from robusteval.results.codec import decode
+from robusteval.results.hallucination import HallucinationMetrics
 from robusteval.suites.base import SuiteContext
 from robusteval.suites.hallucination import (
     DetectionSample,
     Options,
     cross_items,
     execute,
-    matrix_csv,
-    summary_markdown,
     vote,
 )
 from robusteval.types import Completion, GenParams
@@ -237,7 +238,7 @@ def test_settings_from_flags_and_yaml_lists():
 def test_summary_markdown_escapes_and_lists_every_table():
     metrics = {"generation": {"g": {"valid": {"value": 0.5, "ci_low": 0.0, "ci_high": 1.0}, "invalid": 1, "failed": 0,
                                     "judges": {}}}}
-    text = summary_markdown(metrics)
+    text = summary_markdown(decode(HallucinationMetrics, metrics))
     assert "## generation" in text and "| g | 0.500 [0.000, 1.000] | 1 | 0 | (no judge) | n/a | n/a |  |" in text
     assert matrix_csv({}) == "generator,detector,f1,f1_low,f1_high,accuracy,samples,invalid\n"
 

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from robusteval.data.persona import Persona, load_questionnaire
+from robusteval.metrics.persona import answer_matrix, games, leaderboard, model_metrics
 from robusteval.probes.persona import Context
-from robusteval.suites.persona import Sample, answer_matrix, games, leaderboard, model_metrics, scores_csv
+from robusteval.suites.persona import Sample, scores_csv
 
 FIX = Path(__file__).parent.parent / "fixtures" / "persona"
 Q = load_questionnaire(str(FIX / "questionnaire.yaml"))  # warmth: w1, w2 (reversed); drive: d1, d2; 4 points
@@ -23,8 +24,10 @@ def samples(model: str, table: dict[str, list[list[int | None]]]) -> list[Sample
     for context, rows in table.items():
         for person, row in zip(PEOPLE, rows):
             for item, answer in zip(Q.items, row):
-                out.append(Sample(model, item.id, person.id, person.name, context, item.value, "q", 1,
-                                  "reply", None, "ok" if answer else "invalid", answer, "letter", False, "k"))
+                out.append(Sample(model=model, item_id=item.id, persona_id=person.id, persona=person.name,
+                                  context=context, value=item.value, prompt="q", turns=1, response="reply", error=None,
+                                  status="ok" if answer else "invalid", answer=answer, clue="letter", cached=False,
+                                  key="k"))
     return out
 
 
@@ -57,7 +60,8 @@ def test_flipped_model_and_the_leaderboard():
     flipped = model_metrics(samples("b", {"no_conv": BASE, "fixed_x": FLIPPED}), PEOPLE, CONTEXTS, Q, n_resamples=50)
     assert flipped["rank_order_stability"]["value"] == pytest.approx(-1.0)
     names = ["no_conv", "fixed_x"]
-    columns, table, groups = games({"a": stable, "b": flipped}, names)
+    played, table, groups = games({"a": stable, "b": flipped}, names)
+    columns = [game.name for game in played]  # names for people; groups come from each game's contexts
     assert columns[0] == "stability:no_conv|fixed_x" and table[:, 0].tolist() == pytest.approx([1.0, -1.0])
     assert len(columns) == 1 + 4 * 2  # one pair + (CFI, SRMR, RMSEA, Stress-1) per context
     assert groups[0] == [0, 1, 2, 3, 4] and groups[1] == [0, 5, 6, 7, 8]
@@ -119,8 +123,8 @@ def test_leaderboard_across_runs_scores_each_run_and_model(tmp_path):
         (tmp_path / run / "results.json").write_text(json.dumps(
             {"suite": "persona", "contexts": [{"name": c} for c in contexts], "metrics": {"m": metrics}}))
     board = persona_leaderboard([str(tmp_path / "r1"), str(tmp_path / "r2")])
-    assert board == leaderboard({"r1/m": stable, "r2/m": flipped}, names)
-    assert board["models"]["r1/m"]["cardinal"] > board["models"]["r2/m"]["cardinal"]
+    assert board.encode() == leaderboard({"r1/m": stable, "r2/m": flipped}, names)
+    assert board.models["r1/m"].cardinal > board.models["r2/m"].cardinal
     with pytest.raises(UserError, match="different contexts"):
         persona_leaderboard([str(tmp_path / "r1"), str(tmp_path / "r3")])
     (tmp_path / "r2" / "results.json").write_text(json.dumps({"suite": "mcq", "metrics": {}}))
@@ -185,3 +189,24 @@ def test_mds_method_is_chosen_recorded_and_checked():
     assert (default_mds("pvq40"), default_mds("svs"), default_mds("ours")) == ("leaderboard", "leaderboard", "classic")
     with pytest.raises(UserError, match="--mds must be one of leaderboard, classic"):
         validate(SimpleNamespace(samples=1), Options(mds="metric"))
+
+
+def test_games_carry_their_contexts_whatever_the_names():
+    """A context named after its file may hold "|" or ":" (``file:a|b:c.jsonl`` is ``file_a|b:c``):
+    each game carries its contexts as fields, so leaving one context out drops exactly its games
+    (the columns were grouped by splitting the name "stability:a|b", which lost this context's)."""
+    odd = [Context("no_conv", "no_conv"), Context("file_a|b:c", "chunk", ("x",))]
+    names = [c.name for c in odd]
+    stable = model_metrics(samples("a", {"no_conv": BASE, "file_a|b:c": SAME}), PEOPLE, odd, Q, n_resamples=20)
+    flipped = model_metrics(samples("b", {"no_conv": BASE, "file_a|b:c": FLIPPED}), PEOPLE, odd, Q, n_resamples=20)
+    played, _, groups = games({"a": stable, "b": flipped}, names)
+    assert groups == [[0, 1, 2, 3, 4], [0, 5, 6, 7, 8]]
+    assert played[0].contexts == ("no_conv", "file_a|b:c") and played[5].contexts == ("file_a|b:c",)
+    assert played[0].name == "stability:no_conv|file_a|b:c"  # a label for people, never parsed
+    # the same answers under a plain name score the same, sensitivity (leave one context out) included
+    plain = leaderboard({m: model_metrics(samples(m, {"no_conv": BASE, "fixed_x": rows}), PEOPLE, CONTEXTS, Q,
+                                          n_resamples=20) for m, rows in (("a", SAME), ("b", FLIPPED))},
+                        ["no_conv", "fixed_x"])
+    board = leaderboard({"a": stable, "b": flipped}, names)
+    keys = ("models", "kendalls_w", "diversity", "sensitivity_win_rate", "sensitivity_cardinal")
+    assert {k: board[k] for k in keys} == {k: plain[k] for k in keys}

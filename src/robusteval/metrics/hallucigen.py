@@ -19,6 +19,8 @@ import numpy as np
 
 from robusteval.metrics.classification import INVALID, cohen_kappa, fleiss_kappa, matthews, scores
 from robusteval.metrics.stats import Estimate, bootstrap, proportion
+from robusteval.results.codec import decode
+from robusteval.results.hallucination import GeneratorMetrics, StepMetrics
 
 CODE = {"hyp1": 0, "hyp2": 1}
 SCORES = ("accuracy", "precision", "recall", "f1")
@@ -202,9 +204,36 @@ def generation_metrics(generated: Sequence, judged: Sequence, *, seed: int = 0, 
     return out
 
 
+def step_metrics(samples: Sequence, configs: Sequence[str], *, seed: int = 0, n_resamples: int = 1000,
+                 cross: bool = False) -> StepMetrics:
+    """The typed record of a detection or cross step: every configuration found in ``samples``
+    (``configs`` order the agreement), with the detector's model label and prompt variant stored
+    beside its scores (a detection sample's ``model`` and ``variant``; votes and the NLI baseline
+    have no variant). A cross step adds the generator x detector matrix (empty when no generator
+    wrote a valid pair)."""
+    names = list(dict.fromkeys(s.config for s in samples))
+    detectors = {}
+    for name in names:
+        mine = [s for s in samples if s.config == name]
+        prompt = mine[0].variant or None
+        detectors[name] = {**detector_metrics(mine, seed=seed, n_resamples=n_resamples),
+                           "detector": mine[0].model if prompt else None, "prompt": prompt}
+    return decode(StepMetrics, {
+        "detectors": detectors,
+        "agreement": agreement(samples, [c for c in configs if c in names]),
+        "matrix": matrix(samples, names, seed=seed, n_resamples=n_resamples) if cross else None})
+
+
+def generation_record(generated: Sequence, judged: Sequence, *, seed: int = 0,
+                      n_resamples: int = 1000) -> dict[str, GeneratorMetrics]:
+    """`generation_metrics` as typed records, by generator."""
+    return decode(dict[str, GeneratorMetrics], generation_metrics(generated, judged, seed=seed,
+                                                                  n_resamples=n_resamples))
+
+
 def _finite(x: float) -> float | None:
     return float(x) if x is not None and np.isfinite(x) else None
 
 
 __all__ = ["agreement", "chose_first", "classification_block", "detection_rows", "detector_metrics",
-           "generation_metrics", "matrix", "order_consistency", "share_block"]
+           "generation_metrics", "generation_record", "matrix", "order_consistency", "share_block", "step_metrics"]

@@ -19,7 +19,10 @@ from typing import Any
 from robusteval.results.codec import RecordError, decode
 
 # suite -> "module:Type" of its metrics record (by model, or whatever the suite compares)
-SUITE_METRICS: dict[str, str] = {}
+SUITE_METRICS: dict[str, str] = {
+    "hallucination": "robusteval.results.hallucination:HallucinationMetrics",
+    "persona": "robusteval.results.persona:PersonaMetrics",
+}
 
 
 @dataclass(frozen=True)

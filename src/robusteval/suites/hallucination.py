@@ -16,28 +16,32 @@ scenarios: paraphrase (en, sv) and translation (en-de, de-en, en-fr, fr-en). Ste
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 from dataclasses import asdict, dataclass, replace
 
 from robusteval.data.hallucigen import HALLUCINATION_TYPES, LANG_FORMAT, HalluItem, load_items
-from robusteval.engine import Engine, gather_all
 from robusteval.errors import UserError
 from robusteval.judges.hallucination_nli import entailed, nli_detect
 from robusteval.metrics.classification import majority_vote
-from robusteval.metrics.hallucigen import agreement, detector_metrics, generation_metrics, matrix
+from robusteval.metrics.hallucigen import generation_record, step_metrics
 from robusteval.models import parse_model_spec
 from robusteval.probes import hallucigen_prompts as prompts
 from robusteval.readers.hallucigen import Generated, read_detection, read_joint, read_separate, read_yes_no
-from robusteval.report.table import fmt_estimate as _fmt  # the same "value [low, high]" cells as mcq
-from robusteval.suites.base import SuiteContext, SuiteResult, csv_arg
+from robusteval.report.terminal_hallucination import matrix_csv, print_tables, summary_markdown
+from robusteval.results.codec import decode
+from robusteval.results.hallucination import (
+    NLI_CONFIG,
+    VOTE_PREFIX,
+    GeneratorMetrics,
+    HallucinationMetrics,
+    StepMetrics,
+)
+from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg
 from robusteval.types import GenParams
 
 NAME = "hallucination"
 STEPS = {"generation": ("generation",), "detection": ("detection",), "cross": ("generation", "cross"),
          "all": ("generation", "detection", "cross")}
 ORDERS = ("seeded", "both")
-NLI_CONFIG = "nli"
 ENSEMBLE_SEP = "+"
 
 
@@ -134,12 +138,16 @@ def validate(config, options: Options) -> None:
 # ---------------------------------------------------------------- samples
 
 
-@dataclass(frozen=True)
-class GenerationSample:
+def _without(sample: SampleBase, unused: tuple[str, ...]) -> dict:
+    """The sample's JSON line without the envelope fields its step does not use (samples.jsonl keeps
+    the shape it always had)."""
+    return {k: v for k, v in asdict(sample).items() if k not in unused}
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenerationSample(SampleBase):
     """One generator's hyp+ and hyp− for one source (one reply, or two in separate mode)."""
 
-    model: str
-    item_id: str
     scenario: str
     lang: str
     type: str | None  # the hallucination type asked for (None: any)
@@ -149,135 +157,119 @@ class GenerationSample:
     responses: tuple[str | None, ...]
     hyp_plus: str | None
     hyp_minus: str | None
-    status: str  # ok | invalid | failed
     reason: str | None
-    error: str | None
-    cached: bool
     keys: tuple[str, ...]
     step: str = "generation"
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        return _without(self, ("variant", "prompt", "response", "key"))
 
 
-@dataclass(frozen=True)
-class JudgeSample:
-    """A judge's verdict on one generated hypothesis; ``success`` is 1 when hyp+ is judged faithful
-    or hyp− hallucinated, 0 when not, None when the judge gave no verdict."""
+@dataclass(frozen=True, kw_only=True)
+class JudgeSample(SampleBase):
+    """A judge's verdict on one generated hypothesis (``model`` is the judge); ``success`` is 1 when
+    hyp+ is judged faithful or hyp− hallucinated, 0 when not, None when the judge gave no verdict."""
 
-    judge: str
     generator: str
-    item_id: str
     hypothesis: str  # hyp+ | hyp-
     text: str
     faithful: bool | None
     success: float | None
     score: float | None  # P(entailment) for the NLI judge
-    prompt: str | None
-    response: str | None
-    status: str
-    error: str | None
-    cached: bool
-    key: str | None
     step: str = "judge"
 
     @property
-    def model(self) -> str:
-        return self.judge
+    def judge(self) -> str:
+        return self.model
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "model": self.judge}
+        return {"judge": self.model, **_without(self, ("variant",))}
 
 
-@dataclass(frozen=True)
-class DetectionSample:
+@dataclass(frozen=True, kw_only=True)
+class DetectionSample(SampleBase):
     """One detector configuration's verdict on one shown pair (step detection or cross).
 
-    ``predicted`` and ``gold`` name hypotheses in the item's own order (hyp1/hyp2);
-    ``predicted_position`` is the position as shown (1 or 2)."""
+    ``model`` is the detector's label ("nli" or "ensemble" for the baseline and votes), ``variant``
+    its prompt variant ("" for those two), ``config`` the configuration's name. ``predicted`` and
+    ``gold`` name hypotheses in the item's own order (hyp1/hyp2); ``predicted_position`` is the
+    position as shown (1 or 2)."""
 
     step: str  # detection | cross
-    model: str  # detector label, "nli" or "ensemble"
     config: str  # e.g. llamacpp/incorrect, nli, vote(a+b)
     generator: str | None  # cross: who wrote the pair
-    item_id: str
     scenario: str
     lang: str
     type: str | None
     order: str  # "12" or "21"
-    prompt: str | None
-    response: str | None
     predicted: str | None
     predicted_position: int | None
     gold: str
     correct: bool | None  # None when the request failed
-    status: str
     reason: str | None
-    error: str | None
-    cached: bool
-    key: str | None
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 # ---------------------------------------------------------------- steps
 
 
-async def generate(engine: Engine, model: str, item: HalluItem, options: Options,
-                   params: GenParams) -> GenerationSample:
-    types = prompts.requested_types(item, options.gen_types)
-    if options.gen_mode == "joint":
-        asks = [prompts.generation_joint(item, types)]
-    else:
-        asks = [prompts.generation_faithful(item), prompts.generation_hallucinated(item, types)]
-    responses = await gather_all(engine.chat(model, messages, params) for messages in asks)
-    texts = tuple(r.text for r in responses)
-    parsed: Generated = read_joint(texts[0], item.source) if options.gen_mode == "joint" \
-        else read_separate(texts[0], texts[1], item.source)
-    error = next((r.error for r in responses if not r.ok), None)
-    return GenerationSample(
-        model=model, item_id=item.id, scenario=item.scenario, lang=item.lang,
-        type=types[0] if len(types) == 1 else None, mode=options.gen_mode, source=item.source,
-        prompts=tuple(m[-1].content for m in asks), responses=texts, hyp_plus=parsed.hyp_plus,
-        hyp_minus=parsed.hyp_minus, status="failed" if error else parsed.status, reason=parsed.reason,
-        error=error, cached=all(r.cached for r in responses), keys=tuple(r.key for r in responses))
+async def run_generation(ctx: SuiteContext, models: list[str], items: list[HalluItem],
+                         options: Options) -> list[GenerationSample]:
+    """Every model's hyp+ and hyp− for every source: one request (joint) or two (separate) each."""
+    asks = {}
+    for model in models:
+        for item in items:
+            types = prompts.requested_types(item, options.gen_types)
+            messages = [prompts.generation_joint(item, types)] if options.gen_mode == "joint" else \
+                [prompts.generation_faithful(item), prompts.generation_hallucinated(item, types)]
+            asks[model, item.id] = (item, types, messages)
+    jobs = [(model, messages) for (model, _), (_, _, asked) in asks.items() for messages in asked]
+    replies = iter(await ctx.ask_all(jobs, lambda job: ctx.engine.chat(job[0], job[1], ctx.params)))
+    out = []
+    for (model, _), (item, types, asked) in asks.items():
+        responses = [next(replies) for _ in asked]
+        texts = tuple(r.text for r in responses)
+        parsed: Generated = read_joint(texts[0], item.source) if options.gen_mode == "joint" \
+            else read_separate(texts[0], texts[1], item.source)
+        error = next((r.error for r in responses if not r.ok), None)
+        out.append(GenerationSample(
+            model=model, item_id=item.id, scenario=item.scenario, lang=item.lang,
+            type=types[0] if len(types) == 1 else None, mode=options.gen_mode, source=item.source,
+            prompts=tuple(m[-1].content for m in asked), responses=texts, hyp_plus=parsed.hyp_plus,
+            hyp_minus=parsed.hyp_minus, status="failed" if error else parsed.status, reason=parsed.reason,
+            error=error, cached=all(r.cached for r in responses), keys=tuple(r.key for r in responses)))
+    return out
 
 
-async def run_generation(engine: Engine, models: list[str], items: list[HalluItem], options: Options,
-                         params: GenParams) -> list[GenerationSample]:
-    engine.expect(len(models) * len(items) * (1 if options.gen_mode == "joint" else 2))
-    return await gather_all(generate(engine, m, item, options, params) for m in models for item in items)
+def _judged_jobs(generated: list[GenerationSample]) -> list[tuple[GenerationSample, str, str]]:
+    """(generation, hyp+ or hyp-, its text) for every hypothesis of every pair that parsed."""
+    return [(g, hyp, text) for g in generated if g.status == "ok"  # an ok pair has both texts
+            for hyp, text in (("hyp+", g.hyp_plus), ("hyp-", g.hyp_minus)) if text is not None]
 
 
-async def run_llm_judge(engine: Engine, judge: str, items: dict[str, HalluItem], generated: list[GenerationSample],
+async def run_llm_judge(ctx: SuiteContext, judge: str, items: dict[str, HalluItem], generated: list[GenerationSample],
                         params: GenParams) -> list[JudgeSample]:
     """The yes/no judge on every hypothesis that parsed (yes = faithful)."""
-    jobs = [(g, hyp, text) for g in generated if g.status == "ok"  # an ok pair has both texts
-            for hyp, text in (("hyp+", g.hyp_plus), ("hyp-", g.hyp_minus)) if text is not None]
-    engine.expect(len(jobs))
 
-    async def one(g: GenerationSample, hypothesis: str, text: str) -> JudgeSample:
+    async def one(job: tuple[GenerationSample, str, str]) -> JudgeSample:
+        g, hypothesis, text = job
         messages = prompts.judge(items[g.item_id], text)
-        response = await engine.chat(judge, messages, params)
+        response = await ctx.engine.chat(judge, messages, params)
         faithful, status = read_yes_no(response.text)
-        return JudgeSample(judge=judge, generator=g.model, item_id=g.item_id, hypothesis=hypothesis, text=text,
+        return JudgeSample(model=judge, generator=g.model, item_id=g.item_id, hypothesis=hypothesis, text=text,
                            faithful=faithful, success=_success(hypothesis, faithful), score=None,
                            prompt=messages[-1].content, response=response.text, status=status,
                            error=response.error, cached=response.cached, key=response.key)
 
-    return await gather_all(one(*job) for job in jobs)
+    return await ctx.ask_all(_judged_jobs(generated), one)
 
 
 def run_nli_judge(nli, items: dict[str, HalluItem], generated: list[GenerationSample]) -> list[JudgeSample]:
     """The NLI judge: hyp+ succeeds when the source entails it, hyp− when it does not."""
-    jobs = [(g, hyp, text) for g in generated if g.status == "ok"  # an ok pair has both texts
-            for hyp, text in (("hyp+", g.hyp_plus), ("hyp-", g.hyp_minus)) if text is not None]
+    jobs = _judged_jobs(generated)
     results = nli.predict([(items[g.item_id].source, text) for g, _, text in jobs]) if jobs else []
-    return [JudgeSample(judge=f"nli:{nli.name}", generator=g.model, item_id=g.item_id, hypothesis=hyp, text=text,
+    return [JudgeSample(model=f"nli:{nli.name}", generator=g.model, item_id=g.item_id, hypothesis=hyp, text=text,
                         faithful=entailed(r.entailment), success=_success(hyp, entailed(r.entailment)),
-                        score=r.entailment, prompt=None, response=None, status="ok", error=None, cached=False,
-                        key=None)
+                        score=r.entailment, status="ok")
             for (g, hyp, text), r in zip(jobs, results)]
 
 
@@ -304,26 +296,27 @@ def _detection_sample(step: str, model: str, config: str, generator: str | None,
                            correct=None if fields["status"] == "failed" else predicted == item.label, **fields)
 
 
-async def run_detection(engine: Engine, detectors: list[str], variants: tuple[str, ...], items: list[HalluItem],
+async def run_detection(ctx: SuiteContext, detectors: list[str], variants: tuple[str, ...], items: list[HalluItem],
                         orders: str, seed: int, params: GenParams, nli=None, *, step: str = "detection",
                         generator: str | None = None) -> list[DetectionSample]:
     """Every detector configuration on every item in the asked orders; invalid replies are kept."""
     jobs = [(d, v, item, swapped) for item in items for swapped in shown_orders(item, orders, seed, generator)
             for d in detectors for v in variants]
-    engine.expect(len(jobs))
 
-    async def one(detector: str, variant: str, item: HalluItem, swapped: bool) -> DetectionSample:
+    async def one(job: tuple[str, str, HalluItem, bool]) -> DetectionSample:
+        detector, variant, item, swapped = job
         pair = prompts.shown(item, swapped)
         messages = prompts.detection(item, pair, variant)
-        response = await engine.chat(detector, messages, params)
+        response = await ctx.engine.chat(detector, messages, params)
         read = read_detection(response.text)
         return _detection_sample(
-            step, detector, f"{detector}/{variant}", generator, item, swapped, prompt=messages[-1].content,
-            response=response.text, predicted=pair.original(read.position) if read.position else None,
+            step, detector, f"{detector}/{variant}", generator, item, swapped, variant=variant,
+            prompt=messages[-1].content, response=response.text,
+            predicted=pair.original(read.position) if read.position else None,
             predicted_position=read.position, status=read.status, reason=read.reason, error=response.error,
             cached=response.cached, key=response.key)
 
-    samples = await gather_all(one(*job) for job in jobs)
+    samples = await ctx.ask_all(jobs, one)
     if nli is not None:
         samples += nli_detection(nli, items, orders, seed, step=step, generator=generator)
     return samples
@@ -351,7 +344,7 @@ def nli_detection(nli, items: list[HalluItem], orders: str, seed: int, *, step: 
 def vote(samples: list[DetectionSample], members: tuple[str, ...]) -> list[DetectionSample]:
     """Majority vote of ``members`` on each shown pair; invalid votes abstain, a tie is invalid
     ("no majority"), a pair no member answered (all failed) is failed."""
-    name = f"vote({ENSEMBLE_SEP.join(members)})"
+    name = f"{VOTE_PREFIX}{ENSEMBLE_SEP.join(members)})"
     by_pair: dict[tuple, dict[str, DetectionSample]] = {}
     for s in samples:
         if s.config in members:
@@ -365,7 +358,8 @@ def vote(samples: list[DetectionSample], members: tuple[str, ...]) -> list[Detec
         swapped = first.order == "21"
         position = None if winner is None else (1 if (winner == "hyp1") != swapped else 2)
         out.append(replace(
-            first, model="ensemble", config=name, prompt=None, predicted=winner, predicted_position=position,
+            first, model="ensemble", variant="", config=name, prompt=None, predicted=winner,
+            predicted_position=position,
             response=" ".join(f"{m}={votes[m].predicted or votes[m].status}" for m in members if m in votes),
             correct=None if status == "failed" else winner == first.gold, status=status,
             reason=None if status != "invalid" else "no majority", error=None,
@@ -404,37 +398,40 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     ensemble_specs = options.ensembles or (("all",) if len(configs) > 1 else ())
     ensembles = [ensemble_members(spec, configs) for spec in ensemble_specs]
     samples: list = []
-    metrics: dict = {}
+    generation: dict[str, GeneratorMetrics] | None = None
+    step_records: dict[str, StepMetrics] = {}
     generated: list[GenerationSample] = []
     if "generation" in steps:
-        generated = await run_generation(ctx.engine, ctx.models, items, options, ctx.params)
+        generated = await run_generation(ctx, ctx.models, items, options)
         judged: list[JudgeSample] = []
         if options.judge != "none":
             judge = await ctx.model(options.judge)
-            judged += await run_llm_judge(ctx.engine, judge, by_id, generated, label_params)
+            judged += await run_llm_judge(ctx, judge, by_id, generated, label_params)
         if nli is not None:
             judged += run_nli_judge(nli, by_id, generated)
         samples += generated + judged
-        metrics["generation"] = generation_metrics(generated, judged, seed=config.seed, n_resamples=options.bootstrap)
+        generation = generation_record(generated, judged, seed=config.seed, n_resamples=options.bootstrap)
     for step in ("detection", "cross"):
         if step not in steps:
             continue
         groups = {None: items} if step == "detection" else cross_items(generated, by_id, config.seed)
         found: list[DetectionSample] = []
         for generator, group in groups.items():
-            found += await run_detection(ctx.engine, detectors, options.prompts, group, options.orders, config.seed,
+            found += await run_detection(ctx, detectors, options.prompts, group, options.orders, config.seed,
                                          label_params, nli, step=step, generator=generator)
         for members in ensembles:
             found += vote(found, members)
         samples += found
-        metrics[step] = _step_metrics(found, configs, config.seed, options.bootstrap, cross=step == "cross")
+        step_records[step] = step_metrics(found, configs, seed=config.seed, n_resamples=options.bootstrap,
+                                          cross=step == "cross")
+    record = HallucinationMetrics(generation=generation, **step_records)
     extra = {"hallucination": {"steps": list(steps), "items": len(items), "detector_configs": configs,
-                               "ensembles": [f"vote({ENSEMBLE_SEP.join(m)})" for m in ensembles],
+                               "ensembles": [f"{VOTE_PREFIX}{ENSEMBLE_SEP.join(m)})" for m in ensembles],
                                "judge": options.judge, "nli_model": options.nli_model}}
-    result = SuiteResult(metrics=metrics, samples=samples, extra=extra)
-    result.files["summary.md"] = summary_markdown(metrics)
-    if "cross" in metrics:
-        result.files["matrix.csv"] = matrix_csv(metrics["cross"]["matrix"])
+    result = SuiteResult(metrics=record.encode(), samples=samples, extra=extra)
+    result.files["summary.md"] = summary_markdown(record)
+    if record.cross is not None:
+        result.files["matrix.csv"] = matrix_csv(record.cross.matrix or {})
     return result
 
 
@@ -446,100 +443,8 @@ def _load_nli(name: str | None):
     return load_nli(name)
 
 
-def _step_metrics(samples: list[DetectionSample], configs: list[str], seed: int, n_resamples: int, *,
-                  cross: bool) -> dict:
-    names = list(dict.fromkeys(s.config for s in samples))
-    out = {"detectors": {c: detector_metrics([s for s in samples if s.config == c], seed=seed, n_resamples=n_resamples)
-                         for c in names},
-           "agreement": agreement(samples, [c for c in configs if c in names])}
-    if cross:  # empty when no generator wrote a valid pair
-        out["matrix"] = matrix(samples, names, seed=seed, n_resamples=n_resamples)
-    return out
-
-
-# ---------------------------------------------------------------- summaries
-
-
-def _num(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
-
-
-def summary_tables(metrics: dict) -> list[tuple[str, list[str], list[list[str]]]]:
-    """(title, header, rows) of every summary table; the terminal and summary.md show the same."""
-    tables = []
-    if gen := metrics.get("generation"):
-        rows = []
-        for generator, g in gen.items():
-            judges = g["judges"] or {"(no judge)": {}}
-            for judge, j in judges.items():
-                rows.append([generator, _fmt(g["valid"]), str(g["invalid"]), str(g["failed"]), judge,
-                             _fmt(j.get("hyp+_faithful")), _fmt(j.get("hyp-_hallucinated")),
-                             str(j.get("unjudged", ""))])
-        tables.append(("generation", ["generator", "valid output", "invalid", "failed", "judge", "hyp+ faithful",
-                                      "hyp- hallucinated", "unjudged"], rows))
-    for step in ("detection", "cross"):
-        if step not in metrics:
-            continue
-        m = metrics[step]
-        rows = [[config, _fmt(d["f1"]), _fmt(d["accuracy"]), _fmt(d["precision"]), _fmt(d["recall"]),
-                 str(d["samples"]), str(d["invalid"]), str(d["failed"]), _fmt(d["position_bias"]["chose_first"]),
-                 _num(d["position_bias"]["gold_first"]), _fmt(d.get("order_consistency"))]
-                for config, d in m["detectors"].items()]
-        tables.append((step, ["detector", "F1", "accuracy", "precision", "recall", "samples", "invalid", "failed",
-                              "chose 1st", "gold 1st", "order consistency"], rows))
-        breakdown = []
-        for config, d in m["detectors"].items():
-            for attribute in ("scenario", "lang", "type"):
-                for group, g in d[f"by_{attribute}"].items():
-                    breakdown.append([config, attribute, group, _fmt(g["f1"]), _fmt(g["accuracy"]), str(g["samples"])])
-        tables.append((f"{step} by scenario, language and type",
-                       ["detector", "by", "group", "F1", "accuracy", "samples"], breakdown))
-        a = m["agreement"]
-        rows = [[pair, _num(v["cohen_kappa"]), _num(v["mcc"]), _num(v["agreement"]), str(v["n"])]
-                for pair, v in a["pairwise"].items()]
-        rows.append([f"all ({len(a['configs'])}): Fleiss' kappa", _num(a["fleiss_kappa"]), "", "", str(a["fleiss_n"])])
-        tables.append((f"{step} agreement", ["detectors", "Cohen's kappa", "MCC", "raw agreement", "pairs"], rows))
-        if "matrix" in m:
-            configs = list(dict.fromkeys(c for row in m["matrix"].values() for c in row))
-            rows = [[generator] + [_fmt(row[c]["f1"]) if c in row else "" for c in configs]
-                    for generator, row in m["matrix"].items()]
-            tables.append(("generator x detector (F1)", ["generator \\ detector", *configs], rows))
-    return tables
-
-
-def summary_markdown(metrics: dict) -> str:
-    out = ["# hallucination: summary", ""]
-    for title, header, rows in summary_tables(metrics):
-        out += [f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
-        out.append("")
-    return "\n".join(out)
-
-
-def matrix_csv(cells: dict) -> str:
-    """generator,detector,f1,f1_low,f1_high,accuracy,samples,invalid: one line per cell."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["generator", "detector", "f1", "f1_low", "f1_high", "accuracy", "samples", "invalid"])
-    for generator, row in cells.items():
-        for config, cell in row.items():
-            writer.writerow([generator, config, cell["f1"]["value"], cell["f1"]["ci_low"], cell["f1"]["ci_high"],
-                             cell["accuracy"]["value"], cell["samples"], cell["invalid"]])
-    return buffer.getvalue()
-
-
 def print_summary(console, result: SuiteResult) -> None:
-    from rich.table import Table
-
-    for title, header, rows in summary_tables(result.metrics):
-        if "by scenario" in title:
-            continue  # long; in summary.md and results.json
-        table = Table(title=title, title_justify="left")
-        for column in header:
-            table.add_column(column)
-        for row in rows:
-            table.add_row(*row)
-        console.print(table)
+    print_tables(console, decode(HallucinationMetrics, result.metrics))
 
 
 __all__ = [
@@ -556,7 +461,6 @@ __all__ = [
     "print_summary",
     "run_detection",
     "run_generation",
-    "summary_markdown",
     "validate",
     "vote",
 ]

@@ -15,12 +15,8 @@ import argparse
 import csv
 import io
 import json
-import math
 import random
-import re
 from dataclasses import asdict, dataclass, replace
-from itertools import combinations
-from typing import Any
 
 import numpy as np
 
@@ -35,24 +31,8 @@ from robusteval.data.persona import (
 )
 from robusteval.engine import Engine, gather_all
 from robusteval.errors import UserError
-from robusteval.metrics.psychometrics import (
-    MDS_METHODS,
-    magnifying_glass,
-    mds_structure,
-    mean_fit,
-    mean_item_correlation,
-    value_scores,
-)
-from robusteval.metrics.stability import (
-    cardinal_scores,
-    kendalls_w,
-    max_rank_change,
-    mean_stability,
-    rank_order_stability,
-    stability_matrix,
-    win_rates,
-)
-from robusteval.metrics.stats import bootstrap
+from robusteval.metrics.persona import context_scores, json_safe, leaderboard, model_record
+from robusteval.metrics.psychometrics import MDS_METHODS
 from robusteval.probes.persona import (
     CONTEXT_HELP,
     Context,
@@ -66,7 +46,10 @@ from robusteval.probes.persona import (
     view,
 )
 from robusteval.readers.scale import read_scale, read_scale_logprobs
-from robusteval.suites.base import SuiteContext, SuiteResult, csv_arg
+from robusteval.report.terminal_persona import print_tables
+from robusteval.results.codec import decode
+from robusteval.results.persona import ModelStability, PersonaBoard, decode_metrics, encode_metrics
+from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg
 from robusteval.types import GenParams, Message
 
 NAME = "persona"
@@ -74,8 +57,6 @@ DEFAULT_CONTEXTS = ("no_conv", "chunk:0", "chunk:1", "fixed:chess", "fixed:gramm
 SCORINGS = ("generate", "logprobs", "expected")
 ANSWER_PREFIX = "Answer:"  # prefilled before the scale letter in the logprob scorings
 TOP_LOGPROBS = 20  # the most OpenAI-compatible APIs return
-# Errors that say a prompt did not fit the model's window (llama.cpp, OpenAI, vLLM wordings).
-WINDOW_ERROR = re.compile(r"context (size|length|window)|maximum context|context_length|too long|n_ctx", re.I)
 
 
 @dataclass(frozen=True)
@@ -145,30 +126,23 @@ def validate(config, options: Options) -> None:
             raise UserError(message)
 
 
-@dataclass(frozen=True)
-class Sample:
-    """One questionnaire answer of one persona in one context; a line of samples.jsonl."""
+@dataclass(frozen=True, kw_only=True)
+class Sample(SampleBase):
+    """One questionnaire answer of one persona in one context; a line of samples.jsonl (the
+    context is the variant: samples.jsonl names it ``context``, as it always has)."""
 
-    model: str
-    item_id: str
     persona_id: str
     persona: str
     context: str
     value: str
-    prompt: str
     turns: int  # messages before the question (system included)
-    response: str | None
-    error: str | None
-    status: str  # ok | invalid | failed
     answer: float | None  # 1..len(scale); a fraction under --scoring expected
     clue: str
-    cached: bool
-    key: str
     probs: tuple[float, ...] | None = None  # over the scale points (logprob scorings)
     letter_mass: float | None = None  # share of the first token's probability on scale letters
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if k != "variant"}
 
 
 @dataclass(frozen=True)
@@ -197,7 +171,9 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     if len({c.name for c in contexts}) != len(contexts):
         raise UserError("--contexts: two entries give the same context")
     mds_method = options.mds or default_mds(questionnaire.name)
-    samples, conversations, metrics = [], [], {}
+    samples: list[Sample] = []
+    conversations: list[Conversation] = []
+    metrics: dict[str, ModelStability] = {}
     for model in ctx.models:
         interlocutor = await ctx.model(options.interlocutor) if options.interlocutor else model
         model_samples, model_convs = await simulate(ctx.engine, model, interlocutor, personas, contexts, questionnaire,
@@ -205,7 +181,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
                                                     scoring=options.scoring)
         samples.extend(model_samples)
         conversations.extend(model_convs)
-        metrics[model] = model_metrics(model_samples, personas, contexts, questionnaire, seed=config.seed,
+        metrics[model] = model_record(model_samples, personas, contexts, questionnaire, seed=config.seed,
                                        n_resamples=options.n_resamples, mds_method=mds_method)
     extra = {
         "leaderboard": leaderboard(metrics, [c.name for c in contexts]),
@@ -221,7 +197,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     files: dict[str, str | bytes] = {
         "conversations.jsonl": "".join(json.dumps(_conv_dict(c)) + "\n" for c in conversations),
         "value_scores.csv": scores_csv(samples, personas, contexts, questionnaire)}
-    return SuiteResult(metrics=_json_safe(metrics), samples=samples, extra=_json_safe(extra), files=files)
+    return SuiteResult(metrics=encode_metrics(metrics), samples=samples, extra=json_safe(extra), files=files)
 
 
 def load_context(spec: str, openers, personas: list[Persona], seed: int, max_tokens: int | None,
@@ -336,8 +312,9 @@ async def converse(engine: Engine, model: str, interlocutor: str, personas: list
 def _sample(model: str, persona: Persona, context: Context, questionnaire: Questionnaire, item, text: str,
             n_turns: int, response, error: str | None, scoring: str = "generate") -> Sample:
     if response is None:
-        return Sample(model, item.id, persona.id, persona.name, context.name, item.value, text, n_turns, None, error,
-                      "failed", None, "", False, "")
+        return Sample(model=model, item_id=item.id, persona_id=persona.id, persona=persona.name, context=context.name,
+                      value=item.value, prompt=text, turns=n_turns, response=None, error=error, status="failed",
+                      answer=None, clue="", cached=False, key="")
     base = dict(model=model, item_id=item.id, persona_id=persona.id, persona=persona.name, context=context.name,
                 value=item.value, prompt=text, turns=n_turns, response=response.text, error=response.error,
                 cached=response.cached, key=response.key)
@@ -355,180 +332,6 @@ def _sample(model: str, persona: Persona, context: Context, questionnaire: Quest
                   probs=dist.probs, letter_mass=dist.mass if response.ok else None)
 
 
-def answer_matrix(samples: list[Sample], personas: list[Persona], context: str,
-                  questionnaire: Questionnaire) -> np.ndarray:
-    """Personas x items answers (1..n) in one context; NaN for invalid or failed."""
-    row = {p.id: i for i, p in enumerate(personas)}
-    col = {item.id: j for j, item in enumerate(questionnaire.items)}
-    out = np.full((len(personas), len(questionnaire.items)), np.nan)
-    for s in samples:
-        if s.context == context and s.answer is not None and s.persona_id in row:
-            out[row[s.persona_id], col[s.item_id]] = s.answer
-    return out
-
-
-def context_scores(samples: list[Sample], personas: list[Persona], contexts: list[str],
-                   questionnaire: Questionnaire) -> list[np.ndarray]:
-    reverse = np.array([item.reverse for item in questionnaire.items])
-    return [value_scores(answer_matrix(samples, personas, c, questionnaire), questionnaire.item_values,
-                         questionnaire.values, reverse=reverse, n_points=len(questionnaire.scale)) for c in contexts]
-
-
-def lost_contexts(samples: list[Sample], contexts: list[str]) -> dict[str, dict]:
-    """Contexts with failed answers (a request or a conversation turn that failed): how many of
-    how many, and the first error. A figure over such a context would be computed from what is
-    left, so it is reported n/a instead."""
-    out = {}
-    for name in contexts:
-        rows = [s for s in samples if s.context == name]
-        failed = [s for s in rows if s.status == "failed"]
-        if failed:
-            out[name] = {"failed": len(failed), "answers": len(rows), "error": failed[0].error or "request failed"}
-    return out
-
-
-def lost_message(lost: dict[str, dict]) -> str:
-    """Why figures are n/a, and how to fix it (a window too small for the context, or failures a
-    rerun retries)."""
-    parts = [f"context {name} lost {d['failed']} of {d['answers']} answers ({d['error']})" for name, d in lost.items()]
-    if any(WINDOW_ERROR.search(d["error"]) for d in lost.values()):
-        fix = ("the conversation does not fit the model's window: give the model a larger one (e.g. "
-               "--model 'llamacpp?n_ctx=8192'; an API model with a longer context) or cut each opening post "
-               "with --context-max-tokens N")
-    else:
-        fix = "rerun the same command to retry the failed requests (answers already received are cached)"
-    return "; ".join(parts) + f". Every figure that involves it is n/a. To fix: {fix}."
-
-
-NA_FIT = {"cfi": None, "srmr": None, "rmsea": None}
-
-
-def model_metrics(samples: list[Sample], personas: list[Persona], contexts: list[Context],
-                  questionnaire: Questionnaire, *, seed: int = 0, n_resamples: int = 1000,
-                  mds_method: str = "classic") -> dict:
-    """Stability (with a persona bootstrap CI), the context matrix, per-value stability and validity.
-
-    A context that lost answers (failed requests) makes every figure involving it n/a (None, with
-    ``na_reason``): its stability pairs, the overall and per-value means, its validity; figures of
-    the other contexts stay."""
-    names = [c.name for c in contexts]
-    lost = lost_contexts(samples, names)
-    scores = context_scores(samples, personas, names, questionnaire)
-    matrix = stability_matrix(scores).tolist()
-    for i, a in enumerate(names):
-        for j, b in enumerate(names):
-            if a in lost or b in lost:
-                matrix[i][j] = None
-    flat = np.hstack(scores)
-    if lost:
-        stability = {"value": None, "ci_low": None, "ci_high": None, "n": len(personas)}
-        per_value: dict[str, float | None] = dict.fromkeys(questionnaire.values)
-    else:
-        stability = bootstrap(flat, lambda rows: mean_stability(rows, len(names)), n_resamples=n_resamples,
-                              seed=seed).as_dict()
-        per_value = {}
-        for v, value in enumerate(questionnaire.values):
-            rhos = [rank_order_stability(scores[i][:, [v]], scores[j][:, [v]])
-                    for i, j in combinations(range(len(names)), 2)]
-            per_value[value] = _mean([r for r in rhos if np.isfinite(r)])
-    reverse = np.array([item.reverse for item in questionnaire.items])
-    validity: dict[str, dict[str, Any]] = {}
-    for name in names:
-        rows = [s for s in samples if s.context == name]
-        counts = {"answers": len(rows), "invalid": sum(s.status == "invalid" for s in rows),
-                  "failed": sum(s.status == "failed" for s in rows), "invalid_rate": _rate(rows),
-                  "letter_mass": _mean([s.letter_mass for s in rows if s.letter_mass is not None])}
-        if name in lost:
-            validity[name] = {**counts, "mds": {"stress1": None, "error": "context lost answers"}, "cfa": {},
-                              "cfa_mean": dict(NA_FIT), "mean_item_r": None,
-                              "na_reason": lost_message({name: lost[name]})}
-            continue
-        raw = answer_matrix(samples, personas, name, questionnaire)
-        raw = np.where(reverse[None, :], len(questionnaire.scale) + 1 - raw, raw)
-        mds = mds_structure(raw, questionnaire.item_values, questionnaire.values, seed=seed, method=mds_method)
-        fits = magnifying_glass(raw, questionnaire.item_values)
-        validity[name] = {
-            **counts,
-            "mds": mds.as_dict(tuple(item.id for item in questionnaire.items)),
-            "cfa": {k: f.as_dict() for k, f in fits.items()},
-            "cfa_mean": mean_fit(fits),
-            "mean_item_r": mean_item_correlation(raw),
-        }
-    out = {
-        "rank_order_stability": stability,
-        "stability_matrix": {"contexts": names, "values": matrix},
-        "stability_per_value": per_value,
-        "validity": validity,
-        "answers": len(samples),
-        "invalid": sum(s.status == "invalid" for s in samples),
-        "failed": sum(s.status == "failed" for s in samples),
-        "invalid_rate": _rate(samples),
-    }
-    if lost:
-        out["lost_contexts"] = lost
-        out["na_reason"] = lost_message(lost)
-    return out
-
-
-def _mean(xs: list[float]) -> float | None:
-    return float(np.mean(xs)) if xs else None
-
-
-def _rate(rows: list[Sample]) -> float | None:
-    answered = [s for s in rows if s.status != "failed"]
-    return sum(s.status == "invalid" for s in answered) / len(answered) if answered else None
-
-
-def games(metrics: dict, contexts: list[str]) -> tuple[list[str], np.ndarray, list[list[int]]]:
-    """The models x games table (higher is better: SRMR, RMSEA and Stress-1 enter as 1 - x), its
-    column names, and for each context the columns that involve it."""
-    columns: list[str] = []
-    rows: dict[str, list[float | None]] = {m: [] for m in metrics}
-    for a, b in combinations(range(len(contexts)), 2):
-        columns.append(f"stability:{contexts[a]}|{contexts[b]}")
-        for m, mm in metrics.items():
-            rows[m].append(mm["stability_matrix"]["values"][a][b])
-    for c in contexts:
-        for metric, invert in (("cfi", False), ("srmr", True), ("rmsea", True), ("stress1", True)):
-            columns.append(f"{metric}:{c}")
-            for m, mm in metrics.items():
-                v = mm["validity"][c]
-                x = v["mds"]["stress1"] if metric == "stress1" else v["cfa_mean"][metric]
-                rows[m].append(None if x is None else (1 - x if invert else x))
-    table = np.array([[np.nan if x is None else x for x in rows[m]] for m in metrics], dtype=float).reshape(
-        len(metrics), len(columns))
-    groups = [[j for j, col in enumerate(columns) if c in col.split(":", 1)[1].split("|")] for c in contexts]
-    return columns, table, groups
-
-
-def leaderboard(metrics: dict, contexts: list[str]) -> dict:
-    """Cardinal score and win rate per model, and the benchmark's diversity and sensitivity
-    (JSON-ready: undefined figures are None).
-
-    A model that lost a context has no cardinal score (its mean would be over the games left), and
-    then no model has a win rate, nor the benchmark a diversity or sensitivity: each compares every
-    model on every game. ``na_reason`` says why."""
-    columns, table, groups = games(metrics, contexts)
-    cardinal, ordinal = cardinal_scores(table), win_rates(table)
-    models = list(metrics)
-    w = kendalls_w(table)
-    lost = {m: mm["na_reason"] for m, mm in metrics.items() if mm.get("na_reason")}
-    board: dict[str, Any] = {
-        "games": columns,
-        "models": {m: {"cardinal": None if m in lost else cardinal[i], "win_rate": None if lost else ordinal[i]}
-                   for i, m in enumerate(models)},
-        "kendalls_w": None if lost else w,
-        "diversity": None if lost or not np.isfinite(w) else 1 - w,
-        "sensitivity_win_rate": None if lost else max_rank_change(table, groups, win_rates),
-        "sensitivity_cardinal": None if lost else max_rank_change(table, groups, cardinal_scores),
-    }
-    for m, reason in lost.items():
-        board["models"][m]["na_reason"] = reason
-    if lost:
-        board["na_reason"] = "; ".join(f"{m}: {reason}" for m, reason in lost.items())
-    return _json_safe(board)
-
-
 def scores_csv(samples: list[Sample], personas: list[Persona], contexts: list[Context],
                questionnaire: Questionnaire) -> str:
     """Centred value scores: one row per model, context and persona."""
@@ -543,66 +346,11 @@ def scores_csv(samples: list[Sample], personas: list[Persona], contexts: list[Co
     return out.getvalue()
 
 
-def _json_safe(x):
-    if isinstance(x, dict):
-        return {k: _json_safe(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_json_safe(v) for v in x]
-    if isinstance(x, (np.floating, float)):
-        return float(x) if math.isfinite(x) else None
-    if isinstance(x, np.integer):
-        return int(x)
-    return x
-
-
 def print_summary(console, result: SuiteResult) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
-    def fmt(x, digits: int = 3) -> str:
-        return "n/a" if x is None else f"{x:.{digits}f}"
-
-    for model, m in result.metrics.items():
-        if m.get("na_reason"):
-            console.print(Text(f"{model}: {m['na_reason']}", style="yellow"))
-        s = m["rank_order_stability"]
-        ci = "" if s["ci_low"] is None else f" [{s['ci_low']:.3f}, {s['ci_high']:.3f}]"
-        console.print(Text.assemble((model, "bold"), f": rank-order stability {fmt(s['value'])}{ci} over {s['n']} "
-                                    f"personas; {m['answers']} answers, invalid rate {fmt(m['invalid_rate'])}, "
-                                    f"{m['failed']} failed"))
-        names = m["stability_matrix"]["contexts"]
-        matrix = Table(title=f"{model} · rank-order stability (context x context)", title_justify="left")
-        matrix.add_column("")
-        for n in names:
-            matrix.add_column(Text(n), justify="right")
-        for n, row in zip(names, m["stability_matrix"]["values"]):
-            matrix.add_row(Text(n), *(fmt(x) for x in row))
-        console.print(matrix)
-        validity = Table(title=f"{model} · validity per context", title_justify="left")
-        mds = result.extra.get("mds") or "classic"
-        for col in ("context", "invalid rate", f"MDS Stress-1 ({mds})", "CFI", "SRMR", "RMSEA", "item r"):
-            validity.add_column(col, justify="left" if col == "context" else "right")
-        for n, v in m["validity"].items():
-            cfa = v["cfa_mean"]
-            validity.add_row(Text(n), fmt(v["invalid_rate"]), fmt(v["mds"]["stress1"]), fmt(cfa["cfi"]),
-                             fmt(cfa["srmr"]), fmt(cfa["rmsea"]), fmt(v.get("mean_item_r")))
-        console.print(validity)
-    board = result.extra.get("leaderboard") or {}
-    if board.get("models"):
-        table = Table(title="leaderboard", title_justify="left")
-        for col in ("model", "cardinal", "win rate"):
-            table.add_column(col, justify="left" if col == "model" else "right")
-        for model, row in sorted(board["models"].items(), key=lambda kv: math.inf if kv[1]["cardinal"] is None
-                                   else -kv[1]["cardinal"]):
-            table.add_row(Text(model), fmt(row["cardinal"]), fmt(row["win_rate"]))
-        console.print(table)
-        if board.get("na_reason"):
-            console.print(Text("leaderboard n/a: a model lost a context (see above); no score is computed from "
-                               "what is left", style="yellow"))
-        console.print(f"diversity (1 - Kendall's W) {fmt(board['diversity'])}; sensitivity (max rank change, "
-                      f"leave one context out) {board['sensitivity_win_rate']}", highlight=False)
+    board = result.extra.get("leaderboard")
+    print_tables(console, decode_metrics(result.metrics), None if board is None else decode(PersonaBoard, board),
+                 mds=result.extra.get("mds") or "classic")
 
 
 __all__ = ["ANSWER_PREFIX", "DEFAULT_CONTEXTS", "NAME", "SCORINGS", "Options", "Sample", "add_arguments",
-           "answer_matrix", "default_mds", "execute", "games", "leaderboard", "lost_contexts", "lost_message",
-           "model_metrics", "print_summary", "simulate", "validate"]
+           "default_mds", "execute", "print_summary", "scores_csv", "simulate", "validate"]

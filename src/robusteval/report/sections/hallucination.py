@@ -1,60 +1,64 @@
 """The hallucination section: detection F1 per detector (and vote) with CIs, position bias, the
-generator × detector matrix, detector agreement, and what the generators produced."""
+generator × detector matrix, detector agreement, and what the generators produced. Read from the
+typed record (`HallucinationMetrics`): a detector's model is its ``detector`` field, never a piece
+of the configuration's name (a model label may hold "/")."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from robusteval.report.model import (
-    Figure,
-    Headline,
-    Run,
-    Section,
-    TableData,
-    estimate_text,
-    headline_from,
-    number_text,
-)
+from robusteval.metrics.stats import Estimate
+from robusteval.report.model import Figure, Headline, Run, Section, TableData, number_text
 from robusteval.report.plots import bars_with_ci, heatmap
+from robusteval.report.table import fmt_estimate
+from robusteval.results.codec import decode
+from robusteval.results.hallucination import HallucinationMetrics
+
+
+def _metrics(results: dict) -> HallucinationMetrics:
+    """The run's metrics record (only that part is read: an old run's other keys need not fit)."""
+    return decode(HallucinationMetrics, results.get("metrics") or {})
+
+
+def _text(est: Estimate | None) -> str:
+    return fmt_estimate(None if est is None else est.as_dict())
 
 
 def sections(run: Run) -> list[Section]:
-    metrics = run.results.get("metrics", {})
+    metrics = _metrics(run.results)
     figures, tables, notes = [], [], []
-    for step in ("detection", "cross"):
-        detectors = metrics.get(step, {}).get("detectors", {})
-        if not detectors:
+    for step, m in metrics.steps().items():
+        if not m.detectors:
             continue
-        names = list(detectors)
+        names = list(m.detectors)
         figures.append(Figure(f"{step}-f1", f"{step}: F1 per detector (95% CI over items)",
-                              bars_with_ci(names, [detectors[n].get("f1") for n in names], title=f"{step}: F1",
+                              bars_with_ci(names, [m.detectors[n].f1.as_dict() for n in names], title=f"{step}: F1",
                                            ylabel="F1")))
         tables.append(TableData(f"{step}: detectors", ("detector", "F1", "accuracy", "precision", "recall",
                                                        "chose first shown", "order consistency", "invalid", "failed"),
-                                tuple((n, estimate_text(d.get("f1")), estimate_text(d.get("accuracy")),
-                                       estimate_text(d.get("precision")), estimate_text(d.get("recall")),
-                                       estimate_text((d.get("position_bias") or {}).get("chose_first")),
-                                       estimate_text(d.get("order_consistency")), str(d.get("invalid", "")),
-                                       str(d.get("failed", ""))) for n, d in detectors.items())))
-        if agreement := metrics.get(step, {}).get("agreement"):
-            fleiss = agreement.get("fleiss_kappa")
-            notes.append(f"{step}: Fleiss' kappa {'n/a' if fleiss is None else f'{fleiss:.3f}'}; " + "; ".join(
-                f"{pair}: Cohen's kappa {number_text(a.get('cohen_kappa'))}, MCC {number_text(a.get('mcc'))}"
-                for pair, a in agreement.get("pairwise", {}).items()))
-    if matrix := metrics.get("cross", {}).get("matrix"):
-        generators = list(matrix)
-        detectors = list(dict.fromkeys(d for row in matrix.values() for d in row))
-        values = np.array([[_value((matrix[g].get(d) or {}).get("f1")) for d in detectors] for g in generators])
+                                tuple((n, _text(d.f1), _text(d.accuracy), _text(d.precision), _text(d.recall),
+                                       _text(d.position_bias.chose_first), _text(d.order_consistency), str(d.invalid),
+                                       str(d.failed)) for n, d in m.detectors.items())))
+        a = m.agreement
+        notes.append(f"{step}: Fleiss' kappa {number_text(a.fleiss_kappa)}; " + "; ".join(
+            f"{pair}: Cohen's kappa {number_text(p.cohen_kappa)}, MCC {number_text(p.mcc)}"
+            for pair, p in a.pairwise.items()))
+    if metrics.cross is not None and metrics.cross.matrix:
+        matrix = metrics.cross.matrix
+        generators, detectors = list(matrix), metrics.cross.matrix_configs()
+        values = np.array([[_value(matrix[g][d].f1) if d in matrix[g] else np.nan for d in detectors]
+                           for g in generators])
         figures.append(Figure("generator-detector", "F1 of each detector on each generator's hypotheses",
                               heatmap(values, generators, detectors, title="generator × detector F1", vmin=0, vmax=1,
                                       colorbar="F1")))
-    generation = metrics.get("generation", {})
-    if generation:
+    if metrics.generation:
         rows = []
-        for generator, g in generation.items():
-            for judge, j in (g.get("judges") or {"-": {}}).items():
-                rows.append((generator, estimate_text(g.get("valid")), str(g.get("invalid", "")), judge,
-                             estimate_text(j.get("hyp+_faithful")), estimate_text(j.get("hyp-_hallucinated"))))
+        for generator, g in metrics.generation.items():
+            for judge, j in g.judges.items():
+                rows.append((generator, _text(g.valid), str(g.invalid), judge, _text(j.hyp_plus_faithful),
+                             _text(j.hyp_minus_hallucinated)))
+            if not g.judges:
+                rows.append((generator, _text(g.valid), str(g.invalid), "-", "n/a", "n/a"))
         tables.append(TableData("generation: parsed outputs and how the judge saw them",
                                 ("generator", "valid", "invalid", "judge", "hyp+ judged faithful",
                                  "hyp− judged hallucinated"), tuple(rows)))
@@ -62,14 +66,15 @@ def sections(run: Run) -> list[Section]:
 
 
 def headlines(results: dict) -> list[Headline]:
+    """Detection and cross F1 of every configuration, filed under the model that detected (the NLI
+    baseline and votes under their own names)."""
     out = []
-    metrics = results.get("metrics", {})
-    for step in ("detection", "cross"):
-        for name, d in metrics.get(step, {}).get("detectors", {}).items():
-            out.append(headline_from(name.split("/")[0] if "/" in name and not name.startswith("vote(") else name,
-                                     f"{step} F1 ({name})", d.get("f1")))
+    for step, m in _metrics(results).steps().items():
+        for name, d in m.detectors.items():
+            f1 = d.f1
+            out.append(Headline(d.detector or name, f"{step} F1 ({name})", f1.value, f1.low, f1.high))
     return out
 
 
-def _value(est) -> float:
-    return np.nan if not est or est.get("value") is None else est["value"]
+def _value(est: Estimate) -> float:
+    return np.nan if est.value is None else est.value

@@ -1,0 +1,169 @@
+"""The typed records of a persona run: its metrics by model (``results.json["metrics"]``,
+`PersonaMetrics`) and the leaderboard's aggregation (``results.json["leaderboard"]``, and what
+``robusteval compare`` computes across runs: `PersonaBoard`).
+
+``encode`` gives the JSON shape runs have always written: keys that only a run with lost answers
+has (``lost_contexts``, ``na_reason``), and an MDS's ``dropped_items``/``method`` where it had none,
+are left out rather than written as null. A game is a `Game` (its metric and the contexts it
+involves as fields); its name (``stability:a|b``) is a label for people, never parsed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from robusteval.metrics.stats import Estimate
+from robusteval.results.codec import decode, encode
+
+NA = Estimate(None)
+
+
+@dataclass(frozen=True)
+class Game:
+    """One column of the leaderboard's models x games table: a context pair's stability, or one
+    validity metric in one context (oriented so that higher is better)."""
+
+    metric: str  # stability | cfi | srmr | rmsea | stress1
+    contexts: tuple[str, ...]  # the two contexts of a stability game, the one context of a validity game
+
+    @property
+    def name(self) -> str:
+        return f"{self.metric}:{'|'.join(self.contexts)}"
+
+
+@dataclass(frozen=True)
+class StabilityMatrix:
+    contexts: list[str] = field(default_factory=list)
+    values: list[list[float | None]] = field(default_factory=list)  # None: a context lost answers
+
+    def cell(self, a: str, b: str) -> float | None:
+        return self.values[self.contexts.index(a)][self.contexts.index(b)]
+
+
+@dataclass(frozen=True)
+class MDSFit:
+    stress1: float | None = None
+    method: str | None = None  # leaderboard | classic; None where no MDS was run (a lost context)
+    error: str | None = None
+    dropped_items: list[str | int] | None = None  # items left out (constant or unanswered)
+
+
+@dataclass(frozen=True)
+class CFAResult:
+    cfi: float | None = None
+    srmr: float | None = None
+    rmsea: float | None = None
+    n: int = 0
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class MeanFit:
+    cfi: float | None = None
+    srmr: float | None = None
+    rmsea: float | None = None
+
+
+@dataclass(frozen=True)
+class ContextValidity:
+    """Answers and the value structure they show, in one context."""
+
+    answers: int = 0
+    invalid: int = 0
+    failed: int = 0
+    invalid_rate: float | None = None
+    letter_mass: float | None = None  # mean probability on scale letters (logprob scorings)
+    mds: MDSFit = MDSFit()
+    cfa: dict[str, CFAResult] = field(default_factory=dict)
+    cfa_mean: MeanFit = MeanFit()
+    mean_item_r: float | None = None
+    na_reason: str | None = None  # the context lost answers: why its figures are n/a
+
+
+@dataclass(frozen=True)
+class LostContext:
+    failed: int = 0
+    answers: int = 0
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class ModelStability:
+    """One model: rank-order stability across contexts, and validity per context."""
+
+    rank_order_stability: Estimate = NA
+    stability_matrix: StabilityMatrix = StabilityMatrix()
+    stability_per_value: dict[str, float | None] = field(default_factory=dict)
+    validity: dict[str, ContextValidity] = field(default_factory=dict)
+    answers: int = 0
+    invalid: int = 0
+    failed: int = 0
+    invalid_rate: float | None = None
+    lost_contexts: dict[str, LostContext] | None = None
+    na_reason: str | None = None
+
+
+PersonaMetrics = dict[str, ModelStability]  # by model
+
+
+def encode_metrics(metrics: PersonaMetrics) -> dict[str, Any]:
+    """``metrics`` as results.json has always held them (`ModelStability` per model)."""
+    data = {model: encode(m) for model, m in metrics.items()}  # each as its type (a dict's values lose theirs)
+    for m in data.values():
+        _drop_none(m, "lost_contexts", "na_reason")
+        for v in m["validity"].values():
+            _drop_none(v, "na_reason")
+            _drop_none(v["mds"], "method", "dropped_items")
+    return data
+
+
+def decode_metrics(data: Any) -> PersonaMetrics:
+    return decode(PersonaMetrics, data)
+
+
+@dataclass(frozen=True)
+class ContextInfo:
+    """A context of the run (``results.json["contexts"]``), in the order of its stability matrix."""
+
+    name: str
+    kind: str = ""
+
+
+@dataclass(frozen=True)
+class BoardEntry:
+    cardinal: float | None = None  # mean over the games (None: the model lost a context)
+    win_rate: float | None = None  # mean share of the other models beaten (None: some model lost a context)
+    na_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class PersonaBoard:
+    """The Stick To Your Role! aggregation: per model (or run/model) a cardinal score and a win
+    rate; for the benchmark its diversity (1 - Kendall's W) and sensitivity (the largest rank change
+    when one context's games are left out)."""
+
+    games: list[str] = field(default_factory=list)  # the games' names, for people (`Game.name`)
+    models: dict[str, BoardEntry] = field(default_factory=dict)
+    kendalls_w: float | None = None
+    diversity: float | None = None
+    sensitivity_win_rate: int | None = None
+    sensitivity_cardinal: int | None = None
+    na_reason: str | None = None
+
+    def encode(self) -> dict[str, Any]:
+        data = encode(self)
+        for entry in data["models"].values():
+            _drop_none(entry, "na_reason")
+        _drop_none(data, "na_reason")
+        return data
+
+
+def _drop_none(data: dict, *keys: str) -> None:
+    for key in keys:
+        if data.get(key, 0) is None:
+            del data[key]
+
+
+__all__ = ["BoardEntry", "CFAResult", "ContextInfo", "ContextValidity", "Game", "LostContext", "MDSFit", "MeanFit",
+           "ModelStability", "PersonaBoard", "PersonaMetrics", "StabilityMatrix", "decode_metrics", "encode_metrics"]
