@@ -56,7 +56,8 @@ def load_prompts(path_text: str | None, *, limit: int | None = None, seed: int =
     seen: dict[str, int] = {}
     for number, p in prompts:
         if p.id in seen:
-            raise UserError(f"{path_text}:{number}: id {p.id!r} repeats line {seen[p.id]}; give each request its own id")
+            raise UserError(f"{path_text}:{number}: id {p.id!r} repeats line {seen[p.id]}; "
+                            "give each request its own id")
         seen[p.id] = number
     items = [p for _, p in prompts]
     if limit is not None and limit < len(items):
@@ -84,7 +85,8 @@ def _parse_jsonl(text: str, source: str) -> list[tuple[int, PlainPrompt]]:
             raise UserError(f"{source}:{number}: not JSON ({exc.msg}); expected {SHAPE}") from None
         prompt = raw.get("prompt", raw.get("text")) if isinstance(raw, dict) else None
         item_id = raw.get("id") if isinstance(raw, dict) else None
-        if not isinstance(prompt, str) or not prompt.strip() or item_id in (None, "") or isinstance(item_id, (dict, list)):
+        bad_id = item_id in (None, "") or isinstance(item_id, (dict, list))
+        if not isinstance(prompt, str) or not prompt.strip() or bad_id:
             what = ("a prompt set (it has 'variants'; run it without --variations)"
                     if isinstance(raw, dict) and "variants" in raw else f"a {type(raw).__name__} without "
                     "an 'id' and a non-empty 'prompt'")

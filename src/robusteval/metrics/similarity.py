@@ -27,16 +27,23 @@ VARIANTS_SCOPE = "variants"  # a rating of one answer per variant; "sampling:N" 
 
 
 class RatingLike(Protocol):
-    model: str
-    item_id: str
-    judge: str
-    scope: str
-    score: float | None
+    @property
+    def model(self) -> str: ...
+    @property
+    def item_id(self) -> str: ...
+    @property
+    def judge(self) -> str: ...
+    @property
+    def scope(self) -> str: ...
+    @property
+    def score(self) -> float | None: ...
 
 
 class ItemLike(Protocol):
-    id: str
-    variation: str
+    @property
+    def id(self) -> str: ...
+    @property
+    def variation(self) -> str: ...
 
 
 def summarise(ratings: Sequence[RatingLike], items: Sequence[ItemLike], models: list[str], judges: list[str], *,

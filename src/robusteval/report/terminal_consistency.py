@@ -58,7 +58,8 @@ def print_consistency(console: Console, metrics: ConsistencyMetrics, extra: dict
         console.print(Text(
             f"judge agreement: Krippendorff's alpha (interval) = {_na(agreement.krippendorff_alpha_interval, 3)}; "
             "Spearman " + ", ".join(f"{k} = {_na(v, 3)}" for k, v in agreement.spearman.items())
-            + "; mean |difference| " + ", ".join(f"{k} = {_na(v, 2)}" for k, v in agreement.mean_abs_difference.items())))
+            + "; mean |difference| "
+            + ", ".join(f"{k} = {_na(v, 2)}" for k, v in agreement.mean_abs_difference.items())))
 
 
 def print_generation(console: Console, generation: Generation) -> None:

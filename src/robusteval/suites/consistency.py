@@ -311,16 +311,20 @@ def _rating_groups(answers: list[AnswerSample], items: list[PromptSet], models: 
 
 
 async def _rate(judge: SimilarityJudge, group: _Group) -> RatingSample:
-    where = {"model": group.model, "item_id": group.item.id, "variation": group.item.variation,
-             "judge": judge.name, "scope": group.scope}
     failed = [a for a in group.answers if a.status != "ok"]
     if failed:
-        return RatingSample(**where, score=None, attempts=0, status="failed",
-                            error=f"{len(failed)} answer(s) failed: {failed[0].error}")
+        return _rating(judge, group, Rating(None, attempts=0), status="failed",
+                       error=f"{len(failed)} answer(s) failed: {failed[0].error}")
     languages = tuple(a.language for a in group.answers)
     rating: Rating = await judge.rate([a.response or "" for a in group.answers], group.item.hint, languages)
-    return RatingSample(**where, score=rating.score, raw=rating.raw, detail=rating.detail, attempts=rating.attempts,
-                        status="ok" if rating.score is not None else "invalid")
+    return _rating(judge, group, rating, status="ok" if rating.score is not None else "invalid")
+
+
+def _rating(judge: SimilarityJudge, group: _Group, rating: Rating, *, status: str,
+            error: str | None = None) -> RatingSample:
+    return RatingSample(model=group.model, item_id=group.item.id, variation=group.item.variation, judge=judge.name,
+                        scope=group.scope, score=rating.score, raw=rating.raw, detail=rating.detail,
+                        attempts=rating.attempts, status=status, error=error)
 
 
 def print_summary(console, result: SuiteResult) -> None:
