@@ -152,3 +152,20 @@ def test_estimate_counts_rewrites_and_their_answers(tmp_path, capsys):
     row = next(line for line in (out.out + out.err).splitlines() if line.startswith("│ openai:stub"))
     assert row.split("│")[2].strip() == "12"  # 3 rewrites + 3 sets × 3 variants
     assert not (tmp_path / "runs" / "est").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--variations", "typo"], "a prompt set (it has 'variants'; run it without --variations)"),
+    (["--variations", "tyop"], "unknown perturbation 'tyop'"),
+    (["--variations", "typo,typo"], "a name repeats"),
+    (["--variations", "formality", "--rewrite-bounds", "0.9,0.2"], "--rewrite-bounds 0.9,0.2: need -1 <= LOW < HIGH"),
+    (["--save-prompt-sets", "x.jsonl"], "--save-prompt-sets writes the prompt sets --variations generates"),
+])
+def test_refusals_are_one_message(tmp_path, capsys, args, message):
+    sets = tmp_path / "sets.jsonl"
+    sets.write_text(json.dumps({"id": "s", "variants": [{"prompt": "a"}, {"prompt": "b"}]}) + "\n")
+    with StubServer() as stub:
+        code, folder = _run(tmp_path, stub.base_url, "bad", "--data", str(sets), *args)
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err
+    assert not folder.exists()
