@@ -90,7 +90,8 @@ def test_generated_sets_exact_counts_metrics_and_files(runs):
         assert by_item[p["id"]] == [v["prompt"] for v in s["variants"]]  # what was answered is what was stored
         for v in s["variants"]:
             if v["name"] in ("typo", "ocr"):  # pure: the same text and seed give the same variant
-                assert v["prompt"] == asyncio.run(perturb_text(v["name"], p["prompt"], seed=f"0:{p['id']}:{v['name']}")).text
+                again = asyncio.run(perturb_text(v["name"], p["prompt"], seed=f"0:{p['id']}:{v['name']}"))
+                assert v["prompt"] == again.text
     assert sets[1]["variants"][3]["prompt"].startswith("Let me think. The best answer is")
     assert runs["saved"].read_text() == (folder / "prompt-sets.jsonl").read_text()
 

@@ -28,10 +28,11 @@ class VariationMean:
 class ModelSimilarity:
     """One model under one judge: how alike its answers to an item's variants are, over items."""
 
-    sum: Estimate
-    mean: Estimate
-    rated: int
-    missing: int
+    # defaults: a partial record (a hand-written results.json, as in tests of compare) still reads
+    sum: Estimate = field(default_factory=lambda: Estimate(None))
+    mean: Estimate = field(default_factory=lambda: Estimate(None))
+    rated: int = 0
+    missing: int = 0
     by_variation: dict[str, VariationMean] = field(default_factory=dict)
     sampling_mean: Estimate | None = None  # with --samples K: the same variant's K answers among themselves
     style_effect: Estimate | None = None  # variants' rating minus the samples' rating
@@ -39,9 +40,9 @@ class ModelSimilarity:
 
 @dataclass(frozen=True)
 class JudgeSimilarity:
-    table: dict[str, dict[str, float | None]]  # item id -> model -> 0-5 rating (None: missing)
-    item_mean: dict[str, float | None]
-    models: dict[str, ModelSimilarity]
+    table: dict[str, dict[str, float | None]] = field(default_factory=dict)  # item -> model -> 0-5 (None: missing)
+    item_mean: dict[str, float | None] = field(default_factory=dict)
+    models: dict[str, ModelSimilarity] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

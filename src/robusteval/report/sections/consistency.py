@@ -10,13 +10,14 @@ from robusteval.engine.determinism import NOISE_NOTE, noise_cell, summaries
 from robusteval.metrics.stats import Estimate
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, estimate_text, headline_from
 from robusteval.report.plots import bars_with_ci, heatmap
+from robusteval.results.codec import decode
 from robusteval.results.consistency import ConsistencyMetrics
-from robusteval.results.records import run_record
 
 
 def _metrics(results: dict) -> ConsistencyMetrics | None:
-    record = run_record(results).metrics
-    return record if isinstance(record, ConsistencyMetrics) else None
+    """The run's metrics as the typed record (only the metrics: a run's other keys need not parse)."""
+    raw = results.get("metrics")
+    return decode(ConsistencyMetrics, raw) if raw else None
 
 
 def _est(e: Estimate | None) -> str:
