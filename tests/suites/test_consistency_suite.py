@@ -4,21 +4,23 @@ import json
 import pytest
 
 from robusteval.data.consistency import PromptSet, PromptVariant
-from robusteval.suites.consistency import (
-    AnswerSample,
-    RatingSample,
-    _rating_groups,
-    answers_markdown,
-    submission,
-    summarise,
-)
+from robusteval.metrics import similarity
+from robusteval.report.consistency_files import answers_markdown, submission
+from robusteval.suites.consistency import AnswerSample, RatingSample, _rating_groups
+
+
+def summarise(*args, **kw):
+    """The typed record as results.json holds it."""
+    return similarity.summarise(*args, **kw).encode()
+
 
 ITEMS = [PromptSet(f"i{n}", "formality" if n < 2 else "spelling",
                    (PromptVariant("en", f"q{n}a"), PromptVariant("en", f"q{n}b"))) for n in range(3)]
 
 
 def rating(model, item, score, judge="oracle", scope="variants"):
-    return RatingSample(model, item, "x", judge, scope, score, score, None, 1, "ok" if score is not None else "invalid")
+    return RatingSample(model=model, item_id=item, variation="x", judge=judge, scope=scope, score=score, raw=score,
+                        detail=None, attempts=1, status="ok" if score is not None else "invalid")
 
 
 def test_items_by_models_table_sums_means_and_missing():
@@ -55,8 +57,9 @@ def test_two_judges_give_agreement_over_cells():
 
 
 def answer(model, item, v, k=0, text="t", status="ok"):
-    return AnswerSample(model, item, "x", v, "en", k, "p", text if status == "ok" else None, status,
-                        None if status == "ok" else "boom", False, f"{model}{item}{v}{k}")
+    return AnswerSample(model=model, item_id=item, variation="x", variant=v, language="en", sample=k, prompt="p",
+                        response=text if status == "ok" else None, status=status,
+                        error=None if status == "ok" else "boom", cached=False, key=f"{model}{item}{v}{k}")
 
 
 def test_groups_take_sample_zero_across_variants_and_samples_within_a_variant():

@@ -6,7 +6,9 @@ Formats read:
   {"items": [...]}}``). That file in the wild has missing commas, so JSON is read leniently: each
   missing comma is put back, each trailing comma dropped, and every fix is reported with its line;
 - our own JSONL (one item per line) or YAML (``items:``) with the same fields plus an optional
-  per-item ``hint`` for the judge ("ignore whether the message is addressed to a mom or a dad").
+  per-item ``hint`` for the judge ("ignore whether the message is addressed to a mom or a dad")
+  and an optional per-variant ``name`` (the perturbation that wrote it, in generated sets:
+  `prompt_sets_jsonl` writes this format).
 
 Names: ``robusteval-en`` (bundled, 16 variation types), ``robusteval-multi`` (bundled, the same
 requests in en/de/fr/es/sv), ``eloquent-2024`` or ``hub:ORG/NAME[:SPLIT]`` (the Hugging Face hub;
@@ -35,6 +37,7 @@ DEFAULT = "robusteval-en"
 class PromptVariant:
     language: str
     prompt: str
+    name: str = ""  # the perturbation that made it ("original", "typo", "language:de"), when generated
 
 
 @dataclass(frozen=True)
@@ -215,7 +218,8 @@ def _add_item(out: _Collected, raw: object, source: str, where: object) -> None:
         prompt = (v.get("prompt") or v.get("text")) if isinstance(v, dict) else v if isinstance(v, str) else None
         if isinstance(prompt, str) and prompt.strip():
             language = str(v.get("language") or v.get("lang") or "en") if isinstance(v, dict) else "en"
-            variants.append(PromptVariant(language, prompt.strip()))
+            name = str(v.get("name") or "") if isinstance(v, dict) else ""
+            variants.append(PromptVariant(language, prompt.strip(), name))
     if len(variants) < 2:
         out.skipped.append(f"{where}: item {item_id}: fewer than two variants with a prompt")
         return
@@ -223,6 +227,19 @@ def _add_item(out: _Collected, raw: object, source: str, where: object) -> None:
     hint = raw.get("hint") or raw.get("judge_hint")
     out.items.append(PromptSet(str(item_id), variation, tuple(variants), str(hint) if hint else None,
                                f"{source} {where}"))
+
+
+def prompt_sets_jsonl(items: list[PromptSet]) -> str:
+    """``items`` as our JSONL (one prompt set a line), the format ``--data`` reads back."""
+    lines = []
+    for item in items:
+        row: dict = {"id": item.id, "variation": item.variation,
+                     "variants": [{"language": v.language, "prompt": v.prompt, **({"name": v.name} if v.name else {})}
+                                  for v in item.variants]}
+        if item.hint:
+            row["hint"] = item.hint
+        lines.append(json.dumps(row, ensure_ascii=False))
+    return "".join(line + "\n" for line in lines)
 
 
 def _line_of(text: str, raw: object) -> int | str:

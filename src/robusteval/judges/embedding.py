@@ -87,13 +87,18 @@ def mean_pairwise_cosine(vectors: np.ndarray) -> float:
 class EmbeddingJudge:
     """Mean pairwise cosine of the answers' embeddings, mapped to 0-5 by the embedder's calibration.
 
-    ``embedder='auto'`` uses MiniLM when every variant is English and multilingual E5 otherwise."""
+    ``embedder='auto'`` uses MiniLM when every variant is English and multilingual E5 otherwise.
+    The embedder runs off the event loop (loading, calibrating and encoding alike); ``clock``
+    holds the seconds it took."""
 
     name = "embedding"
 
     def __init__(self, embedder: str = "auto"):
+        from robusteval.judges.base import LocalModelClock
+
         self.embedder = embedder
         self.calibrations: dict[str, dict] = {}  # the calibrations used, for results.json
+        self.clock = LocalModelClock()
 
     def embedder_for(self, languages: tuple[str, ...]) -> str:
         if self.embedder != "auto":
@@ -107,9 +112,10 @@ class EmbeddingJudge:
         name = self.embedder_for(languages)
         if len(answers) < 2:
             return Rating(None, detail="fewer than two answers")
-        cosine = mean_pairwise_cosine(load_embedder(name).encode(answers))
+        vectors = await self.clock.run(lambda: load_embedder(name).encode(answers))
+        cosine = mean_pairwise_cosine(vectors)
         crosslingual = len({lang.lower()[:2] for lang in languages}) > 1
-        calibration = calibrate(name, crosslingual)
+        calibration = await self.clock.run(calibrate, name, crosslingual)
         self.calibrations[f"{name}{'/crosslingual' if crosslingual else ''}"] = calibration.as_dict()
         score = calibration.to_scale(cosine)
         if not np.isfinite(score):

@@ -91,17 +91,21 @@ def mean_bidirectional(model: NLIModel, texts: list[str]) -> float:
 
 class NLIJudge:
     """Mean bidirectional entailment between every pair of answers, times 5: two answers that each
-    imply the other score 5, answers that imply nothing about each other 0."""
+    imply the other score 5, answers that imply nothing about each other 0. The NLI model runs off
+    the event loop; ``clock`` holds the seconds it took."""
 
     name = "nli"
 
     def __init__(self, model_name: str):
+        from robusteval.judges.base import LocalModelClock
+
         self.model_name = model_name
+        self.clock = LocalModelClock()
 
     async def rate(self, answers: list[str], hint: str | None, languages: tuple[str, ...]):
         from robusteval.judges.base import SCALE_MAX, Rating
 
         if len(answers) < 2:
             return Rating(None, detail="fewer than two answers")
-        value = mean_bidirectional(load_nli(self.model_name), answers)
+        value = await self.clock.run(lambda: mean_bidirectional(load_nli(self.model_name), answers))
         return Rating(SCALE_MAX * value, raw=value, detail=self.model_name)

@@ -22,6 +22,7 @@ from robusteval.results.codec import RecordError, decode
 SUITE_METRICS: dict[str, str] = {
     "hallucination": "robusteval.results.hallucination:HallucinationMetrics",
     "persona": "robusteval.results.persona:PersonaMetrics",
+    "consistency": "robusteval.results.consistency:ConsistencyMetrics",
 }
 
 

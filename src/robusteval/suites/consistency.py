@@ -12,24 +12,31 @@ among themselves: the model's own run-to-run variation, the floor against which 
 from __future__ import annotations
 
 import argparse
-import json
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-import numpy as np
-
-from robusteval.data.consistency import PromptSet, load_prompt_sets
+from robusteval.data.consistency import PromptSet, load_prompt_sets, prompt_sets_jsonl
 from robusteval.engine import gather_all
 from robusteval.errors import UserError
+from robusteval.files import atomic_write
 from robusteval.judges.base import Rating, SimilarityJudge
-from robusteval.metrics.agreement import agreement_report
-from robusteval.metrics.stats import bootstrap
-from robusteval.suites.base import SuiteContext, SuiteResult, csv_arg, print_noise_floor
+from robusteval.metrics.similarity import VARIANTS_SCOPE, summarise
+from robusteval.report.consistency_files import answers_markdown, heatmap_png, submission
+from robusteval.report.model import slug
+from robusteval.results.codec import decode
+from robusteval.results.consistency import (
+    ConsistencyMetrics,
+    Generation,
+    LoaderReport,
+    VariationCount,
+)
+from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg, print_noise_floor
 from robusteval.types import Message
 
 NAME = "consistency"
 JUDGES = ("oracle", "embedding", "nli")
-VARIANTS_SCOPE = "variants"  # a rating of one answer per variant; "sampling:N" rates variant N's samples
+PROMPT_SETS_FILE = "prompt-sets.jsonl"  # the generated sets, in the run folder (reload with --data)
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,10 @@ class Options:
     embedder: str = "auto"
     nli_model: str | None = None
     team: str = "robusteval"
+    variations: tuple[str, ...] = ()
+    rewriter: str = "llamacpp"
+    rewrite_bounds: str = "0.5,0.995"
+    save_prompt_sets: str | None = None
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -57,6 +68,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                       "items, multilingual e5 otherwise (default: auto)")
     p.add_argument("--nli-model", dest="nli_model", help="Hugging Face NLI model name or folder for --judge nli")
     p.add_argument("--team", help="team name written into the ELOQUENT submission files")
+    p.add_argument("--variations", type=csv_arg,
+                   help="generate the prompt sets: --data holds plain requests (.jsonl of {id, prompt}, or .txt, "
+                        "one a line), each becomes the original plus one variant per perturbation named here "
+                        "(typo, ocr, formality, dialect, language:sv, ...; see docs)")
+    p.add_argument("--rewriter", help="model spec that writes the rewrites of --variations (default: llamacpp)")
+    p.add_argument("--rewrite-bounds", dest="rewrite_bounds",
+                   help="LOW,HIGH: cosine similarity a same-language rewrite must keep to its original, "
+                        "or off (default: 0.5,0.995)")
+    p.add_argument("--save-prompt-sets", dest="save_prompt_sets", metavar="FILE",
+                   help="also write the generated prompt sets to FILE (JSONL; reload with --data FILE)")
 
 
 def validate(config, options: Options) -> None:
@@ -70,92 +91,169 @@ def validate(config, options: Options) -> None:
         raise UserError("--oracle-mode must be set or pairwise")
     if options.oracle_retries < 0 or options.oracle_max_tokens < 1:
         raise UserError("--oracle-retries must be >= 0 and --oracle-max-tokens >= 1")
+    if options.variations:
+        from robusteval.probes.registry import get
+
+        for name in options.variations:
+            get(name)  # a UserError listing the available names
+        if len(set(options.variations)) < len(options.variations):
+            raise UserError(f"--variations {','.join(options.variations)}: a name repeats; give each once")
+        rewrite_bounds(options.rewrite_bounds)
+    elif options.save_prompt_sets:
+        raise UserError("--save-prompt-sets writes the prompt sets --variations generates; add --variations")
 
 
-@dataclass(frozen=True)
-class AnswerSample:
-    """One model's answer to one variant (sample k); a line of samples.jsonl."""
+def rewrite_bounds(text: str) -> tuple[float, float] | None:
+    """``--rewrite-bounds``: (low, high), or None for ``off``."""
+    if text.strip().lower() in ("off", "none"):
+        return None
+    try:
+        low, high = (float(x) for x in text.split(","))
+    except ValueError:
+        raise UserError(f"--rewrite-bounds {text}: give LOW,HIGH (e.g. 0.5,0.995) or off") from None
+    if not -1 <= low < high <= 1:
+        raise UserError(f"--rewrite-bounds {text}: need -1 <= LOW < HIGH <= 1 (cosine similarities)")
+    return low, high
 
-    model: str
-    item_id: str
+
+@dataclass(frozen=True, kw_only=True)
+class AnswerSample(SampleBase):
+    """One model's answer to one variant (sample k); a line of samples.jsonl. ``variant`` is the
+    variant's index in its prompt set; ``variation`` the set's variation type."""
+
     variation: str
-    variant: int
     language: str
-    sample: int
-    prompt: str
-    response: str | None
-    status: str  # ok | failed
-    error: str | None
-    cached: bool
-    key: str
+    sample: int = 0
     kind: str = "answer"
 
-    def as_dict(self) -> dict:
-        return asdict(self)
 
-
-@dataclass(frozen=True)
-class RatingSample:
+@dataclass(frozen=True, kw_only=True)
+class RatingSample(SampleBase):
     """One judge's rating of one model's answers to one item; also a line of samples.jsonl."""
 
-    model: str
-    item_id: str
     variation: str
     judge: str
     scope: str  # "variants", or "sampling:N" for the K samples of variant N
     score: float | None
-    raw: float | None
-    detail: str | None
-    attempts: int
-    status: str  # ok | invalid (rating missing) | failed (an answer failed)
-    error: str | None = None
+    raw: float | None = None
+    detail: str | None = None
+    attempts: int = 1
     kind: str = "rating"
 
-    def as_dict(self) -> dict:
-        return asdict(self)
 
-
-async def execute(ctx: SuiteContext) -> SuiteResult:
+async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     config, options = ctx.config, ctx.options
-    items, report = load_prompt_sets(config.data, limit=config.limit, seed=config.seed,
-                                     audit=ctx.audit.source(config.data or "robusteval-en"))
-    from rich.text import Text
+    source = ctx.audit.source(config.data or "robusteval-en")
+    generation = None
+    if options.variations:
+        items, generation = await _generate(ctx, source)
+        report = None
+    else:
+        items, report = load_prompt_sets(config.data, limit=config.limit, seed=config.seed, audit=source)
+        from rich.text import Text
 
-    for line in report.lines():
-        ctx.console.print(Text(line, style="yellow"))
+        for line in report.lines():
+            ctx.console.print(Text(line, style="yellow"))
     judges = await _make_judges(ctx)
 
-    jobs = [(model, item, v, k) for model in ctx.models for item in items
-            for v in range(len(item.variants)) for k in range(config.samples)]
-    ctx.engine.expect(len(jobs))
-
-    async def answer(model: str, item: PromptSet, v: int, k: int) -> AnswerSample:
+    async def answer(job: tuple[str, PromptSet, int, int]) -> AnswerSample:
+        model, item, v, k = job
         variant = item.variants[v]
         r = await ctx.engine.chat(model, (Message("user", variant.prompt),), ctx.params, sample=k)
-        return AnswerSample(model, item.id, item.variation, v, variant.language, k, variant.prompt,
-                            r.text, "ok" if r.ok else "failed", r.error, r.cached, r.key)
+        return AnswerSample(model=model, item_id=item.id, variation=item.variation, variant=v,
+                            language=variant.language, sample=k, prompt=variant.prompt, response=r.text,
+                            status="ok" if r.ok else "failed", error=r.error, cached=r.cached, key=r.key)
 
-    answers = await gather_all(answer(*job) for job in jobs)
+    answers = await ctx.ask_all([(model, item, v, k) for model in ctx.models for item in items
+                                 for v in range(len(item.variants)) for k in range(config.samples)], answer)
     groups = _rating_groups(answers, items, ctx.models, config.samples)
+    jobs = [(judge, group) for group in groups for judge in judges.values()]
     if "oracle" in judges:
         ctx.engine.expect(len(groups) * (1 if options.oracle_mode == "set" else 3))
-    ratings = await gather_all(_rate(judge, group) for group in groups for judge in judges.values())
+    ratings = await gather_all(_rate(judge, group) for judge, group in jobs)
 
-    metrics = summarise(ratings, items, ctx.models, list(judges), seed=config.seed)
-    metrics["loader"] = {"source": report.source, "fixed": list(report.fixes), "skipped": list(report.skipped)}
-    files: dict[str, str | bytes] = {f"submission-{_slug(m)}.json": submission(answers, items, m, options.team)
+    record = summarise(ratings, items, ctx.models, list(judges), seed=config.seed)
+    loader = LoaderReport(report.source, list(report.fixes), list(report.skipped)) if report is not None else None
+    record = ConsistencyMetrics(judges=record.judges, agreement=record.agreement, loader=loader,
+                                generation=generation)
+    files: dict[str, str | bytes] = {f"submission-{slug(m)}.json": submission(answers, items, m, options.team)
                                      for m in ctx.models}
     files["answers.md"] = answers_markdown(answers, ratings, items, ctx.models)
-    for judge in judges:
-        png = heatmap_png(metrics["judges"][judge], items, ctx.models, judge)
+    if options.variations:
+        files[PROMPT_SETS_FILE] = prompt_sets_jsonl(items)
+    for name, judge_metrics in record.judges.items():
+        png = heatmap_png(judge_metrics, items, ctx.models, name)
         if png is not None:
-            files[f"heatmap-{judge}.png"] = png
+            files[f"heatmap-{name}.png"] = png
     extra = {"items": len(items), "variants": sum(len(i.variants) for i in items),
              "judges": {name: _judge_info(j) for name, j in judges.items()}}
-    return SuiteResult(metrics=metrics, samples=[*answers, *ratings], extra=extra, files=files)
+    return SuiteResult(metrics=record.encode(), samples=[*answers, *ratings], extra=extra, files=files)
 
 
-async def _make_judges(ctx: SuiteContext) -> dict:
+async def _generate(ctx: SuiteContext[Options], source) -> tuple[list[PromptSet], Generation]:
+    """The prompt sets made from ``--data``'s plain requests by ``--variations`` (see
+    `probes.prompt_sets`); left-out variants are counted in the data audit and the record."""
+    from robusteval.data.prompts import load_prompts
+    from robusteval.probes.apply import Rewriter
+    from robusteval.probes.prompt_sets import generate_sets, needs_rewriter
+
+    config, options = ctx.config, ctx.options
+    prompts = load_prompts(config.data, limit=config.limit, seed=config.seed, audit=source)
+    rewriter = Rewriter(ctx.engine, await ctx.model(options.rewriter)) if needs_rewriter(options.variations) else None
+    bounds = rewrite_bounds(options.rewrite_bounds)
+    encode = _rewrite_encoder(options, prompts) if rewriter is not None and bounds is not None else None
+    out = await generate_sets(prompts, options.variations, seed=config.seed, rewriter=rewriter, encode=encode,
+                              bounds=bounds)
+    for r in out.rejected:
+        source.leave_out(f"variant {r.variation} left out: {r.reason}", r.item_id)
+    for item_id in out.dropped:
+        source.leave_out("request left out: no variant passed its checks", item_id)
+    source.note(f"prompt sets generated by --variations {','.join(options.variations)}; "
+                f"stored in the run folder as {PROMPT_SETS_FILE}")
+    if not out.sets:
+        raise UserError(f"--variations {','.join(options.variations)}: no variant of any request in {config.data} "
+                        f"passed its checks ({len(out.rejected)} left out); see the rewriter with --rewriter, "
+                        f"or --rewrite-bounds off")
+    counts = {}
+    for name in options.variations:
+        reasons: dict[str, int] = {}
+        for r in out.rejected:
+            if r.variation == name:
+                reasons[r.reason] = reasons.get(r.reason, 0) + 1
+        counts[name] = VariationCount(kept=out.kept[name], rejected=sum(reasons.values()), reasons=reasons)
+    generation = Generation(prompts=len(prompts), sets=len(out.sets), variations=counts,
+                            dropped_prompts=out.dropped, estimated=out.estimated, file=PROMPT_SETS_FILE)
+    if options.save_prompt_sets:
+        from rich.text import Text
+
+        if ctx.engine.dry_run:  # the rewrites were counted, not written: nothing worth saving
+            ctx.console.print(Text(f"--estimate: the prompt sets are not written to {options.save_prompt_sets}"))
+        else:
+            path = _save(options.save_prompt_sets, prompt_sets_jsonl(out.sets))
+            ctx.console.print(Text(f"prompt sets written to {path} (reuse: --data {path})"))
+    return out.sets, generation
+
+
+def _save(path_text: str, text: str) -> Path:
+    path = Path(path_text).expanduser()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return atomic_write(path, text)
+    except OSError as exc:
+        raise UserError(f"--save-prompt-sets {path_text}: cannot write it ({exc.strerror or exc})") from None
+
+
+def _rewrite_encoder(options: Options, prompts):
+    """The sentence embedder that checks rewrites' similarity to their originals (timed: a local model)."""
+    from robusteval.judges.embedding import load_embedder
+
+    languages = tuple(p.language for p in prompts)
+    name = options.embedder if options.embedder != "auto" else (
+        "minilm" if all(lang.lower().startswith("en") for lang in languages) else "e5")
+    return lambda texts: load_embedder(name).encode(texts)
+
+
+async def _make_judges(ctx: SuiteContext[Options]) -> dict[str, SimilarityJudge]:
     options = ctx.options
     judges: dict[str, SimilarityJudge] = {}
     for name in options.judges:
@@ -172,16 +270,20 @@ async def _make_judges(ctx: SuiteContext) -> dict:
         else:
             from robusteval.judges.nli import NLIJudge, load_nli
 
+            assert options.nli_model is not None  # validate() requires it
             load_nli(options.nli_model)  # fail early, before any answer is asked
             judges[name] = NLIJudge(options.nli_model)
     return judges
 
 
-def _judge_info(judge) -> dict:
-    info = {"class": type(judge).__name__}
+def _judge_info(judge: Any) -> dict:
+    info: dict[str, Any] = {"class": type(judge).__name__}
     for attribute in ("model", "mode", "retries", "embedder", "model_name", "calibrations"):
         if hasattr(judge, attribute):
             info[attribute] = getattr(judge, attribute)
+    if (clock := getattr(judge, "clock", None)) is not None:  # a local model: its time, off the event loop
+        info["local_model_s"] = round(clock.seconds, 3)
+        info["local_model_calls"] = clock.calls
     return info
 
 
@@ -208,196 +310,25 @@ def _rating_groups(answers: list[AnswerSample], items: list[PromptSet], models: 
     return groups
 
 
-async def _rate(judge, group: _Group) -> RatingSample:
+async def _rate(judge: SimilarityJudge, group: _Group) -> RatingSample:
     failed = [a for a in group.answers if a.status != "ok"]
     if failed:
-        return RatingSample(group.model, group.item.id, group.item.variation, judge.name, group.scope, None, None,
-                            None, 0, "failed", f"{len(failed)} answer(s) failed: {failed[0].error}")
+        return _rating(judge, group, Rating(None, attempts=0), status="failed",
+                       error=f"{len(failed)} answer(s) failed: {failed[0].error}")
     languages = tuple(a.language for a in group.answers)
     rating: Rating = await judge.rate([a.response or "" for a in group.answers], group.item.hint, languages)
-    return RatingSample(group.model, group.item.id, group.item.variation, judge.name, group.scope, rating.score,
-                        rating.raw, rating.detail, rating.attempts, "ok" if rating.score is not None else "invalid")
+    return _rating(judge, group, rating, status="ok" if rating.score is not None else "invalid")
 
 
-def summarise(ratings: list[RatingSample], items: list[PromptSet], models: list[str], judges: list[str], *,
-              seed: int = 0) -> dict:
-    """Items × models tables per judge, per-item and per-model aggregates with CIs, and judge agreement."""
-    item_ids = [i.id for i in items]
-    out: dict = {"judges": {}}
-    variant_scores: dict[str, np.ndarray] = {}
-    for judge in judges:
-        table = _table(ratings, judge, VARIANTS_SCOPE, item_ids, models)
-        variant_scores[judge] = table.ravel()
-        per_model = {}
-        for j, model in enumerate(models):
-            column = table[:, j]
-            per_model[model] = {
-                "sum": bootstrap(column, _nansum, seed=seed).as_dict(),
-                "mean": bootstrap(column, _nanmean, seed=seed).as_dict(),
-                "rated": int(np.sum(~np.isnan(column))),
-                "missing": int(np.sum(np.isnan(column))),
-                "by_variation": _by_variation(column, items),
-            }
-            sampling = _sampling_scores(ratings, judge, model, items)
-            if sampling is not None:
-                paired = np.column_stack([column, sampling])
-                per_model[model]["sampling_mean"] = bootstrap(sampling, _nanmean, seed=seed).as_dict()
-                per_model[model]["style_effect"] = bootstrap(
-                    paired, lambda rows: _nanmean(rows[:, 0] - rows[:, 1]), seed=seed).as_dict()
-        out["judges"][judge] = {
-            "table": {item_id: {m: _num(table[i, j]) for j, m in enumerate(models)}
-                      for i, item_id in enumerate(item_ids)},
-            "item_mean": {item_id: _num(_nanmean(table[i])) for i, item_id in enumerate(item_ids)},
-            "models": per_model,
-        }
-    if len(judges) >= 2:
-        units = [f"{item_id}|{m}" for item_id in item_ids for m in models]
-        out["agreement"] = agreement_report(variant_scores, units)
-    return out
-
-
-def _table(ratings, judge: str, scope: str, item_ids: list[str], models: list[str]) -> np.ndarray:
-    cell = {(r.item_id, r.model): r.score for r in ratings if r.judge == judge and r.scope == scope}
-    return np.array([[np.nan if cell.get((i, m)) is None else cell[i, m] for m in models] for i in item_ids],
-                    dtype=float).reshape(len(item_ids), len(models))
-
-
-def _sampling_scores(ratings, judge: str, model: str, items: list[PromptSet]) -> np.ndarray | None:
-    """Per item: the mean over variants of the rating of that variant's K samples (None without samples)."""
-    by_item: dict[str, list[float]] = {}
-    for r in ratings:
-        if r.judge == judge and r.model == model and r.scope.startswith("sampling:"):
-            by_item.setdefault(r.item_id, []).append(np.nan if r.score is None else r.score)
-    if not by_item:
-        return None
-    return np.array([_nanmean(np.array(by_item.get(i.id, [np.nan]))) for i in items], dtype=float)
-
-
-def _by_variation(column: np.ndarray, items: list[PromptSet]) -> dict:
-    groups: dict[str, list[float]] = {}
-    for value, item in zip(column, items):
-        groups.setdefault(item.variation, []).append(value)
-    return {v: {"mean": _num(_nanmean(np.array(s))), "items": len(s)} for v, s in groups.items()}
-
-
-def _nanmean(x: np.ndarray) -> float:
-    x = np.asarray(x, dtype=float)
-    x = x[~np.isnan(x)]
-    return float(x.mean()) if len(x) else float("nan")
-
-
-def _nansum(x: np.ndarray) -> float:
-    x = np.asarray(x, dtype=float)
-    return float(np.nansum(x)) if (~np.isnan(x)).any() else float("nan")
-
-
-def _num(x: float) -> float | None:
-    return None if x is None or not np.isfinite(x) else round(float(x), 4)
-
-
-def _slug(model: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in model)
-
-
-def submission(answers: list[AnswerSample], items: list[PromptSet], model: str, team: str) -> str:
-    """The model's answers in the ELOQUENT robustness submission layout: each item's variants, each
-    with its language, prompt and response (sample 0)."""
-    by_key = {(a.item_id, a.variant): a for a in answers if a.model == model and a.sample == 0}
-    payload = {"eloquent-robustness-submission": {
-        "team": team, "system": model, "submissionid": f"{team}-{_slug(model)}",
-        "date": time.strftime("%Y-%m-%d"),
-        "items": [{"id": item.id, "variation": item.variation,
-                   "variants": [{"language": v.language, "prompt": v.prompt,
-                                 "response": by_key[item.id, i].response if (item.id, i) in by_key else None}
-                                for i, v in enumerate(item.variants)]} for item in items]}}
-    return json.dumps(payload, indent=2, ensure_ascii=False)
-
-
-def answers_markdown(answers: list[AnswerSample], ratings: list[RatingSample], items: list[PromptSet],
-                     models: list[str]) -> str:
-    """Per item, the variants side by side with each model's answers and the judges' ratings."""
-    by_key = {(a.model, a.item_id, a.variant): a for a in answers if a.sample == 0}
-    scores = {(r.model, r.item_id, r.judge): r.score for r in ratings if r.scope == VARIANTS_SCOPE}
-    judges = list(dict.fromkeys(r.judge for r in ratings))
-    lines = ["# Answers side by side", ""]
-    for item in items:
-        lines += [f"## {item.id} ({item.variation})", ""]
-        if item.hint:
-            lines += [f"Judge hint: {item.hint}", ""]
-        lines += ["| variant | language | prompt | " + " | ".join(models) + " |",
-                  "|---|---|---|" + "---|" * len(models)]
-        for i, v in enumerate(item.variants):
-            cells = [_cell(by_key[m, item.id, i].response if (m, item.id, i) in by_key else None) for m in models]
-            lines.append(f"| {i + 1} | {v.language} | {_cell(v.prompt)} | " + " | ".join(cells) + " |")
-        rated = ", ".join(f"{m} {j}: {_fmt(scores.get((m, item.id, j)))}" for m in models for j in judges)
-        lines += ["", f"Ratings (0-5): {rated}", ""]
-    return "\n".join(lines)
-
-
-def _cell(text: str | None) -> str:
-    if text is None:
-        return "*(failed)*"
-    return text.replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
-
-
-def _fmt(x: float | None) -> str:
-    return "missing" if x is None else f"{x:.2f}"
-
-
-def heatmap_png(judge_metrics: dict, items: list[PromptSet], models: list[str], judge: str) -> bytes | None:
-    """The items × models table as a heatmap (missing cells grey), for reports and papers."""
-    from robusteval.report.plots import heatmap
-
-    table = np.array([[np.nan if judge_metrics["table"][i.id][m] is None else judge_metrics["table"][i.id][m]
-                       for m in models] for i in items], dtype=float)
-    if table.size == 0:
-        return None
-    return heatmap(table, [f"{i.id} ({i.variation})" for i in items], models, vmin=0, vmax=5, fmt="{:.1f}",
-                   title=f"Similarity of answers across variants: {judge}", colorbar="0 different .. 5 same content")
+def _rating(judge: SimilarityJudge, group: _Group, rating: Rating, *, status: str,
+            error: str | None = None) -> RatingSample:
+    return RatingSample(model=group.model, item_id=group.item.id, variation=group.item.variation, judge=judge.name,
+                        scope=group.scope, score=rating.score, raw=rating.raw, detail=rating.detail,
+                        attempts=rating.attempts, status=status, error=error)
 
 
 def print_summary(console, result: SuiteResult) -> None:
-    from rich.table import Table
-    from rich.text import Text
+    from robusteval.report.terminal_consistency import print_consistency
 
-    from robusteval.report.table import fmt_estimate
-
-    metrics = result.metrics
-    for judge, jm in metrics["judges"].items():
-        models = list(jm["models"])
-        table = Table(title=f"consistency · {judge} judge · similarity of answers across variants (0-5)",
-                      title_justify="left")
-        table.add_column("item")
-        for m in models:
-            table.add_column(m, justify="right")
-        table.add_column("item mean", justify="right")
-        for item_id, row in jm["table"].items():
-            table.add_row(item_id, *[_fmt(row[m]) for m in models], _fmt(jm["item_mean"][item_id]))
-        table.add_section()
-        table.add_row(Text("sum [95% CI]", style="bold"),
-                      *[fmt_estimate(jm["models"][m]["sum"], 2) for m in models], "")
-        table.add_row(Text("mean [95% CI]", style="bold"),
-                      *[fmt_estimate(jm["models"][m]["mean"], 2) for m in models], "")
-        table.add_row("missing ratings", *[str(jm["models"][m]["missing"]) for m in models], "")
-        if any("sampling_mean" in jm["models"][m] for m in models):
-            table.add_row(Text("same-variant samples mean", style="bold"),
-                          *[fmt_estimate(jm["models"][m].get("sampling_mean"), 2) for m in models], "")
-            table.add_row(Text("style effect (variants − samples)", style="bold"),
-                          *[fmt_estimate(jm["models"][m].get("style_effect"), 2) for m in models], "")
-        if noise := result.extra.get("determinism"):
-            from robusteval.engine.determinism import noise_cell
-
-            table.add_row("[bold]backend noise: same request, other reply",
-                          *[noise_cell(noise.get(m)) for m in models], "")
-        console.print(table)
-    if agreement := metrics.get("agreement"):
-        alpha = agreement["krippendorff_alpha_interval"]
-        console.print(f"judge agreement: Krippendorff's alpha (interval) = "
-                      f"{'n/a' if alpha is None else f'{alpha:.3f}'}; Spearman "
-                      + ", ".join(f"{k} = {'n/a' if v is None else f'{v:.3f}'}"
-                                  for k, v in agreement["spearman"].items())
-                      + "; mean |difference| "
-                      + ", ".join(f"{k} = {'n/a' if v is None else f'{v:.2f}'}"
-                                  for k, v in agreement["mean_abs_difference"].items()), highlight=False)
+    print_consistency(console, decode(ConsistencyMetrics, result.metrics), result.extra)
     print_noise_floor(console, result.extra)
-

@@ -1,50 +1,84 @@
-"""The consistency section: items × models heatmaps per judge, model means with CIs, judge agreement."""
+"""The consistency section: items × models heatmaps per judge, model means with CIs, judge
+agreement, the generated prompt sets (kept and left-out variants) and the local models' time.
+Reads the run's typed record (`results.consistency.ConsistencyMetrics`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from robusteval.engine.determinism import NOISE_NOTE, noise_cell, summaries
+from robusteval.metrics.stats import Estimate
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, estimate_text, headline_from
 from robusteval.report.plots import bars_with_ci, heatmap
+from robusteval.results.codec import decode
+from robusteval.results.consistency import ConsistencyMetrics
+
+
+def _metrics(results: dict) -> ConsistencyMetrics | None:
+    """The run's metrics as the typed record (only the metrics: a run's other keys need not parse)."""
+    raw = results.get("metrics")
+    return decode(ConsistencyMetrics, raw) if raw else None
+
+
+def _est(e: Estimate | None) -> str:
+    return estimate_text(None if e is None else e.as_dict(), 2)
 
 
 def sections(run: Run) -> list[Section]:
-    metrics = run.results.get("metrics", {})
+    metrics = _metrics(run.results)
+    if metrics is None:
+        return [Section("consistency: same request, different style", notes=("This run has no metrics.",))]
     figures, tables = [], []
-    for judge, jm in metrics.get("judges", {}).items():
-        items, models = list(jm["table"]), list(jm["models"])
-        matrix = np.array([[np.nan if jm["table"][i][m] is None else jm["table"][i][m] for m in models]
+    noise = run.results.get("determinism") or {}
+    judge_info = run.results.get("judges") or {}
+    if (generation := metrics.generation) is not None:
+        tables.append(TableData(
+            f"Prompt sets generated from {generation.prompts} requests: {generation.sets} kept"
+            + (" (estimate: rewrites counted, not written)" if generation.estimated else ""),
+            ("variation", "variants kept", "left out", "why left out"),
+            tuple((name, str(c.kept), str(c.rejected), ", ".join(f"{r} {n}" for r, n in c.reasons.items()))
+                  for name, c in generation.variations.items())))
+    for judge, jm in metrics.judges.items():
+        items, models = list(jm.table), list(jm.models)
+        matrix = np.array([[np.nan if jm.table[i][m] is None else jm.table[i][m] for m in models]
                            for i in items], dtype=float).reshape(len(items), len(models))
         if matrix.size:
             figures.append(Figure(f"heatmap-{judge}", f"{judge}: similarity of each model's answers per item (0-5)",
                                   heatmap(matrix, items, models, title=f"{judge} judge", vmin=0, vmax=5, fmt="{:.1f}",
                                           colorbar="0 different .. 5 same content")))
         figures.append(Figure(f"means-{judge}", f"{judge}: mean similarity per model (95% CI over items)",
-                              bars_with_ci(models, [jm["models"][m]["mean"] for m in models], ylim=(0, 5),
+                              bars_with_ci(models, [jm.models[m].mean.as_dict() for m in models], ylim=(0, 5),
                                            title=f"{judge}: mean similarity", ylabel="0-5")))
-        noise = run.results.get("determinism") or {}
         tables.append(TableData(f"{judge} judge: robustness per model", (
             "model", "sum", "mean", "rated", "missing", "same-variant samples", "style effect",
             *(("backend noise (same request twice)",) if noise else ())), tuple(
-            (m, estimate_text(s["sum"], 2), estimate_text(s["mean"], 2), str(s["rated"]), str(s["missing"]),
-             estimate_text(s.get("sampling_mean"), 2), estimate_text(s.get("style_effect"), 2),
+            (m, _est(s.sum), _est(s.mean), str(s.rated), str(s.missing), _est(s.sampling_mean), _est(s.style_effect),
              *((noise_cell(noise.get(m)),) if noise else ()))
-            for m, s in jm["models"].items())))
+            for m, s in jm.models.items())))
     notes = []
-    if agreement := metrics.get("agreement"):
-        alpha = agreement.get("krippendorff_alpha_interval")
+    if (agreement := metrics.agreement) is not None:
+        alpha = agreement.krippendorff_alpha_interval
         notes.append("Judge agreement: Krippendorff's alpha (interval) = "
                      f"{'n/a' if alpha is None else f'{alpha:.3f}'}; "
                      + "; ".join(f"Spearman {k} = {'n/a' if v is None else f'{v:.3f}'}"
-                                 for k, v in agreement.get("spearman", {}).items()))
+                                 for k, v in agreement.spearman.items()))
+    local = [f"{judge} {info['local_model_s']:.1f} s ({info.get('local_model_calls', 0)} calls)"
+             for judge, info in judge_info.items() if isinstance(info, dict) and "local_model_s" in info]
+    if local:
+        notes.append("Time in local judge models (off the event loop): " + "; ".join(local))
+    if generation is not None and generation.dropped_prompts:
+        notes.append(f"Requests with no variant left (no prompt set): {', '.join(generation.dropped_prompts)}")
     if noise_lines := summaries(run.results):
         notes += [NOISE_NOTE, *noise_lines]
-    if fixed := metrics.get("loader", {}).get("fixed"):
+    if metrics.loader is not None and metrics.loader.fixed:
+        fixed = metrics.loader.fixed
         notes.append(f"The prompt-set loader repaired {len(fixed)} syntax error(s): " + "; ".join(fixed[:5]))
     return [Section("consistency: same request, different style", tuple(figures), tuple(tables), tuple(notes))]
 
 
 def headlines(results: dict) -> list[Headline]:
-    return [headline_from(model, f"{judge} mean similarity (0-5)", s["mean"])
-            for judge, jm in results.get("metrics", {}).get("judges", {}).items() for model, s in jm["models"].items()]
+    metrics = _metrics(results)
+    if metrics is None:
+        return []
+    return [headline_from(model, f"{judge} mean similarity (0-5)", s.mean.as_dict())
+            for judge, jm in metrics.judges.items() for model, s in jm.models.items()]

@@ -1,0 +1,101 @@
+"""The typed metrics record of a `consistency` run (results.json ``metrics``).
+
+Per judge: the items × models table of 0-5 similarity ratings, the per-item mean (difficulty) and
+per model the sum and mean with CIs over items; with two or more judges, their agreement; what the
+prompt-set loader repaired or left out; and, for generated prompt sets (``--variations``), how many
+variants each variation gave and how many were rejected. `encode()` gives the JSON shape runs have
+always had (keys that a run did not measure are absent, not null).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from robusteval.metrics.stats import Estimate
+from robusteval.results.codec import encode
+
+
+@dataclass(frozen=True)
+class VariationMean:
+    """Mean rating of the items of one variation type (ELOQUENT's ``variation`` field)."""
+
+    mean: float | None
+    items: int
+
+
+@dataclass(frozen=True)
+class ModelSimilarity:
+    """One model under one judge: how alike its answers to an item's variants are, over items."""
+
+    # defaults: a partial record (a hand-written results.json, as in tests of compare) still reads
+    sum: Estimate = field(default_factory=lambda: Estimate(None))
+    mean: Estimate = field(default_factory=lambda: Estimate(None))
+    rated: int = 0
+    missing: int = 0
+    by_variation: dict[str, VariationMean] = field(default_factory=dict)
+    sampling_mean: Estimate | None = None  # with --samples K: the same variant's K answers among themselves
+    style_effect: Estimate | None = None  # variants' rating minus the samples' rating
+
+
+@dataclass(frozen=True)
+class JudgeSimilarity:
+    table: dict[str, dict[str, float | None]] = field(default_factory=dict)  # item -> model -> 0-5 (None: missing)
+    item_mean: dict[str, float | None] = field(default_factory=dict)
+    models: dict[str, ModelSimilarity] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Agreement of two or more judges over the item × model cells."""
+
+    judges: list[str]
+    krippendorff_alpha_interval: float | None
+    spearman: dict[str, float | None]  # "a~b" -> rho (a label for people; nothing splits it)
+    mean_abs_difference: dict[str, float | None]
+    per_unit: dict[str, float | None]  # "item|model" -> agreement (a label for people)
+
+
+@dataclass(frozen=True)
+class LoaderReport:
+    source: str
+    fixed: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class VariationCount:
+    """What one ``--variations`` name gave over all prompts: variants kept, and rejected by reason."""
+
+    kept: int = 0
+    rejected: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Generation:
+    """Prompt sets generated from plain prompts (``--variations``)."""
+
+    prompts: int  # plain prompts read
+    sets: int  # prompt sets kept (an original and at least one variant)
+    variations: dict[str, VariationCount]
+    dropped_prompts: list[str] = field(default_factory=list)  # ids whose every variant was rejected
+    estimated: bool = False  # --estimate: rewrites were counted, not written
+    file: str = "prompt-sets.jsonl"  # in the run folder; reloads with --data
+
+
+@dataclass(frozen=True)
+class ConsistencyMetrics:
+    judges: dict[str, JudgeSimilarity]
+    agreement: Agreement | None = None
+    loader: LoaderReport | None = None
+    generation: Generation | None = None
+
+    def encode(self) -> dict[str, Any]:
+        """results.json ``metrics``: today's shape, keys a run did not measure left out (not null)."""
+        out = {k: v for k, v in encode(self).items() if v is not None or k == "judges"}
+        for judge in out["judges"].values():
+            for model, stats in judge["models"].items():
+                judge["models"][model] = {k: v for k, v in stats.items()
+                                          if v is not None or k not in ("sampling_mean", "style_effect")}
+        return out
