@@ -12,7 +12,7 @@ from robusteval.config import build_config
 from robusteval.data.qa import QAItem
 from robusteval.probes.paraphrase import LLMParaphraser
 from robusteval.probes.rewrites import INSTRUCTIONS
-from robusteval.probes.tree import BuildSettings, Shape, build_tree
+from robusteval.probes.tree import build_tree
 from robusteval.probes.tree_rewrites import RewriteParaphraser
 from robusteval.suites import tree as suite
 from robusteval.testing.scripted import scripted_engine

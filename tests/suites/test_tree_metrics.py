@@ -10,9 +10,9 @@ import pytest
 from robusteval.config import build_config
 from robusteval.data.qa import QAItem
 from robusteval.errors import UserError
+from robusteval.metrics import tree as tree_metrics
 from robusteval.probes.paraphrase import Cost
 from robusteval.probes.tree import Node, Shape, Tree
-from robusteval.metrics import tree as tree_metrics
 from robusteval.suites import tree as suite
 from robusteval.types import Response
 

@@ -118,7 +118,7 @@ def test_report_section_of_the_run(stub_run):
 
 
 def test_stored_trees_take_limit_and_refuse_data(stub_run, capsys):
-    tmp, stub_kept = stub_run
+    tmp, _ = stub_run
     trees = tmp / "runs" / "stub" / "trees.json"
     with StubServer() as stub:
         assert _run(tmp, stub, "limited", "--trees", str(trees), "--limit", "1") == 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -38,22 +39,50 @@ TEXT_METRICS = ("f1", "precision", "recall", "bleu", "rouge1", "rougeL")
 
 
 class TreeSample(Protocol):
-    """What the numbers read of one answered node (suites/tree.py `Sample`)."""
+    """What the numbers read of one answered node (suites/tree.py `Sample`; read-only, as a frozen
+    dataclass's fields are)."""
 
-    item_id: str
-    node: str
-    level: int
-    kind: str
-    perturbation: str
-    mode: str
-    status: str
-    correct: bool | None
-    f1: float | None
-    popularity: float | None
-    subject_found: bool | None
-    search_has_answer: bool | None
-    context_has_answer: bool | None
-    failure_stage: str | None
+    @property
+    def item_id(self) -> str: ...
+
+    @property
+    def node(self) -> str: ...
+
+    @property
+    def level(self) -> int: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def perturbation(self) -> str: ...
+
+    @property
+    def mode(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def correct(self) -> bool | None: ...
+
+    @property
+    def f1(self) -> float | None: ...
+
+    @property
+    def popularity(self) -> float | None: ...
+
+    @property
+    def subject_found(self) -> bool | None: ...
+
+    @property
+    def search_has_answer(self) -> bool | None: ...
+
+    @property
+    def context_has_answer(self) -> bool | None: ...
+
+    @property
+    def failure_stage(self) -> str | None: ...
 
 
 Value = Callable[[TreeSample], "float | bool | None"]
@@ -118,7 +147,7 @@ def mode_metrics(rows: Sequence[TreeSample], item_ids: Sequence[str], *, seed: i
     def group(subset: Sequence[TreeSample]) -> GroupMetrics:
         return GroupMetrics(acc(subset), pooled(subset, item_ids, lambda s: s.f1, seed=seed))
 
-    text = {name: pooled(rows, item_ids, lambda s, n=name: getattr(s, n), seed=seed) for name in TEXT_METRICS}
+    text = {name: pooled(rows, item_ids, attrgetter(name), seed=seed) for name in TEXT_METRICS}
     root = [s for s in rows if s.level == 0]
     deepest = max((s.level for s in rows), default=0)
     rag = any(s.mode.startswith("rag") for s in rows)

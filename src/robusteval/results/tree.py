@@ -119,4 +119,4 @@ def encode_metrics(metrics: TreeMetrics) -> dict[str, Any]:
 
 
 def decode_metrics(data: Any) -> TreeMetrics:
-    return decode(TreeMetrics, data)  # type: ignore[arg-type]  # a generic alias, as pydantic takes it
+    return decode(TreeMetrics, data)
