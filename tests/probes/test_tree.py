@@ -188,3 +188,77 @@ def test_a_question_that_gives_the_answer_away_is_rejected_never_accepted():
     kept = _grow(named, Scripted(batch_fn=lambda text, n: ["Through the old capital flows which river, plus the Vell "
                                                            "or the Arn?"]))
     assert kept.nodes[1].status == "ok" and kept.nodes[1].rejections == ()
+
+
+def test_registry_leaves_are_todays_lexical_texts_at_any_rate():
+    """The six LexEval kinds through the registry give exactly `lexical.perturb`'s seeded texts
+    (the builder used it directly before), at the default rate and at another ``typo_prob``."""
+    import random
+
+    from robusteval.probes.lexical import PERTURBATIONS, perturb
+
+    for prob in (0.1, 0.3):
+        tree = build(Shape(2, 2, 6), seed=3, typo_prob=prob)
+        parents = {n.id: n for n in tree.nodes}
+        leaves = [n for n in tree.nodes if n.kind == "lexical"]
+        assert {n.perturbation for n in leaves} == set(PERTURBATIONS) and len(leaves) == 18
+        for n in leaves:  # the first draw (no leaf here landed on an existing prompt)
+            rng = random.Random(f"3:{ITEM.id}:{n.id}")
+            assert n.text == perturb(n.perturbation, parents[n.parent].text, rng, prob)
+
+
+def test_an_ocr_leaf_and_an_unknown_or_rewrite_kind():
+    import random
+
+    from robusteval.probes.ocr import ocr_noise
+    from robusteval.probes.tree import lexical_fn, validate_kinds
+
+    tree = build(Shape(1, 0, 1), lexical_kinds=("ocr",), typo_prob=1.0)
+    leaf = tree.nodes[1]
+    assert leaf.perturbation == "ocr" and leaf.status == "ok"
+    # at rate 1.0 every confusable spot is misread on the first draw: the rate reached ocr_noise
+    assert leaf.text == ocr_noise(ITEM.question, random.Random(f"0:{ITEM.id}:r.l1"), 1.0)
+    assert lexical_fn("ocr", 0.1)("Which river?", random.Random(0)) != "Which river?"
+    with pytest.raises(UserError, match="unknown --lexical-kinds tyop"):
+        validate_kinds(("tyop",))
+    with pytest.raises(UserError, match="--lexical-kinds formality: written by a model"):
+        validate_kinds(("formality",))
+    with pytest.raises(UserError, match="a rewrite by a model"):
+        lexical_fn("dialect", 0.1)
+
+
+def test_the_encoder_runs_off_the_event_loop_and_is_timed():
+    """While the encoder works, the event loop keeps running: an encoder that waits for a flag only
+    a coroutine on the loop sets finishes (on the loop itself it would wait forever: the wait's
+    timeout turns that into a failure). Its calls are counted by `LocalWork`."""
+    import threading
+
+    from robusteval.engine.local import LocalWork
+
+    flag = threading.Event()
+    order: list[str] = []
+
+    class Waiting(AngleEncoder):
+        def encode(self, texts):
+            if not flag.is_set():
+                order.append("encoder waiting")
+                assert flag.wait(timeout=30), "the event loop did not run while the encoder worked"
+            return super().encode(texts)
+
+    async def go():
+        local = LocalWork()
+
+        async def setter():
+            while not order:
+                await asyncio.sleep(0.001)
+            order.append("loop ran")
+            flag.set()
+
+        tree, _ = await asyncio.gather(build_tree(ITEM, BuildSettings(shape=Shape(1, 1, 1)), Scripted(), Waiting(),
+                                                  local), setter())
+        return tree, local
+
+    tree, local = asyncio.run(go())
+    assert order == ["encoder waiting", "loop ran"]
+    assert len(tree.nodes) == 3
+    assert local.summary()["embedding"]["calls"] == 3  # root, paraphrase, lexical leaf

@@ -10,6 +10,7 @@ import pytest
 from robusteval.config import build_config
 from robusteval.data.qa import QAItem
 from robusteval.errors import UserError
+from robusteval.metrics import tree as tree_metrics
 from robusteval.probes.paraphrase import Cost
 from robusteval.probes.tree import Node, Shape, Tree
 from robusteval.suites import tree as suite
@@ -78,7 +79,7 @@ def _samples():
 
 def test_metrics_by_level_kind_popularity():
     trees, samples = _samples()
-    m = suite.metrics(samples, trees, seed=0)
+    m = tree_metrics.metrics(samples, trees, seed=0).encode()
     closed = m["modes"]["closed"]
     assert closed["accuracy"]["value"] == pytest.approx(3 / 5)  # the failed reply is left out
     assert closed["accuracy"]["samples"] == 5 and closed["failed"] == 1
@@ -99,7 +100,7 @@ def test_metrics_by_level_kind_popularity():
 
 def test_rag_failure_table_recalls_and_comparison():
     trees, samples = _samples()
-    m = suite.metrics(samples, trees, seed=0)
+    m = tree_metrics.metrics(samples, trees, seed=0).encode()
     rag = m["modes"]["rag-bm25"]
     table = rag["failure_stages"]
     assert table["correct"] == {"count": 1, "share": pytest.approx(1 / 6)}
@@ -116,20 +117,20 @@ def test_pooled_and_paired_by_hand():
     trees, samples = _samples()
     ids = [t.item.id for t in trees]
     closed = [s for s in samples if s.mode == "closed"]
-    est = suite.pooled(closed, ids, lambda s: s.f1, seed=1)
+    est = tree_metrics.pooled(closed, ids, lambda s: s.f1, seed=1).as_dict()
     assert est["value"] == pytest.approx(sum(s.f1 for s in closed if s.f1 is not None) / 5)
-    same = suite.paired_difference(closed, closed, ids, suite._correct)
+    same = tree_metrics.pooled_difference(closed, closed, ids, tree_metrics.correct).as_dict()
     assert same["value"] == 0 and same["ci_low"] == 0 and same["ci_high"] == 0
 
 
 def test_popularity_buckets():
-    assert suite.popularity_bucket(None) is None
-    assert suite.popularity_bucket(0) == "<100" and suite.popularity_bucket(99.9) == "<100"
-    assert suite.popularity_bucket(100) == "100-1k" and suite.popularity_bucket(2e5) == ">=100k"
+    assert tree_metrics.popularity_bucket(None) is None
+    assert tree_metrics.popularity_bucket(0) == "<100" and tree_metrics.popularity_bucket(99.9) == "<100"
+    assert tree_metrics.popularity_bucket(100) == "100-1k" and tree_metrics.popularity_bucket(2e5) == ">=100k"
 
 
 def test_cost_summary_extrapolates():
-    c = suite.cost_summary({"a": Cost(10, 1000, 100, 5.0), "b": Cost(20, 3000, 300, 15.0)}, 2, 100, 40.0,
+    c = tree_metrics.cost_summary({"a": Cost(10, 1000, 100, 5.0), "b": Cost(20, 3000, 300, 15.0)}, 2, 100, 40.0,
                            price_in=1.0, price_out=2.0)
     assert c["total"]["requests"] == 30 and c["total"]["tokens"] == 4400
     assert c["total"]["price"] == pytest.approx((4000 * 1 + 400 * 2) / 1e6)
@@ -157,7 +158,13 @@ def test_validation_messages(tmp_path):
     for flags, message in [
         ({"modes": ("closed", "open")}, "unknown --modes open"),
         ({"retrievers": ("tfidf",)}, "unknown --retrievers tfidf"),
-        ({"lexical_kinds": ("typo",)}, "unknown --lexical-kinds typo"),
+        ({"lexical_kinds": ("typos",)}, "unknown --lexical-kinds typos; available: .*ocr"),
+        ({"lexical_kinds": ("paraphrase",)}, "written by a model, not lexical perturbations; give one as "
+                                             "--paraphrase-kind"),
+        ({"paraphrase_kind": "ocr"}, "--paraphrase-kind ocr: a lexical perturbation; give it in --lexical-kinds"),
+        ({"paraphrase_kind": "language:sv"}, "--paraphrase-kind language:sv: a translation"),
+        ({"paraphrase_kind": "pirate"}, "--paraphrase-kind pirate: not a registered rewrite; available: .*formality"),
+        ({"trees": "t.json", "data": "squad"}, "--trees t.json holds its own questions; --data cannot change them"),
         ({"depth": 0}, "--depth must be >= 1"),
         ({"paraphrases": 0, "lexical": 0}, "not both 0"),
         ({"sim_lower": 0.97}, "--sim-lower must be <= --sim-upper"),
@@ -170,6 +177,9 @@ def test_validation_messages(tmp_path):
             _config(**flags)
     assert _config(data="triviaqa", modes=("closed",)).options.modes == ("closed",)
     assert _config(data="triviaqa", kb="wikipedia").options.kb == "wikipedia"
+    # any registered text perturbation is a lexical kind (``typo`` is the registry's name for butter_fingers)
+    assert _config(lexical_kinds=("ocr", "typo")).options.lexical_kinds == ("ocr", "typo")
+    assert _config(paraphrase_kind="formality").options.paraphrase_kind == "formality"
 
 
 def test_flags_parse_into_options():

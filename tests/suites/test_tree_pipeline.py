@@ -14,6 +14,7 @@ import httpx
 from robusteval.data.qa import QAItem
 from robusteval.engine import Engine, RetryPolicy, Store
 from robusteval.errors import BackendError
+from robusteval.metrics.tree import metrics
 from robusteval.probes.tree import Node, Shape, Tree
 from robusteval.rag.corpus import LocalKB, WikipediaKB, load_corpus
 from robusteval.rag.pipeline import attribute
@@ -115,7 +116,7 @@ def test_api_failures_are_attributed_not_counted_wrong(tmp_path):
     rag = [s for s in broken if s.mode == "rag-bm25"]
     assert all(s.failure_stage == "api" and s.error.startswith("entity extraction:") for s in rag)
     assert all(s.status == "failed" for s in broken)
-    m = suite.metrics(broken, [_tree("x")])
+    m = metrics(broken, [_tree("x")]).encode()
     assert m["modes"]["closed"]["accuracy"]["value"] is None and m["modes"]["closed"]["failed"] == 2
 
 

@@ -25,6 +25,19 @@ from robusteval.errors import UserError
 from robusteval.probes import lexical, ocr, rewrites
 
 TextFn = Callable[[str, random.Random], str]
+RatedFn = Callable[[str, random.Random, float], str]  # (text, rng, probability per spot) -> text
+
+
+@dataclass(frozen=True)
+class Rated:
+    """A `TextFn` at a probability it can be given another one of: tree's ``--typo-prob`` sets the
+    rate of its lexical leaves (`TextPerturbation.at_rate`); elsewhere the default rate applies."""
+
+    fn: RatedFn
+    prob: float = 0.1
+
+    def __call__(self, text: str, rng: random.Random) -> str:
+        return self.fn(text, rng, self.prob)
 
 
 @dataclass(frozen=True)
@@ -38,6 +51,10 @@ class TextPerturbation:
     @property
     def kind(self) -> str:
         return "text"
+
+    def at_rate(self, prob: float) -> TextFn:
+        """``apply`` with ``prob`` as its per-spot probability (where it has one; else ``apply``)."""
+        return Rated(self.apply.fn, prob) if isinstance(self.apply, Rated) else self.apply
 
 
 @dataclass(frozen=True)
@@ -61,17 +78,19 @@ Perturbation = TextPerturbation | Rewrite
 
 def _lexical(kind: str, prob: float = 0.1) -> TextFn:
     """A LexEval lexical perturbation that always changes something it can change (`lexical.perturb`)."""
-    return partial(lexical.perturb, kind, prob=prob)
+    return Rated(partial(lexical.perturb, kind), prob)
 
 
-def _always_changes(fn: Callable[[str, random.Random, float], str], prob: float = 0.1) -> TextFn:
-    def apply(text: str, rng: random.Random) -> str:
-        for attempt in range(lexical.DRAWS):  # as lexical.perturb: a draw that changed nothing draws again
-            out = fn(text, rng, min(1.0, prob * 2**attempt))
-            if out != text:
-                return out
-        return text
-    return apply
+def _changing(fn: RatedFn, text: str, rng: random.Random, prob: float) -> str:
+    for attempt in range(lexical.DRAWS):  # as lexical.perturb: a draw that changed nothing draws again
+        out = fn(text, rng, min(1.0, prob * 2**attempt))
+        if out != text:
+            return out
+    return text
+
+
+def _always_changes(fn: RatedFn, prob: float = 0.1) -> TextFn:
+    return Rated(partial(_changing, fn), prob)
 
 
 def _rewrite(name: str, description: str) -> Rewrite:

@@ -8,6 +8,12 @@ above the last level (and the root) has ``num_paraphrased`` paraphrase children 
 A paraphrase must still be a question and must not contain a gold answer (probes/paraphrase.py).
 A paraphrase slot whose candidates never pass the invariants is kept as a ``rejected`` node (with
 its last candidate and the reasons) and gets no children: it is recorded, never evaluated.
+
+Both kinds of children come from the perturbation registry (probes/registry.py): lexical leaves
+are any `TextPerturbation` (the six LexEval ones by default, ``ocr`` or any added one by name),
+and the paraphrase children may be written under any same-language `Rewrite` (``paraphrase`` by
+default; ``formality`` grows a tree of formal rewrites). The similarity model runs off the event
+loop (engine/local.py), its time accounted.
 """
 
 from __future__ import annotations
@@ -21,8 +27,9 @@ from typing import Protocol
 import numpy as np
 
 from robusteval.data.qa import QAItem
+from robusteval.engine.local import LocalWork
 from robusteval.errors import UserError
-from robusteval.probes.lexical import PERTURBATIONS, perturb
+from robusteval.probes import registry
 from robusteval.probes.paraphrase import Candidate, Cost, Invariants, check_candidate, norm_text
 
 TREES_VERSION = 1
@@ -106,6 +113,7 @@ class BuildSettings:
                                       "whitespace", "visual")
     typo_prob: float = 0.1
     seed: int = 0
+    paraphrase_kind: str = "paraphrase"  # the registry rewrite the paraphrase children are written under
 
 
 def edit_distance(a: str, b: str) -> int:
@@ -129,25 +137,30 @@ def lexical_plan(node_id: str, settings: BuildSettings) -> list[str]:
 class _Builder:
     """Grows one tree level by level; keeps the embeddings and texts the invariants need."""
 
-    def __init__(self, item: QAItem, settings: BuildSettings, paraphraser: Paraphraser, encoder: Encoder):
+    def __init__(self, item: QAItem, settings: BuildSettings, paraphraser: Paraphraser, encoder: Encoder,
+                 local: LocalWork):
         self.item, self.settings, self.paraphraser, self.encoder = item, settings, paraphraser, encoder
-        self.root_vec = self._vec(item.question)
-        self.vecs = {"r": self.root_vec}
+        self.local = local
+        self.root_vec = np.zeros(0, dtype=np.float32)  # set by `build` (the encoder runs off the event loop)
+        self.vecs: dict[str, np.ndarray] = {}
+        self.perturb = {kind: lexical_fn(kind, settings.typo_prob) for kind in settings.lexical_kinds}
         self.nodes = [Node("r", None, 0, "root", "root", item.question, sim_parent=1.0, sim_root=1.0)]
         self.seen = {norm_text(item.question)}  # paraphrases must differ beyond case and punctuation
         self.texts = {item.question}  # lexical leaves must differ at all
         self.cost = Cost()
 
-    def _vec(self, text: str) -> np.ndarray:
-        return np.asarray(self.encoder.encode([text]), dtype=np.float32)[0]
+    async def _vec(self, text: str) -> np.ndarray:
+        vecs = await self.local.run("embedding", self.encoder.encode, [text])
+        return np.asarray(vecs, dtype=np.float32)[0]
 
     async def build(self) -> Tree:
+        self.root_vec = self.vecs["r"] = await self._vec(self.item.question)
         frontier = [self.nodes[0]]
         for level in range(1, self.settings.shape.depth + 1):
             next_frontier = []
             for parent in frontier:  # one parent at a time: the duplicate check sees every earlier node
                 next_frontier += [n for n in await self._paraphrases(parent, level) if n.status == "ok"]
-                self._lexical(parent, level)
+                await self._lexical(parent, level)
             frontier = next_frontier
         return Tree(self.item, self.settings.shape, tuple(self.nodes), self.cost)
 
@@ -175,9 +188,9 @@ class _Builder:
             if candidate.text is None:
                 rejections.append("request_failed" if candidate.error else "no_candidate")
             else:
-                vec = self._vec(candidate.text)
+                vec = await self._vec(candidate.text)
                 sim_parent, sim_root = float(vec @ parent_vec), float(vec @ self.root_vec)
-                last = Node(node_id, parent.id, level, "paraphrase", "paraphrase", candidate.text,
+                last = Node(node_id, parent.id, level, "paraphrase", self.settings.paraphrase_kind, candidate.text,
                             sim_parent=sim_parent, sim_root=sim_root,
                             edit_distance=edit_distance(candidate.text, self.item.question))
                 reason = check_candidate(sim_parent=sim_parent, sim_root=sim_root, parent_sim_root=parent.sim_root,
@@ -192,7 +205,7 @@ class _Builder:
                     return node
                 rejections.append(reason)
             if attempt >= self.settings.retries:
-                rejected = last or Node(node_id, parent.id, level, "paraphrase", "paraphrase", None)
+                rejected = last or Node(node_id, parent.id, level, "paraphrase", self.settings.paraphrase_kind, None)
                 node = replace(rejected, status="rejected", attempts=attempt, rejections=tuple(rejections), cost=cost)
                 self.nodes.append(node)
                 return node
@@ -201,17 +214,18 @@ class _Builder:
             self.cost += candidate.cost
             cost += candidate.cost
 
-    def _lexical(self, parent: Node, level: int) -> None:
+    async def _lexical(self, parent: Node, level: int) -> None:
         assert parent.text is not None  # the root or an accepted node
         for slot, kind in enumerate(lexical_plan(parent.id, self.settings)):
             node_id = f"{parent.id}.l{slot + 1}"
             rng = random.Random(f"{self.settings.seed}:{self.item.id}:{node_id}")
-            text = perturb(kind, parent.text, rng, self.settings.typo_prob)
+            perturb = self.perturb[kind]
+            text = perturb(parent.text, rng)
             for _ in range(3):  # a perturbation that lands on an existing prompt draws again
                 if text not in self.texts or text == parent.text:
                     break
-                text = perturb(kind, parent.text, rng, self.settings.typo_prob)
-            vec = self._vec(text)
+                text = perturb(parent.text, rng)
+            vec = await self._vec(text)
             reason = "unchanged" if text == parent.text else ("duplicate" if text in self.texts else None)
             self.nodes.append(Node(node_id, parent.id, level, "lexical", kind, text,
                                    status="ok" if reason is None else "rejected",
@@ -222,9 +236,20 @@ class _Builder:
             self.texts.add(text)
 
 
-async def build_tree(item: QAItem, settings: BuildSettings, paraphraser: Paraphraser, encoder: Encoder) -> Tree:
-    """The perturbation tree of one question."""
-    return await _Builder(item, settings, paraphraser, encoder).build()
+async def build_tree(item: QAItem, settings: BuildSettings, paraphraser: Paraphraser, encoder: Encoder,
+                     local: LocalWork | None = None) -> Tree:
+    """The perturbation tree of one question; the encoder's calls run (and are timed) in ``local``."""
+    return await _Builder(item, settings, paraphraser, encoder, local or LocalWork()).build()
+
+
+def lexical_fn(kind: str, prob: float) -> registry.TextFn:
+    """The registered text perturbation ``kind`` at ``prob`` per spot (``--typo-prob``). For the six
+    LexEval kinds this is `lexical.perturb(kind, text, rng, prob)`, so seeded leaves are as before."""
+    p = registry.get(kind)
+    if not isinstance(p, registry.TextPerturbation):
+        raise UserError(f"--lexical-kinds {kind}: a rewrite by a model, not a lexical perturbation; "
+                        f"give it as --paraphrase-kind {kind}")
+    return p.at_rate(prob)
 
 
 def save_trees(path: Path | str, trees: list[Tree], info: dict) -> None:
@@ -257,8 +282,30 @@ def load_trees(path: Path | str) -> tuple[list[Tree], dict]:
     return trees, {k: v for k, v in doc.items() if k != "trees"}
 
 
-def validate_kinds(kinds: tuple[str, ...]) -> None:
-    if unknown := [k for k in kinds if k not in PERTURBATIONS]:
-        raise UserError(f"unknown --lexical-kinds {','.join(unknown)}; available: {', '.join(PERTURBATIONS)}")
+def text_kinds() -> list[str]:
+    """Every registered pure perturbation: what ``--lexical-kinds`` accepts."""
+    return [name for name, p in registry.REGISTRY.items() if isinstance(p, registry.TextPerturbation)]
+
+
+def rewrite_kinds() -> list[str]:
+    """Every registered same-language rewrite: what ``--paraphrase-kind`` accepts."""
+    return [name for name, p in registry.REGISTRY.items() if isinstance(p, registry.Rewrite) and p.same_language]
+
+
+def validate_kinds(kinds: tuple[str, ...], paraphrase_kind: str = "paraphrase") -> None:
+    """``--lexical-kinds`` are registered text perturbations, ``--paraphrase-kind`` a registered
+    rewrite that keeps the language (the similarity invariants compare texts in one language)."""
+    rewrites = [k for k in kinds if isinstance(registry.REGISTRY.get(k), registry.Rewrite)]
+    if rewrites:
+        raise UserError(f"--lexical-kinds {','.join(rewrites)}: written by a model, not lexical perturbations; "
+                        f"give one as --paraphrase-kind (lexical kinds: {', '.join(text_kinds())})")
+    if unknown := [k for k in kinds if k not in text_kinds()]:
+        raise UserError(f"unknown --lexical-kinds {','.join(unknown)}; available: {', '.join(text_kinds())}")
     if not kinds:
         raise UserError("--lexical-kinds needs at least one perturbation")
+    if paraphrase_kind not in rewrite_kinds():
+        why = ("a translation: the similarity invariants cannot compare texts across languages"
+               if paraphrase_kind.startswith("language:") else
+               "a lexical perturbation; give it in --lexical-kinds" if paraphrase_kind in text_kinds() else
+               "not a registered rewrite")
+        raise UserError(f"--paraphrase-kind {paraphrase_kind}: {why}; available: {', '.join(rewrite_kinds())}")

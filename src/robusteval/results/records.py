@@ -23,6 +23,7 @@ SUITE_METRICS: dict[str, str] = {
     "hallucination": "robusteval.results.hallucination:HallucinationMetrics",
     "persona": "robusteval.results.persona:PersonaMetrics",
     "consistency": "robusteval.results.consistency:ConsistencyMetrics",
+    "tree": "robusteval.results.tree:TreeMetrics",
 }
 
 

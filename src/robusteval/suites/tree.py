@@ -1,55 +1,63 @@
 """The `tree` suite (LexEval): each question becomes a tree of perturbed prompts, answered closed-book
 and with retrieval, to see how accuracy falls as the prompt drifts from the original.
 
-Trees (probes/tree.py) are built once by a paraphraser model under similarity invariants, with
-lexical leaves (typos, shuffles, case, spacing, look-alikes), and stored as JSON; ``--trees FILE``
-evaluates stored trees against any model. Every node is answered closed-book and, per retriever,
-through the RAG pipeline (rag/), whose stages are recorded so a wrong answer is attributed to
-entity extraction, search, retrieval, the generator or a failed API call.
+Trees (probes/tree.py) are built once by a rewriter model under similarity invariants, with
+lexical leaves from the perturbation registry (typos, shuffles, case, spacing, look-alikes, OCR
+noise...), and stored as JSON; ``--trees FILE`` evaluates stored trees against any model. Every
+node is answered closed-book and, per retriever, through the RAG pipeline (rag/), whose stages are
+recorded so a wrong answer is attributed to entity extraction, search, retrieval, the generator or
+a failed API call. This module orchestrates: the numbers are metrics/tree.py's, the tables
+report/terminal_tree.py's, the records results/tree.py's. Local models (the similarity encoder,
+spaCy, the retrievers) run off the event loop (engine/local.py), their time in the cost summary.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
+import random
 import time
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-
-import numpy as np
 
 from robusteval.data.qa import NAMED, QAItem, load_qa
 from robusteval.engine import gather_all
+from robusteval.engine.local import LocalWork
 from robusteval.errors import UserError
-from robusteval.metrics.stats import bootstrap
 from robusteval.metrics.text import score_answer
+from robusteval.metrics.tree import cost_summary, metrics, shape_table
+from robusteval.probes.apply import Rewriter
 from robusteval.probes.lexical import PERTURBATIONS
 from robusteval.probes.paraphrase import Cost, Invariants, LLMParaphraser
+from robusteval.probes.registry import Rewrite, get
 from robusteval.probes.tree import (
     BuildSettings,
     Node,
+    Paraphraser,
     Shape,
     Tree,
     build_tree,
     load_trees,
+    rewrite_kinds,
     save_trees,
+    text_kinds,
     trees_document,
     validate_kinds,
 )
+from robusteval.probes.tree_rewrites import RewriteParaphraser
 from robusteval.rag.ner import checkable_subject, ner_messages, parse_entities, spacy_entities, subject_found
-from robusteval.rag.pipeline import STAGES, attribute, closed_messages, context_has_answer, rag_messages, search
+from robusteval.rag.pipeline import attribute, closed_messages, context_has_answer, rag_messages, search
 from robusteval.rag.retrievers import RETRIEVERS, make_retriever
-from robusteval.suites.base import SuiteContext, SuiteResult, csv_arg
+from robusteval.results.tree import decode_metrics, encode_metrics
+from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg
 from robusteval.types import GenParams, Message, Response
 
 NAME = "tree"
 DEFAULT_DATA = "squad"
 MODES = ("closed", "rag")
 KBS = ("local", "wikipedia")
-POPULARITY_BINS = ((0, 1e2, "<100"), (1e2, 1e3, "100-1k"), (1e3, 1e4, "1k-10k"), (1e4, 1e5, "10k-100k"),
-                   (1e5, math.inf, ">=100k"))
 NER_MAX_TOKENS = 48
+PARAPHRASE = "paraphrase"  # LexEval's paraphrase children: `LLMParaphraser`'s batch prompt
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,7 @@ class Options:
     paraphrases: int = 2
     lexical: int = 2
     lexical_kinds: tuple[str, ...] = tuple(PERTURBATIONS)
+    paraphrase_kind: str = PARAPHRASE  # any same-language rewrite of the registry
     typo_prob: float = 0.1
     paraphraser: str | None = None  # model spec; default: the first model under test
     paraphrase_temperature: float = 0.7
@@ -80,7 +89,8 @@ class Options:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("trees")
-    g.add_argument("--trees", help="evaluate the trees stored in this file (from `robusteval tree build`)")
+    g.add_argument("--trees", help="evaluate the trees stored in this file (from `robusteval tree build`); "
+                                   "--limit takes a seeded sample of them, --all every tree")
     g.add_argument("--build-only", dest="build_only", action="store_true", default=None,
                    help="build (and store) the trees, answer nothing")
     g.add_argument("--save-trees", dest="save_trees", help="also write the built trees to this JSON file")
@@ -88,7 +98,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--paraphrases", type=int, help="paraphrase children per node (default: 2)")
     g.add_argument("--lexical", type=int, help="lexical children per node (default: 2)")
     g.add_argument("--lexical-kinds", dest="lexical_kinds", type=csv_arg,
-                   help=f"lexical perturbations to draw from (default: {','.join(PERTURBATIONS)})")
+                   help=f"text perturbations the lexical leaves draw from (default: {','.join(PERTURBATIONS)}; "
+                        f"any of: {','.join(text_kinds())})")
+    g.add_argument("--paraphrase-kind", dest="paraphrase_kind",
+                   help=f"the rewrite the paraphrase children are written under (default: {PARAPHRASE}; "
+                        f"any of: {','.join(rewrite_kinds())})")
     g.add_argument("--typo-prob", dest="typo_prob", type=float,
                    help="per-character probability of lexical edits (default: 0.1)")
     g.add_argument("--paraphraser", help="model spec that writes the paraphrases (default: the first --model)")
@@ -111,7 +125,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def validate(config, o: Options) -> None:
-    validate_kinds(o.lexical_kinds)
+    validate_kinds(o.lexical_kinds, o.paraphrase_kind)
     if unknown := [m for m in o.modes if m not in MODES]:
         raise UserError(f"unknown --modes {','.join(unknown)}; available: {', '.join(MODES)}")
     if unknown := [r for r in o.retrievers if r not in RETRIEVERS]:
@@ -130,6 +144,8 @@ def validate(config, o: Options) -> None:
         ("rag" not in o.modes or bool(o.retrievers), "--modes rag needs --retrievers bm25 and/or dense"),
         (o.ner == "llm" or o.ner.startswith("spacy:"), "--ner must be llm or spacy:MODEL (e.g. spacy:en_core_web_sm)"),
         (not (o.trees and o.build_only), "--build-only builds trees; it cannot take --trees"),
+        (not (o.trees and config.data), f"--trees {o.trees} holds its own questions; --data cannot change them: "
+                                        "drop --data, or build trees of that data with `robusteval tree build --data`"),
     ):
         if not ok:
             raise UserError(message)
@@ -148,10 +164,12 @@ def validate(config, o: Options) -> None:
 
 @dataclass
 class Ledger:
-    """Requests by tree, each counted once (a NER reply shared by two retrievers is one request)."""
+    """Requests by tree, each counted once (a NER reply shared by two retrievers is one request),
+    and the local models' time (spaCy, retrievers), which run off the event loop through ``local``."""
 
     seen: set = field(default_factory=set)
     by_tree: dict = field(default_factory=lambda: defaultdict(Cost))
+    local: LocalWork = field(default_factory=LocalWork)
 
     def record(self, tree_id: str, response: Response) -> None:
         if response.key not in self.seen:
@@ -159,29 +177,8 @@ class Ledger:
             self.by_tree[tree_id] += Cost.of(response)
 
     def summary(self, n_trees: int, dataset_size: int, wall_s: float, price_in: float, price_out: float) -> dict:
-        return cost_summary(dict(self.by_tree), n_trees, dataset_size, wall_s, price_in, price_out)
-
-
-def cost_summary(by_tree: dict[str, Cost], n_trees: int, dataset_size: int, wall_s: float, price_in: float,
-                 price_out: float) -> dict:
-    """Totals, per tree, mean per tree, and the mean scaled to the whole dataset."""
-    total = sum(by_tree.values(), Cost())
-
-    def money(c: Cost) -> float:
-        return round((c.prompt_tokens * price_in + c.completion_tokens * price_out) / 1e6, 6)
-
-    per = total.share(max(1, n_trees))
-    scale = dataset_size / max(1, n_trees)
-    return {
-        "trees": n_trees, "wall_s": round(wall_s, 2),
-        "total": {**total.as_dict(), "tokens": round(total.tokens, 1), "price": money(total)},
-        "mean_per_tree": {**per.as_dict(), "tokens": round(per.tokens, 1), "price": money(per),
-                          "wall_s": round(wall_s / max(1, n_trees), 3)},
-        "extrapolated_to_dataset": {"questions": dataset_size, "requests": round(total.requests * scale),
-                                    "tokens": round(total.tokens * scale), "price": round(money(total) * scale, 4),
-                                    "wall_s_at_this_rate": round(wall_s * scale, 1)},
-        "per_tree": {t: {**c.as_dict(), "tokens": round(c.tokens, 1)} for t, c in by_tree.items()},
-    }
+        return cost_summary(dict(self.by_tree), n_trees, dataset_size, wall_s, price_in, price_out,
+                            local=self.local.summary())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -190,7 +187,20 @@ def cost_summary(by_tree: dict[str, Cost], n_trees: int, dataset_size: int, wall
 
 def build_settings(config, o: Options) -> BuildSettings:
     return BuildSettings(Shape(o.depth, o.paraphrases, o.lexical), Invariants(o.sim_lower, o.sim_upper), o.retries,
-                         o.lexical_kinds, o.typo_prob, config.seed)
+                         o.lexical_kinds, o.typo_prob, config.seed, o.paraphrase_kind)
+
+
+def paraphraser_for(ctx: SuiteContext, model: str) -> tuple[Paraphraser, int]:
+    """The writer of the paraphrase children, and how many requests a node's children take at first.
+    ``paraphrase`` keeps LexEval's one batch request (its prompts, hence its cache keys, unchanged);
+    another rewrite asks once per child with its registry instruction."""
+    o, config = ctx.options, ctx.config
+    if o.paraphrase_kind == PARAPHRASE:
+        return LLMParaphraser(ctx.engine, model, temperature=o.paraphrase_temperature, seed=config.seed), 1
+    rewrite = get(o.paraphrase_kind)
+    assert isinstance(rewrite, Rewrite)  # validate_kinds checked it
+    rewriter = Rewriter(ctx.engine, model, temperature=o.paraphrase_temperature, max_tokens=LLMParaphraser.max_tokens)
+    return RewriteParaphraser(rewriter, rewrite, seed=config.seed), max(1, o.paraphrases)
 
 
 async def build_trees(ctx: SuiteContext, items: list[QAItem], dataset_size: int, data: str) -> tuple[list[Tree], dict]:
@@ -201,15 +211,16 @@ async def build_trees(ctx: SuiteContext, items: list[QAItem], dataset_size: int,
     o, config = ctx.options, ctx.config
     settings = build_settings(config, o)
     paraphraser = await ctx.model(o.paraphraser) if o.paraphraser else ctx.models[0]
-    encoder = load_embedder(o.embedder)
-    para = LLMParaphraser(ctx.engine, paraphraser, temperature=o.paraphrase_temperature, seed=config.seed)
+    local = LocalWork()
+    encoder = await local.run("embedding_load", load_embedder, o.embedder)
+    para, per_node = paraphraser_for(ctx, paraphraser)
     shape = settings.shape
-    ctx.engine.expect(len(items) * sum(shape.paraphrases ** k for k in range(shape.depth)))
+    ctx.engine.expect(len(items) * per_node * sum(shape.paraphrases ** k for k in range(shape.depth)))
     started = time.monotonic()
-    trees = await gather_all(build_tree(item, settings, para, encoder) for item in items)
+    trees = await gather_all(build_tree(item, settings, para, encoder, local) for item in items)
     wall = time.monotonic() - started
     cost = cost_summary({t.item.id: t.cost for t in trees}, len(trees), dataset_size, wall, config.price_in,
-                        config.price_out)
+                        config.price_out, local=local.summary())
     nodes = [n for t in trees for n in t.nodes]
     info = {
         "data": data, "dataset_size": dataset_size, "seed": config.seed,
@@ -217,7 +228,8 @@ async def build_trees(ctx: SuiteContext, items: list[QAItem], dataset_size: int,
                         "temperature": o.paraphrase_temperature},
         "embedder": o.embedder,
         "settings": {"shape": asdict(shape), "sim_lower": o.sim_lower, "sim_upper": o.sim_upper, "retries": o.retries,
-                     "lexical_kinds": list(o.lexical_kinds), "typo_prob": o.typo_prob},
+                     "lexical_kinds": list(o.lexical_kinds), "typo_prob": o.typo_prob,
+                     "paraphrase_kind": o.paraphrase_kind},
         "full_tree_nodes": shape.node_count(),
         "nodes": {"total": len(nodes), "ok": sum(n.status == "ok" for n in nodes),
                   "rejected": sum(n.status == "rejected" for n in nodes),
@@ -227,26 +239,30 @@ async def build_trees(ctx: SuiteContext, items: list[QAItem], dataset_size: int,
     return trees, info
 
 
+def limit_trees(trees: list[Tree], limit: int | None, seed: int) -> list[Tree]:
+    """A seeded sample of ``limit`` stored trees, in the file's order (``--limit`` with ``--trees``):
+    the same flag, and the same kind of draw, as for questions read from a dataset."""
+    if limit is None or limit >= len(trees):
+        return trees
+    keep = set(random.Random(seed).sample(range(len(trees)), limit))
+    return [t for i, t in enumerate(trees) if i in keep]
+
+
 # ---------------------------------------------------------------------------------------------
 # Evaluation
 
 
-@dataclass(frozen=True)
-class Sample:
-    """One node answered in one mode (closed, rag-bm25, rag-dense); a line of samples.jsonl."""
+@dataclass(frozen=True, kw_only=True)
+class Sample(SampleBase):
+    """One node answered in one mode (closed, rag-bm25, rag-dense); a line of samples.jsonl.
+    ``variant`` is the node's id (as ``node``)."""
 
-    model: str
-    item_id: str
     node: str
     level: int
     kind: str
     perturbation: str
     mode: str
-    prompt: str
-    response: str | None
     answer: str | None  # the reply's first line, what is scored
-    error: str | None
-    status: str  # ok | invalid (empty answer, counted wrong) | failed
     correct: bool | None
     best_alias: str | None
     precision: float | None
@@ -268,12 +284,6 @@ class Sample:
     retrieved: tuple[str, ...] | None = None
     context_has_answer: bool | None = None
     failure_stage: str | None = None
-    cached: bool = False
-    key: str | None = None
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
 
 def first_line(text: str | None) -> str:
     """The short answer in a reply: its first non-empty line, without an "Answer:" label."""
@@ -297,7 +307,7 @@ def make_sample(model: str, tree: Tree, node: Node, mode: str, response: Respons
     status = "failed" if error else ("ok" if answer else "invalid")
     correct = None if error else bool(score and score.correct)
     sample = Sample(
-        model=model, item_id=tree.item.id, node=node.id, level=node.level, kind=node.kind,
+        model=model, item_id=tree.item.id, variant=node.id, node=node.id, level=node.level, kind=node.kind,
         perturbation=node.perturbation, mode=mode, prompt=node.text, response=response.text, answer=answer,
         error=error, status=status, correct=correct, best_alias=score.best_alias if score else None,
         precision=_score(score, status, "precision"), recall=_score(score, status, "recall"),
@@ -311,7 +321,7 @@ def make_sample(model: str, tree: Tree, node: Node, mode: str, response: Respons
     stage = attribute(correct=correct, api_failed=error is not None, subject_found=sample.subject_found,
                       search_has_answer=bool(sample.search_has_answer),
                       context_has_answer=bool(sample.context_has_answer))
-    return Sample(**{**asdict(sample), "failure_stage": stage})
+    return replace(sample, failure_stage=stage)
 
 
 def _score(score, status: str, name: str) -> float | None:
@@ -357,8 +367,8 @@ class Evaluator:
             r = await self.ask(tree, self.ner_model, ner_messages(node.text),
                                GenParams(temperature=0.0, max_tokens=NER_MAX_TOKENS, seed=self.params.seed))
             entities, ner_error, ner_reply = parse_entities(r.text, node.text), r.error, r.text
-        else:
-            entities = spacy_entities(node.text, o.ner.split(":", 1)[1])
+        else:  # a local model: off the event loop, its time accounted
+            entities = await self.ledger.local.run("ner", spacy_entities, node.text, o.ner.split(":", 1)[1])
         found = await search(self.kb, entities, node.text, item.answers, o.search_docs)
         subject = checkable_subject(item.subject, item.question)
         stages = {"ner_response": ner_reply, "entities": tuple(entities),
@@ -367,7 +377,8 @@ class Evaluator:
                   "search_has_answer": found.has_answer}
         out = []
         for name, retriever in self.retrievers.items():
-            hits = retriever.rank(node.text, list(found.passages), o.k)
+            hits = await self.ledger.local.run(f"retrieval:{name}", retriever.rank, node.text, list(found.passages),
+                                               o.k)
             stage_info = {**stages, "retrieved": tuple(h.passage.id for h in hits),
                           "context_has_answer": context_has_answer(hits, item.answers)}
             failed = f"entity extraction: {ner_error}" if ner_error else (
@@ -403,12 +414,16 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     o, config = ctx.options, ctx.config
     files: dict = {}
     if o.trees:
-        trees, info = load_trees(o.trees)
+        stored, info = load_trees(o.trees)
+        trees = limit_trees(stored, config.limit, config.seed)
         info = {**info, "source": o.trees}
         data = info.get("data", DEFAULT_DATA)
         read = ctx.audit.source(f"trees {o.trees}")
-        read.rows_read = read.rows_used = len(trees)
+        read.rows_read, read.rows_used = len(stored), len(trees)
         read.assume("questions", f"as built into the trees file (from {data})")
+        if len(trees) < len(stored):
+            read.note(f"a seeded sample (--limit {config.limit}, seed {config.seed}) of the {len(stored)} trees; "
+                      "--all evaluates every tree")
     else:
         data = config.data or DEFAULT_DATA
         items, size = load_qa(data, limit=config.limit, seed=config.seed, audit=ctx.audit.source(data))
@@ -418,16 +433,17 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
             save_trees(o.save_trees, trees, info)
     if not trees:
         raise UserError("no trees to evaluate")
-    extra = {"trees": dict(info), "tree_shapes": _shape_table(trees)}
+    extra = {"trees": dict(info), "tree_shapes": shape_table(trees)}
     if o.build_only:
         return SuiteResult(metrics={}, samples=[], extra=extra, files=files)
 
     kb, retrievers = None, {}
+    setup = LocalWork()  # loading the corpus index and the dense encoder: local work too
     if "rag" in o.modes:
         from robusteval.judges.embedding import load_embedder
 
-        kb = make_kb(config, o, data)
-        encoder = load_embedder(o.embedder) if "dense" in o.retrievers else None
+        kb = await setup.run("corpus_load", make_kb, config, o, data)
+        encoder = await setup.run("embedding_load", load_embedder, o.embedder) if "dense" in o.retrievers else None
         retrievers = {name: make_retriever(name, encoder) for name in o.retrievers}
     ner_model = await ctx.model(o.ner_model) if o.ner_model else None
     samples, metrics_by_model, eval_cost = [], {}, {}
@@ -445,134 +461,9 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     finally:
         if kb is not None and hasattr(kb, "close"):
             await kb.close()
-    extra["cost"] = {"build": info.get("build_cost"), "evaluate": eval_cost}
-    return SuiteResult(metrics=metrics_by_model, samples=samples, extra=extra, files=files)
-
-
-def _shape_table(trees: list[Tree]) -> dict:
-    nodes = [n for t in trees for n in t.nodes]
-    return {"trees": len(trees), "nodes": len(nodes), "evaluated": sum(n.status == "ok" for n in nodes),
-            "by_level": dict(sorted(Counter(str(n.level) for n in nodes if n.status == "ok").items())),
-            "by_kind": dict(Counter(n.kind for n in nodes if n.status == "ok"))}
-
-
-# ---------------------------------------------------------------------------------------------
-# Metrics
-
-
-def _per_item(rows: list[Sample], item_ids: list[str], value) -> np.ndarray:
-    """items x [sum, count] of ``value(sample)`` over the answered samples (failed ones left out)."""
-    index = {i: n for n, i in enumerate(item_ids)}
-    out = np.zeros((len(item_ids), 2))
-    for s in rows:
-        v = value(s)
-        if v is not None:
-            out[index[s.item_id]] += (float(v), 1)
-    return out
-
-
-def _ratio(r: np.ndarray) -> float:
-    n = r[:, 1].sum()
-    return float(r[:, 0].sum() / n) if n else float("nan")
-
-
-def pooled(rows: list[Sample], item_ids: list[str], value, *, seed: int = 0, n_resamples: int = 1000) -> dict:
-    """Mean of ``value`` over samples, with a bootstrap CI resampling questions (a tree's nodes stay
-    together), and how many samples it averages."""
-    per_item = _per_item(rows, item_ids, value)
-    est = bootstrap(per_item, _ratio, seed=seed, n_resamples=n_resamples)
-    return {**est.as_dict(), "samples": int(per_item[:, 1].sum())}
-
-
-def paired_difference(a: list[Sample], b: list[Sample], item_ids: list[str], value, *, seed: int = 0) -> dict:
-    """mean(value | a) - mean(value | b) with a bootstrap CI over questions (both on the same trees)."""
-    rows = np.column_stack([_per_item(a, item_ids, value), _per_item(b, item_ids, value)])
-    return bootstrap(rows, lambda r: _ratio(r[:, :2]) - _ratio(r[:, 2:]), seed=seed).as_dict()
-
-
-def popularity_bucket(popularity: float | None) -> str | None:
-    if popularity is None:
-        return None
-    return next(label for low, high, label in POPULARITY_BINS if low <= popularity < high)
-
-
-def _correct(s: Sample):
-    return None if s.correct is None else float(s.correct)
-
-
-TEXT_METRICS = ("f1", "precision", "recall", "bleu", "rouge1", "rougeL")
-
-
-def mode_metrics(rows: list[Sample], item_ids: list[str], *, seed: int = 0) -> dict:
-    """Accuracy and overlap scores of one mode, by level, node kind, perturbation and popularity."""
-    def acc(subset):
-        return pooled(subset, item_ids, _correct, seed=seed)
-
-    def groups(key):
-        out = defaultdict(list)
-        for s in rows:
-            if (k := key(s)) is not None:
-                out[k].append(s)
-        return dict(sorted(out.items(), key=lambda kv: str(kv[0])))
-
-    out = {
-        "accuracy": acc(rows),
-        **{name: pooled(rows, item_ids, lambda s, n=name: getattr(s, n), seed=seed) for name in TEXT_METRICS},
-        "by_level": {str(k): {"accuracy": acc(v), "f1": pooled(v, item_ids, lambda s: s.f1, seed=seed)}
-                     for k, v in groups(lambda s: s.level).items()},
-        "by_kind": {k: {"accuracy": acc(v), "f1": pooled(v, item_ids, lambda s: s.f1, seed=seed)}
-                    for k, v in groups(lambda s: s.kind).items()},
-        "by_perturbation": {k: acc(v) for k, v in groups(lambda s: s.perturbation).items()},
-        "samples": len(rows), "invalid": sum(s.status == "invalid" for s in rows),
-        "failed": sum(s.status == "failed" for s in rows),
-    }
-    root = [s for s in rows if s.level == 0]
-    deepest = max((s.level for s in rows), default=0)
-    if deepest > 0:
-        out["drop_root_to_deepest"] = paired_difference(root, [s for s in rows if s.level == deepest], item_ids,
-                                                        _correct, seed=seed)
-    if any(s.popularity is not None for s in rows):
-        out["by_popularity"] = {k: acc(v) for k, v in groups(lambda s: popularity_bucket(s.popularity)).items()}
-    if any(s.mode.startswith("rag") for s in rows):
-        out |= {
-            "subject_found": pooled(rows, item_ids, lambda s: s.subject_found, seed=seed),
-            "search_recall": pooled(rows, item_ids, lambda s: s.search_has_answer, seed=seed),
-            "context_recall": pooled(rows, item_ids, lambda s: s.context_has_answer, seed=seed),
-            "failure_stages": failure_table(rows),
-        }
-    return out
-
-
-def failure_table(rows: list[Sample]) -> dict:
-    """How many RAG answers each stage is blamed for, and their share of all answers."""
-    counts = Counter(s.failure_stage for s in rows)
-    return {stage: {"count": counts.get(stage, 0), "share": counts.get(stage, 0) / len(rows) if rows else None}
-            for stage in STAGES}
-
-
-def metrics(samples: list[Sample], trees: list[Tree], *, seed: int = 0) -> dict:
-    """Per mode, and the comparison of each pair of modes (retrievers against each other and
-    against closed-book) on the same questions."""
-    item_ids = [t.item.id for t in trees]
-    by_mode: dict[str, list[Sample]] = defaultdict(list)
-    for s in samples:
-        by_mode[s.mode].append(s)
-    out = {"modes": {m: mode_metrics(rows, item_ids, seed=seed) for m, rows in by_mode.items()}}
-    names = list(by_mode)
-    comparisons = {}
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            key = lambda s: (s.node, s.item_id)  # noqa: E731
-            common = {key(s) for s in by_mode[a]} & {key(s) for s in by_mode[b]}
-            ra = [s for s in by_mode[a] if key(s) in common]
-            rb = [s for s in by_mode[b] if key(s) in common]
-            entry = {"accuracy_difference": paired_difference(ra, rb, item_ids, _correct, seed=seed)}
-            if a.startswith("rag") and b.startswith("rag"):
-                entry["context_recall_difference"] = paired_difference(
-                    ra, rb, item_ids, lambda s: s.context_has_answer, seed=seed)
-            comparisons[f"{a} - {b}"] = entry
-    out["comparisons"] = comparisons
-    return out
+    extra["cost"] = {"build": info.get("build_cost"), "evaluate": eval_cost,
+                     **({"setup": {"local_models": setup.summary()}} if setup.spent else {})}
+    return SuiteResult(metrics=encode_metrics(metrics_by_model), samples=samples, extra=extra, files=files)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -580,54 +471,9 @@ def metrics(samples: list[Sample], trees: list[Tree], *, seed: int = 0) -> dict:
 
 
 def print_summary(console, result: SuiteResult) -> None:
-    from rich.table import Table
+    from robusteval.report.terminal_tree import print_tree
 
-    shapes = result.extra.get("tree_shapes", {})
-    trees_info = result.extra.get("trees", {})
-    console.print(f"trees: {shapes.get('trees')} ({shapes.get('evaluated')} of {shapes.get('nodes')} nodes evaluable; "
-                  f"full tree = {trees_info.get('full_tree_nodes')} nodes)", highlight=False)
-    for model, m in result.metrics.items():
-        modes = m["modes"]
-        levels = sorted({lv for mm in modes.values() for lv in mm["by_level"]}, key=int)
-        table = Table(title=f"{model}: accuracy by tree level [95% CI]", title_justify="left")
-        for col in ("mode", "all", *[f"level {lv}" for lv in levels], "paraphrase", "lexical", "F1", "ROUGE-L"):
-            table.add_column(col)
-        for mode, mm in modes.items():
-            table.add_row(mode, _fmt(mm["accuracy"]),
-                          *[_fmt(mm["by_level"].get(lv, {}).get("accuracy")) for lv in levels],
-                          _fmt(mm["by_kind"].get("paraphrase", {}).get("accuracy")),
-                          _fmt(mm["by_kind"].get("lexical", {}).get("accuracy")), _fmt(mm["f1"], ci=False),
-                          _fmt(mm["rougeL"], ci=False))
-        console.print(table)
-        rag = {mode: mm for mode, mm in modes.items() if "failure_stages" in mm}
-        if rag:
-            stages = Table(title=f"{model}: RAG failure stage (share of answers)", title_justify="left")
-            for col in ("mode", *STAGES, "context recall@k"):
-                stages.add_column(col)
-            for mode, mm in rag.items():
-                fs = mm["failure_stages"]
-                stages.add_row(mode, *[f"{fs[s]['count']} ({fs[s]['share']:.0%})" if fs[s]["share"] is not None else "-"
-                                       for s in STAGES], _fmt(mm["context_recall"], ci=False))
-            console.print(stages)
-    cost = result.extra.get("cost") or {"build": result.extra.get("trees", {}).get("build_cost")}
-    if cost.get("build"):
-        b = cost["build"]
-        console.print(f"build: {b['total']['requests']:.0f} requests, {b['total']['tokens']:.0f} tokens, "
-                      f"{b['wall_s']} s; per tree {b['mean_per_tree']['tokens']:.0f} tokens; "
-                      f"full dataset ({b['extrapolated_to_dataset']['questions']}): "
-                      f"~{b['extrapolated_to_dataset']['tokens']} tokens", highlight=False)
-    for model, e in (cost.get("evaluate") or {}).items():
-        console.print(f"evaluate {model}: {e['total']['requests']:.0f} requests, {e['total']['tokens']:.0f} tokens, "
-                      f"{e['wall_s']} s; full dataset ({e['extrapolated_to_dataset']['questions']}): "
-                      f"~{e['extrapolated_to_dataset']['tokens']} tokens", highlight=False)
-
-
-def _fmt(d: dict | None, *, ci: bool = True) -> str:
-    if not d or d.get("value") is None:
-        return "n/a"
-    if not ci or d.get("ci_low") is None:
-        return f"{d['value']:.3f}"
-    return f"{d['value']:.3f} [{d['ci_low']:.2f}, {d['ci_high']:.2f}]"
+    print_tree(console, decode_metrics(result.metrics), result.extra)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -680,5 +526,5 @@ def run_build_command(args: argparse.Namespace, console) -> int:
     return 0
 
 
-__all__ = ["NAME", "Options", "Sample", "add_arguments", "add_build_command", "build_trees", "execute", "metrics",
+__all__ = ["NAME", "Options", "Sample", "add_arguments", "add_build_command", "build_trees", "execute",
            "print_summary", "run_build_command", "validate"]

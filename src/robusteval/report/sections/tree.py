@@ -1,47 +1,60 @@
 """The tree section: accuracy by tree level and node kind per mode (closed-book, RAG per retriever)
-with CIs, and the failure stages of the RAG pipeline."""
+with CIs, and the failure stages of the RAG pipeline; read from the typed record (results/tree.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from robusteval.report.model import Figure, Headline, Run, Section, TableData, estimate_text, headline_from, slug
+from robusteval.metrics.stats import Estimate
+from robusteval.report.model import Figure, Headline, Run, Section, TableData, slug
 from robusteval.report.plots import bars_with_ci, heatmap
+from robusteval.results.records import run_record
+from robusteval.results.tree import TreeMetrics
+
+
+def _metrics(results: dict) -> TreeMetrics:
+    record = run_record({"suite": "tree", **results, "metrics": results.get("metrics") or {}})
+    return record.metrics
+
+
+def _text(e: Estimate | None) -> str:
+    return "n/a" if e is None else e.fmt()
 
 
 def sections(run: Run) -> list[Section]:
     out = []
-    for model, m in run.results.get("metrics", {}).items():
-        modes = m.get("modes", {})
+    for model, m in _metrics(run.results).items():
         figures, tables = [], []
-        for mode, mm in modes.items():
-            levels = sorted(mm.get("by_level", {}), key=lambda x: int(x) if str(x).isdigit() else 0)
-            if levels:
+        for mode, mm in m.modes.items():
+            if mm.levels:
                 figures.append(Figure(f"level-{slug(model)}-{mode}",
                                       f"{model} · {mode}: accuracy by tree level (95% CI)",
-                                      bars_with_ci([f"level {lv}" for lv in levels],
-                                                   [mm["by_level"][lv].get("accuracy") for lv in levels],
+                                      bars_with_ci([f"level {lv}" for lv in mm.levels],
+                                                   [mm.by_level[lv].accuracy.as_dict() for lv in mm.levels],
                                                    title=f"{mode}: accuracy by level", ylabel="accuracy")))
-        stages = list(dict.fromkeys(s for mm in modes.values() for s in (mm.get("failure_stages") or {})))
-        rag = [mode for mode, mm in modes.items() if mm.get("failure_stages")]
-        if stages and rag:
-            shares = np.array([[modes[mode]["failure_stages"].get(s, {}).get("share", np.nan) for s in stages]
-                               for mode in rag], dtype=float)
+        rag = {mode: mm.failure_stages for mode, mm in m.modes.items() if mm.failure_stages}
+        stages = list(dict.fromkeys(s for fs in rag.values() for s in fs))
+        if stages:
+            shares = np.array([[fs[s].share if s in fs and fs[s].share is not None else np.nan for s in stages]
+                               for fs in rag.values()], dtype=float)
             figures.append(Figure(f"stages-{slug(model)}",
                                   f"{model}: where each RAG answer went wrong (share of nodes)",
-                                  heatmap(shares, rag, stages, title="failure stage", vmin=0, vmax=1,
+                                  heatmap(shares, list(rag), stages, title="failure stage", vmin=0, vmax=1,
                                           colorbar="share of nodes")))
         tables.append(TableData(f"{model}: accuracy and overlap per mode", (
             "mode", "accuracy", "token F1", "BLEU", "ROUGE-L", "by kind", "drop root→deepest"), tuple(
-            (mode, estimate_text(mm.get("accuracy")), estimate_text(mm.get("f1")), estimate_text(mm.get("bleu")),
-             estimate_text(mm.get("rougeL")),
-             "; ".join(f"{k}: {estimate_text(v.get('accuracy'))}" for k, v in (mm.get("by_kind") or {}).items()),
-             estimate_text(mm.get("drop_root_to_deepest")) if isinstance(mm.get("drop_root_to_deepest"), dict) else
-             str(mm.get("drop_root_to_deepest", ""))) for mode, mm in modes.items())))
+            (mode, _text(mm.accuracy), _text(mm.f1), _text(mm.bleu), _text(mm.rougeL),
+             "; ".join(f"{k}: {_text(v.accuracy)}" for k, v in mm.by_kind.items()),
+             _text(mm.drop_root_to_deepest) if mm.drop_root_to_deepest is not None else "")
+            for mode, mm in m.modes.items())))
+        perturbations = sorted({p for mm in m.modes.values() for p in mm.by_perturbation})
+        if perturbations:
+            tables.append(TableData(f"{model}: accuracy by perturbation", ("perturbation", *m.modes), tuple(
+                (p, *[_text(mm.by_perturbation.get(p)) for mm in m.modes.values()]) for p in perturbations)))
         out.append(Section(f"tree · {model}", tuple(figures), tuple(tables)))
     return out
 
 
 def headlines(results: dict) -> list[Headline]:
-    return [headline_from(model, f"{mode} accuracy", mm.get("accuracy"))
-            for model, m in results.get("metrics", {}).items() for mode, mm in m.get("modes", {}).items()]
+    return [Headline(model, f"{mode} accuracy", mm.accuracy.value, mm.accuracy.low, mm.accuracy.high)
+            for model, m in _metrics(results).items() for mode, mm in m.modes.items()]
