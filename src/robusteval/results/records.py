@@ -19,7 +19,9 @@ from typing import Any
 from robusteval.results.codec import RecordError, decode
 
 # suite -> "module:Type" of its metrics record (by model, or whatever the suite compares)
-SUITE_METRICS: dict[str, str] = {}
+SUITE_METRICS: dict[str, str] = {
+    "mcq": "robusteval.results.mcq:McqMetrics",
+}
 
 
 @dataclass(frozen=True)
