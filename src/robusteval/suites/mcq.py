@@ -209,7 +209,7 @@ async def write_copies(ask_all: AskAll, items: list[Item], families: tuple[str, 
         return question, options
 
     done = await ask_all(jobs, one)
-    copies: dict[str, dict[str, list[Copy]]] = {}
+    copies: dict[str, dict[str, list[Copy]]] = {item.id: {f: [] for f in families} for item in items}
     tally: dict[str, Counter[str]] = {f: Counter() for f in families}
     reasons: dict[str, Counter[str]] = {f: Counter() for f in families}
     for (item, family, j), (question, options) in zip(jobs, done):
@@ -226,7 +226,7 @@ async def write_copies(ask_all: AskAll, items: list[Item], families: tuple[str, 
         text = f"{item.question} ({name})" if verdict == "estimated" else question.text
         # an option no perturbation could change (or whose rewrite was refused) keeps its text
         opts = tuple(p.text or p.original for p in options) if options and verdict != "estimated" else None
-        copies.setdefault(item.id, {}).setdefault(family, []).append(Copy(name, text or item.question, opts))
+        copies[item.id][family].append(Copy(name, text or item.question, opts))
     counts = [CopyCounts(family=f, kind=get(f).kind, asked=len(items) * k,
                          kept=tally[f]["kept"] + tally[f]["estimated"], rejected=tally[f]["rejected"],
                          failed=tally[f]["failed"], estimated=tally[f]["estimated"], reasons=dict(reasons[f]),
