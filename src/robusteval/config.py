@@ -126,7 +126,9 @@ def load_config_file(path: str, suite: str | None = None) -> dict:
     known = {f.name for f in fields(RunConfig)} - {"options"} | {"model"}
     suite = suite or data.get("suite")
     if suite is not None:
-        known |= {f.name for f in fields(get_suite(str(suite)).Options)} | set(UNUSED_COMMON_SETTINGS.get(str(suite), ()))
+        own = {f.name for f in fields(get_suite(str(suite)).Options)}
+        # another suite's settings (mcq's families in a persona file) are refused as unused, naming them
+        known |= own | set(UNUSED_COMMON_SETTINGS.get(str(suite), ()))
     out = {}
     for key, value in data.items():
         name = str(key).replace("-", "_")

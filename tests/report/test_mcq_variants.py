@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from robusteval.metrics.mcq import family_metrics
 from robusteval.probes.design import expand
 from robusteval.report.model import Run
 from robusteval.report.sections.mcq import sections
 from robusteval.report.table import print_mcq
-from robusteval.metrics.mcq import family_metrics
 from robusteval.suites.mcq import _sample
 from robusteval.types import Item, Response
 

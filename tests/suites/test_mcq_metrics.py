@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from robusteval.probes.design import expand
 from robusteval.metrics.mcq import family_metrics, matrices, metrics
+from robusteval.probes.design import expand
 from robusteval.suites.mcq import _sample
 from robusteval.types import Item, Response
 

@@ -16,7 +16,6 @@ from robusteval.errors import UserError
 from robusteval.probes.apply import perturb_text
 from robusteval.report.model import Run
 from robusteval.report.sections.mcq import sections
-from robusteval.results.mcq import read_copy_counts
 from robusteval.suites.mcq import gold_aliases
 from robusteval.testing.openai_stub import StubServer
 from robusteval.types import Item
@@ -116,11 +115,11 @@ def test_estimate_counts_rewrites_and_the_questions_they_make(tmp_path, mcq_file
 
 
 def test_unknown_or_doubled_perturbations_are_refused(tmp_path):
-    with pytest.raises(UserError, match="unknown --families typpo.*paraphrase"):
+    with pytest.raises(UserError, match=r"unknown --families typpo.*paraphrase"):
         build_config({}, {"suite": "mcq", "families": ("typpo",)})
     with pytest.raises(UserError, match="at most one perturbation"):
         build_config({}, {"suite": "mcq", "cross": ("typo", "paraphrase")})
-    with pytest.raises(UserError, match="--perturbations-per-family must be >= 1"):
+    with pytest.raises(UserError, match=r"--perturbations-per-family must be >= 1"):
         build_config({}, {"suite": "mcq", "families": ("typo",), "perturbations_per_family": 0})
     config = build_config({"perturbations_per_family": "3", "families": "typo,language:de"}, {"suite": "mcq"})
     assert config.options.perturbations_per_family == 3 and config.options.families == ("typo", "language:de")

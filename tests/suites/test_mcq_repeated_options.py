@@ -9,8 +9,8 @@ from collections import defaultdict
 import pytest
 
 from robusteval.data.mcq import load_items
-from robusteval.probes.design import expand
 from robusteval.metrics.mcq import family_metrics
+from robusteval.probes.design import expand
 from robusteval.suites.mcq import _sample
 from robusteval.types import Response
 

@@ -13,7 +13,7 @@ original question) come out identical, so the engine asks them once.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from robusteval.probes.choices import BASE_STYLE, LABEL_STYLES, LabelStyle, format_options, gold_swaps, identity
@@ -104,7 +104,7 @@ def expand(item: Item, families: list[str] | tuple[str, ...], design: Design = D
     return variants
 
 
-def crossed_name(families: tuple[str, ...] | list[str]) -> str:
+def crossed_name(families: Sequence[str]) -> str:
     """The family name of a crossed design, as samples and results name it: ``format×order``."""
     return "×".join(families)
 

@@ -361,7 +361,7 @@ def _shown_options(item: Item, v: Variant) -> list[str]:
 
 def _loglik_sample(model: str, item: Item, v: Variant, rule: str, responses: list[Response]) -> Sample:
     failed = next((r for r in responses if not r.ok), None)
-    scores = [r.loglik for r in responses]
+    scores = [r.loglik if r.loglik is not None else float("-inf") for r in responses]  # all set unless failed
     text = None if failed else " ".join(f"{label}={score:.4f}" for label, score in zip(v.labels, scores))
     position = None if failed else max(range(len(scores)), key=scores.__getitem__)
     reply = None if position is None else f"{ANSWER_PREFIX} {v.labels[position]}"
