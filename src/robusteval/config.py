@@ -27,13 +27,6 @@ class RunConfig:
     suite: str = "mcq"
     models: tuple[str, ...] = ("llamacpp",)
     data: str | None = None  # None: the suite's own default set
-    families: tuple[str, ...] = ("order", "format")
-    cross: tuple[str, ...] = ()
-    scoring: str = "generate"
-    templates: str | None = None
-    shots: str | None = None
-    n_shots: int = 5
-    fewshot_multiturn: bool = True
     limit: int | None = 20
     seed: int = 0
     temperature: float = 0.0
@@ -136,7 +129,9 @@ def load_config_file(path: str, suite: str | None = None) -> dict:
     known = {f.name for f in fields(RunConfig)} - {"options"} | {"model"}
     suite = suite or data.get("suite")
     if suite is not None:
-        known |= {f.name for f in fields(get_suite(str(suite)).Options)}
+        own = {f.name for f in fields(get_suite(str(suite)).Options)}
+        # another suite's settings (mcq's families in a persona file) are refused as unused, naming them
+        known |= own | set(UNUSED_COMMON_SETTINGS.get(str(suite), ()))
     out = {}
     for key, value in data.items():
         name = str(key).replace("-", "_")
@@ -212,10 +207,10 @@ def build_config(file_values: dict, flag_values: dict) -> RunConfig:
     suite = get_suite(str(merged.get("suite", RunConfig.suite)))
     common = {f.name for f in fields(RunConfig)}
     option_names = {f.name for f in fields(suite.Options)}
-    if unknown := sorted(set(merged) - common - option_names):
-        raise UserError(f"settings {', '.join(unknown)} do not apply to suite {suite.NAME!r}")
     if unused := [k for k in UNUSED_COMMON_SETTINGS.get(suite.NAME, ()) if k in merged and k not in option_names]:
         raise UserError(unused_settings_message(suite.NAME, unused))
+    if unknown := sorted(set(merged) - common - option_names):
+        raise UserError(f"settings {', '.join(unknown)} do not apply to suite {suite.NAME!r}")
     hints = {**typing.get_type_hints(RunConfig), **typing.get_type_hints(suite.Options)}
     merged = {k: _coerce(k, v, hints.get(k, Any)) for k, v in merged.items()}
     try:

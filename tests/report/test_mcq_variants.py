@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from robusteval.metrics.mcq import family_metrics
 from robusteval.probes.design import expand
 from robusteval.report.model import Run
 from robusteval.report.sections.mcq import sections
 from robusteval.report.table import print_mcq
-from robusteval.suites.mcq import _sample, family_metrics
+from robusteval.suites.mcq import _sample
 from robusteval.types import Item, Response
 
 ITEMS = [
@@ -18,7 +19,7 @@ ITEMS = [
 ]
 
 
-def metrics_two_categories() -> dict:
+def metrics_two_categories():
     """gold@A right on the two animals questions only: micro 2/3, macro (0 + 1) / 2."""
     samples = []
     for item in ITEMS:
@@ -39,7 +40,8 @@ def test_terminal_shows_micro_and_macro_per_variant():
 
 
 def test_report_has_a_per_variant_table_with_both():
-    [section] = sections(Run(path=None, results={"metrics": {"m": metrics_two_categories()}}))
+    as_json = {family: fm.as_dict() for family, fm in metrics_two_categories().items()}
+    [section] = sections(Run(path=None, results={"metrics": {"m": as_json}}))
     table = next(t for t in section.tables if "accuracy per variant" in t.title)
     assert table.columns == ("variant", "accuracy (micro)", "macro over categories", "answered")
     row = next(r for r in table.rows if r[0] == "gold@A")

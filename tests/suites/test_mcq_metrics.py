@@ -7,8 +7,9 @@ import math
 import numpy as np
 import pytest
 
+from robusteval.metrics.mcq import family_metrics, matrices, metrics
 from robusteval.probes.design import expand
-from robusteval.suites.mcq import _sample, family_metrics, matrices, metrics
+from robusteval.suites.mcq import _sample
 from robusteval.types import Item, Response
 
 ITEMS = [
@@ -17,6 +18,11 @@ ITEMS = [
     Item("q3", "Which season is usually the coldest?", ("Summer", "Spring", "Autumn", "Winter"), 3, "animals"),
 ]
 N_BOOT = 100
+
+
+def as_json(result):
+    """Typed family metrics as results.json holds them."""
+    return {family: fm.as_dict() for family, fm in result.items()}
 
 
 def reply(label: str) -> Response:
@@ -110,7 +116,7 @@ def test_matrices_average_repeated_samples():
 def test_same_content_is_fully_consistent_in_order_family():
     samples = run_fake(pick_content(lambda item: item.answer))
     ids = [i.id for i in ITEMS]
-    order = family_metrics(samples, "order", ids, n_resamples=N_BOOT)
+    order = family_metrics(samples, "order", ids, n_resamples=N_BOOT).as_dict()
     assert order["consistency_rate"]["value"] == 1.0
     assert order["accuracy"]["value"] == 1.0
     assert order["spread"]["value"] == 0.0
@@ -120,7 +126,7 @@ def test_same_content_is_fully_consistent_in_order_family():
 def test_always_answering_a_is_inconsistent_in_order_family():
     samples = run_fake(always(0))
     ids = [i.id for i in ITEMS]
-    order = family_metrics(samples, "order", ids, n_resamples=N_BOOT)
+    order = family_metrics(samples, "order", ids, n_resamples=N_BOOT).as_dict()
     assert by_variant(order) == {"gold@A": 1.0, "gold@B": 0.0, "gold@C": 0.0, "gold@D": 0.0}
     assert order["accuracy"]["value"] == pytest.approx(0.25)
     assert order["spread"]["value"] == 1.0
@@ -129,7 +135,7 @@ def test_always_answering_a_is_inconsistent_in_order_family():
     assert order["consistency_rate"]["value"] == pytest.approx((0.5 + 0.0 + 0.5) / 3)
     assert order["consistency_rate"]["value"] < 1.0
     # in the format family the options never move, so "A" every time is perfectly consistent
-    fmt = family_metrics(samples, "format", ids, n_resamples=N_BOOT)
+    fmt = family_metrics(samples, "format", ids, n_resamples=N_BOOT).as_dict()
     assert fmt["consistency_rate"]["value"] == 1.0
     assert fmt["accuracy"]["value"] == pytest.approx(1 / 3)  # only q2 has gold at A
 
@@ -140,7 +146,7 @@ def test_failed_are_excluded_not_wrong_and_reported():
             return Response(key="f", text=None, error="rate limited")
         return pick_content(lambda it: it.answer)(item, v)
     samples = run_fake(policy, ("order",))
-    result = family_metrics(samples, "order", [i.id for i in ITEMS], n_resamples=N_BOOT)
+    result = family_metrics(samples, "order", [i.id for i in ITEMS], n_resamples=N_BOOT).as_dict()
     assert result["accuracy"]["value"] == 1.0  # failures are not counted wrong
     assert result["failed"] == 2 and result["invalid"] == 0 and result["samples"] == 12
     assert result["variants"]["gold@A"]["failed"] == 1
@@ -155,7 +161,7 @@ def test_invalid_replies_count_as_wrong_and_are_reported():
             return Response(key="i", text="The best answer is E")  # not a shown label
         return pick_content(lambda it: it.answer)(item, v)
     samples = run_fake(policy, ("order",))
-    result = family_metrics(samples, "order", [i.id for i in ITEMS], n_resamples=N_BOOT)
+    result = family_metrics(samples, "order", [i.id for i in ITEMS], n_resamples=N_BOOT).as_dict()
     assert result["accuracy"]["value"] == pytest.approx(8 / 12)
     assert result["invalid"] == 4 and result["failed"] == 0
     assert all(d["invalid"] == 1 and d["answered"] == 3 for d in result["variants"].values())
@@ -166,7 +172,7 @@ def test_invalid_replies_count_as_wrong_and_are_reported():
 def test_macro_accuracy_only_with_several_categories():
     samples = run_fake(pick_content(lambda item: item.answer if item.id == "q1" else 0))
     ids = [i.id for i in ITEMS]
-    result = family_metrics(samples, "format", ids, n_resamples=N_BOOT)
+    result = family_metrics(samples, "format", ids, n_resamples=N_BOOT).as_dict()
     # food: q1 right; animals: q2 right (gold 0), q3 wrong -> macro (1 + 0.5) / 2, micro 2/3
     assert result["macro_accuracy"]["value"] == pytest.approx(0.75)
     assert result["accuracy"]["value"] == pytest.approx(2 / 3)
@@ -177,17 +183,17 @@ def test_macro_accuracy_only_with_several_categories():
         assert v["macro_accuracy"]["ci_low"] <= 0.75 <= v["macro_accuracy"]["ci_high"]
 
     one_category = [Item(i.id, i.question, i.options, i.answer, "general") for i in ITEMS]
-    single = family_metrics(run_fake(always(0), ("format",), one_category), "format", ids, n_resamples=N_BOOT)
+    single = family_metrics(run_fake(always(0), ("format",), one_category), "format", ids, n_resamples=N_BOOT).as_dict()
     assert "macro_accuracy" not in single
     assert not any("macro_accuracy" in v for v in single["variants"].values())
     no_category = [Item(i.id, i.question, i.options, i.answer) for i in ITEMS]
-    none = family_metrics(run_fake(always(0), ("format",), no_category), "format", ids, n_resamples=N_BOOT)
+    none = family_metrics(run_fake(always(0), ("format",), no_category), "format", ids, n_resamples=N_BOOT).as_dict()
     assert "macro_accuracy" not in none
 
 
 def test_metrics_per_family_with_intervals():
     samples = run_fake(always(0))
-    result = metrics(samples, ITEMS, ("order", "format"))
+    result = as_json(metrics(samples, ITEMS, ("order", "format")))
     assert set(result) == {"order", "format"}
     acc = result["order"]["accuracy"]
     assert acc["n"] == 3 and acc["ci_low"] <= acc["value"] <= acc["ci_high"]
@@ -212,7 +218,7 @@ def test_canonical_agreement_differs_from_naive_label_agreement():
 
 def test_position_bias_and_invalid_rate():
     samples = run_fake(lambda item, v: reply("X" if v.name == "gold@D" else "A"), ("order",))
-    result = family_metrics(samples, "order", [i.id for i in ITEMS], n_resamples=N_BOOT)
+    result = family_metrics(samples, "order", [i.id for i in ITEMS], n_resamples=N_BOOT).as_dict()
     bias = result["position_bias"]
     assert bias["A"]["chosen"]["value"] == 1.0 and bias["B"]["chosen"]["value"] == 0.0
     # gold sat at each position once per item among the answered (incl. invalid) variants
@@ -224,7 +230,7 @@ def test_position_bias_and_invalid_rate():
 def test_a_model_right_everywhere_still_gets_intervals():
     # 3 questions all answered right in every variant: the old percentile bootstrap said [1, 1]
     # for accuracy and [0, 0] for the spread, as if 3 questions proved it
-    result = metrics(run_fake(pick_content(lambda item: item.answer)), ITEMS)["order"]
+    result = metrics(run_fake(pick_content(lambda item: item.answer)), ITEMS)["order"].as_dict()
     for est in (result["accuracy"], result["variants"]["gold@A"]["accuracy"], result["consistency_rate"]):
         assert est["value"] == 1.0 and est["ci_high"] == 1.0 and 0.0 < est["ci_low"] < 0.6
     assert result["spread"]["value"] == 0.0 and result["spread"]["ci_low"] == 0.0 and result["spread"]["ci_high"] > 0.3
@@ -238,7 +244,7 @@ def test_macro_per_variant_differs_from_micro_per_variant():
         position = v.order.index(item.answer if right else (item.answer + 1) % 4)
         return reply(v.labels[position])
     samples = run_fake(policy, ("order",))
-    result = family_metrics(samples, "order", [i.id for i in ITEMS], n_resamples=N_BOOT)
+    result = family_metrics(samples, "order", [i.id for i in ITEMS], n_resamples=N_BOOT).as_dict()
     a, b = result["variants"]["gold@A"], result["variants"]["gold@B"]
     assert (a["accuracy"]["value"], b["accuracy"]["value"]) == (pytest.approx(2 / 3), pytest.approx(1 / 3))
     assert (a["macro_accuracy"]["value"], b["macro_accuracy"]["value"]) == (pytest.approx(0.5), pytest.approx(0.5))

@@ -9,8 +9,9 @@ from collections import defaultdict
 import pytest
 
 from robusteval.data.mcq import load_items
+from robusteval.metrics.mcq import family_metrics
 from robusteval.probes.design import expand
-from robusteval.suites.mcq import _sample, family_metrics
+from robusteval.suites.mcq import _sample
 from robusteval.types import Response
 
 
@@ -55,5 +56,5 @@ def test_row_118_order_variants_and_scoring(aqua):
     # a model that always picks the text 8.75 is right and consistent in every variant
     samples = [_sample("m", item, v, 0, reply(v.labels[v.order.index(0)])) for v in order]
     assert all(s.correct for s in samples)
-    fm = family_metrics(samples, "order", [item.id], n_resamples=10)
+    fm = family_metrics(samples, "order", [item.id], n_resamples=10).as_dict()
     assert fm["accuracy"]["value"] == 1.0 and fm["consistency_rate"]["value"] == 1.0

@@ -1,16 +1,20 @@
 """Which variants a run asks: families vary one axis each, ``--cross`` varies several together.
 
-Axes: the label style (`format`), the option order (`order`), the prompt template (`prompt`), and
-the template with worked examples before the question (`fewshot`). Everything not varied stays at
-the base: style ``A.``, original order, the base template, zero-shot. Identical requests across
-families (the identity order and the ``A.`` format, the base template) come out identical, so the
-engine asks them once.
+Axes: the label style (`format`), the option order (`order`), the prompt template (`prompt`), the
+template with worked examples before the question (`fewshot`), and the question's text under any
+perturbation of `probes.registry` (`typo`, `paraphrase`, `language:de`, ...). A perturbation's axis
+is the original question plus its copies, which are written before expanding (rewrites go through
+a model) and handed in as `Design.copies`; `expand` stays pure. Everything not varied stays at the
+base: style ``A.``, original order, the base template, zero-shot, the original text. Identical
+requests across families (the identity order and the ``A.`` format, the base template, the
+original question) come out identical, so the engine asks them once.
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from robusteval.probes.choices import BASE_STYLE, LABEL_STYLES, LabelStyle, format_options, gold_swaps, identity
 from robusteval.probes.fewshot import ShotPool, fewshot_messages
@@ -18,6 +22,17 @@ from robusteval.probes.templates import BASE, Template, render
 from robusteval.types import Item, Message, Variant
 
 FAMILIES = ("format", "order", "prompt", "fewshot")
+ORIGINAL = "original"  # the unperturbed member of a perturbation family's group
+
+
+@dataclass(frozen=True)
+class Copy:
+    """One perturbed copy of an item's text: its question, and its options where those were
+    perturbed too (``--perturb-options``; None keeps the item's own)."""
+
+    name: str  # "typo#1": the family and the copy's number, stable across runs
+    question: str
+    options: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -27,6 +42,9 @@ class Design:
     n_shots: int = 5
     multiturn: bool = True
     seed: int = 0
+    # item id -> perturbation family -> the copies that passed their checks (a copy that did not
+    # is absent, so its group is smaller; the suite counts it)
+    copies: Mapping[str, Mapping[str, tuple[Copy, ...]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -38,6 +56,8 @@ class _Setting:
     order: tuple[int, ...] | None = None
     template: Template = BASE
     shots: bool = False
+    question: str | None = None  # a perturbed copy's question (None: the item's)
+    options: tuple[str, ...] | None = None  # a perturbed copy's options (None: the item's)
 
 
 _FORMATS = tuple(_Setting(name, style=style) for name, style in LABEL_STYLES.items())  # the same for every item
@@ -52,7 +72,11 @@ def _axis(family: str, item: Item, design: Design) -> list[_Setting]:
         return [_Setting(t.name, template=t) for t in design.templates]
     if family == "fewshot":
         return [_Setting(f"{t.name}+{design.n_shots}shot", template=t, shots=True) for t in design.templates]
-    raise ValueError(f"unknown family {family!r}")
+    copies = design.copies.get(item.id, {})
+    if family in copies:
+        return [_Setting(ORIGINAL), *(_Setting(c.name, question=c.question, options=c.options)
+                                      for c in copies[family])]
+    raise ValueError(f"unknown family {family!r} (a perturbation's copies are written before expanding)")
 
 
 def _combine(settings: tuple[_Setting, ...]) -> _Setting:
@@ -64,6 +88,8 @@ def _combine(settings: tuple[_Setting, ...]) -> _Setting:
             out = replace(out, order=s.order)
         if s.template is not BASE or s.shots:
             out = replace(out, template=s.template, shots=s.shots or out.shots)
+        if s.question is not None:
+            out = replace(out, question=s.question, options=s.options)
     return out
 
 
@@ -73,15 +99,22 @@ def expand(item: Item, families: list[str] | tuple[str, ...], design: Design = D
     variants = [_build(item, family, s, design) for family in families for s in _axis(family, item, design)]
     if cross:
         axes = [_axis(family, item, design) for family in cross]
-        name = "×".join(cross)
+        name = crossed_name(cross)
         variants += [_build(item, name, _combine(combo), design) for combo in itertools.product(*axes)]
     return variants
 
 
+def crossed_name(families: Sequence[str]) -> str:
+    """The family name of a crossed design, as samples and results name it: ``format×order``."""
+    return "×".join(families)
+
+
 def _build(item: Item, family: str, s: _Setting, design: Design) -> Variant:
     order = s.order or identity(item)
-    labels, options = format_options(item, s.style, order)
-    prompt = render(s.template.text, question=item.question, options=options, labels=labels, category=item.category)
+    shown = replace(item, options=s.options) if s.options is not None else item
+    labels, options = format_options(shown, s.style, order)
+    question = item.question if s.question is None else s.question
+    prompt = render(s.template.text, question=question, options=options, labels=labels, category=item.category)
     messages: tuple[Message, ...] = (Message("user", prompt),)
     if s.shots:
         if design.shots is None:

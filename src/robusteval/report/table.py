@@ -1,10 +1,16 @@
-"""The terminal summary of an mcq run: one table per model and family."""
+"""The terminal summary of an mcq run: one table per model and family, and the perturbed copies' counts."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+if TYPE_CHECKING:  # annotations only: printing needs no statistics library
+    from robusteval.metrics.stats import Estimate
+    from robusteval.results.mcq import CopyCounts, FamilyMetrics
 
 
 def fmt_estimate(est: dict | None, digits: int = 3) -> str:
@@ -16,10 +22,11 @@ def fmt_estimate(est: dict | None, digits: int = 3) -> str:
     return f"{est['value']:.{digits}f} [{est['ci_low']:.{digits}f}, {est['ci_high']:.{digits}f}]"
 
 
-def print_mcq(console: Console, model: str, metrics: dict) -> None:
+def print_mcq(console: Console, model: str, metrics: dict[str, FamilyMetrics]) -> None:
+    """One table per family (accuracy per variant, consistency, spread) and its position bias."""
     for family, fm in metrics.items():
-        table = Table(title=f"{model} · {family}", title_justify="left")
-        macro = "macro_accuracy" in fm  # items in two or more categories
+        table = Table(title=Text(f"{model} · {family}"), title_justify="left")
+        macro = fm.macro_accuracy is not None  # items in two or more categories
         table.add_column("variant")
         table.add_column("accuracy (micro) [95% CI]")
         if macro:
@@ -28,24 +35,41 @@ def print_mcq(console: Console, model: str, metrics: dict) -> None:
         table.add_column("invalid", justify="right")
         table.add_column("failed", justify="right")
         pad = [""] if macro else []
-        for name, v in fm["variants"].items():
-            cells = [fmt_estimate(v["accuracy"]), *([fmt_estimate(v.get("macro_accuracy"))] if macro else [])]
-            table.add_row(name, *cells, str(v["answered"]), str(v["invalid"]), str(v["failed"]))
+        for name, v in fm.variants.items():
+            cells = [v.accuracy.fmt(), *([_fmt(v.macro_accuracy)] if macro else [])]
+            table.add_row(Text(name), *cells, str(v.answered), str(v.invalid), str(v.failed))
         table.add_section()
-        table.add_row(Text("all", style="bold"), fmt_estimate(fm["accuracy"]),
-                      *([fmt_estimate(fm["macro_accuracy"])] if macro else []), "", str(fm["invalid"]),
-                      str(fm["failed"]))
-        for label, key in (("consistency rate (per question)", "consistency_rate"),
-                           ("consistency rate (pooled pairs)", "consistency_rate_pooled"),
-                           ("spread (max-min accuracy)", "spread"),
-                           ("std of variant accuracies", "std_across_variants")):
-            table.add_row(Text(label, style="bold"), fmt_estimate(fm[key]), *pad, "", "", "")
+        table.add_row(Text("all", style="bold"), fm.accuracy.fmt(), *([_fmt(fm.macro_accuracy)] if macro else []),
+                      "", str(fm.invalid), str(fm.failed))
+        for label, est in (("consistency rate (per question)", fm.consistency_rate),
+                           ("consistency rate (pooled pairs)", fm.consistency_rate_pooled),
+                           ("spread (max-min accuracy)", fm.spread),
+                           ("std of variant accuracies", fm.std_across_variants)):
+            table.add_row(Text(label, style="bold"), est.fmt(), *pad, "", "", "")
         console.print(table)
-        bias = Table(title=f"{model} · {family} · position bias", title_justify="left")
+        bias = Table(title=Text(f"{model} · {family} · position bias"), title_justify="left")
         bias.add_column("position")
         bias.add_column("chosen [95% CI]")
         bias.add_column("correct", justify="right")
-        for position, b in fm["position_bias"].items():
-            correct = "n/a" if b["correct"] is None else f"{b['correct']:.3f}"
-            bias.add_row(position, fmt_estimate(b["chosen"]), correct)
+        for position, b in fm.position_bias.items():
+            correct = "n/a" if b.correct is None else f"{b.correct:.3f}"
+            bias.add_row(position, b.chosen.fmt(), correct)
         console.print(bias)
+
+
+def print_copy_counts(console: Console, counts: list[CopyCounts]) -> None:
+    """What became of the perturbed copies of the questions (mcq ``--families typo,paraphrase``)."""
+    if not counts:
+        return
+    table = Table(title="perturbed copies of the questions", title_justify="left")
+    for column in ("family", "asked", "kept", "refused by checks", "failed", "why refused (attempts)"):
+        table.add_column(column, justify="left" if column in ("family", "why refused (attempts)") else "right")
+    for c in counts:
+        why = ", ".join(f"{reason} {n}" for reason, n in sorted(c.reasons.items()))
+        kept = f"{c.kept} (estimated)" if c.estimated else str(c.kept)
+        table.add_row(Text(c.family), str(c.asked), kept, str(c.rejected), str(c.failed), Text(why))
+    console.print(table)
+
+
+def _fmt(est: Estimate | None) -> str:
+    return "n/a" if est is None else est.fmt()

@@ -20,6 +20,7 @@ from robusteval.results.codec import RecordError, decode
 
 # suite -> "module:Type" of its metrics record (by model, or whatever the suite compares)
 SUITE_METRICS: dict[str, str] = {
+    "mcq": "robusteval.results.mcq:McqMetrics",
     "hallucination": "robusteval.results.hallucination:HallucinationMetrics",
     "persona": "robusteval.results.persona:PersonaMetrics",
     "consistency": "robusteval.results.consistency:ConsistencyMetrics",

@@ -23,9 +23,9 @@ SUITE_SUMMARIES = {
     "persona": "do simulated personas keep their values across contexts? (Stick To Your Role!)",
 }
 
-# Common settings (RunConfig fields: flags and --config keys) a suite does not read. Giving one is
-# an error naming the suite's flags, never silently ignored. The mcq design settings (families,
-# cross, scoring, templates, shots) are RunConfig fields that only mcq reads (persona has its own scoring).
+# Settings a suite does not read: common ones (RunConfig fields: flags and --config keys) and mcq's
+# design settings, mcq's `Options` that users of the first suite put in any config (persona has its
+# own scoring). Giving one is an error naming the suite's flags, never silently ignored.
 _MCQ_ONLY = ("families", "cross", "scoring", "templates", "shots", "n_shots", "fewshot_multiturn")
 UNUSED_COMMON_SETTINGS: dict[str, tuple[str, ...]] = {
     "mcq": (),

@@ -1,59 +1,86 @@
-"""The mcq section: accuracy per variant with CIs, consistency, spread, and position bias."""
+"""The mcq section: accuracy per variant with CIs, consistency, spread, position bias, and what
+became of the perturbed copies of the questions. Reads the typed records of `results.mcq`."""
 
 from __future__ import annotations
 
 from robusteval.engine.determinism import NOISE_NOTE, summaries
-from robusteval.report.model import Figure, Headline, Run, Section, TableData, estimate_text, headline_from, slug
+from robusteval.metrics.stats import Estimate
+from robusteval.report.model import Figure, Headline, Run, Section, TableData, slug
 from robusteval.report.plots import bars_with_ci
+from robusteval.results.mcq import CopyCounts, FamilyMetrics, read_copy_counts, read_metrics
 
 
 def sections(run: Run) -> list[Section]:
     out = []
-    for model, families in run.results.get("metrics", {}).items():
+    for model, families in read_metrics(run.results.get("metrics")).items():
         figures, summary_rows = [], []
         for family, fm in families.items():
-            names = list(fm.get("variants", {}))
+            names = list(fm.variants)
             stem = f"{slug(model)}-{slug(family)}"
             figures.append(Figure(f"accuracy-{stem}", f"{model} · {family}: accuracy per variant (95% CI)",
-                                  bars_with_ci(names, [fm["variants"][n]["accuracy"] for n in names],
+                                  bars_with_ci(names, [fm.variants[n].accuracy.as_dict() for n in names],
                                                title=f"{family}: accuracy per variant", ylabel="accuracy")))
-            if fm.get("position_bias"):
-                positions = list(fm["position_bias"])
+            if fm.position_bias:
+                positions = list(fm.position_bias)
                 figures.append(Figure(f"position-{stem}",
                                       f"{model} · {family}: how often each shown position is chosen",
-                                      bars_with_ci(positions, [fm["position_bias"][p]["chosen"] for p in positions],
+                                      bars_with_ci(positions, [fm.position_bias[p].chosen.as_dict() for p in positions],
                                                    title=f"{family}: share of answers per position", ylabel="chosen")))
-            summary_rows.append((family, estimate_text(fm.get("accuracy")), estimate_text(fm.get("consistency_rate")),
-                                 estimate_text(fm.get("consistency_rate_pooled")), estimate_text(fm.get("spread")),
-                                 str(fm.get("invalid", "")), str(fm.get("failed", ""))))
+            summary_rows.append((family, fm.accuracy.fmt(), fm.consistency_rate.fmt(),
+                                 fm.consistency_rate_pooled.fmt(), fm.spread.fmt(), str(fm.invalid), str(fm.failed)))
         table = TableData(f"{model}: robustness per family",
                           ("family", "accuracy", "consistency rate", "pooled CR", "spread (max-min)", "invalid",
                            "failed"), tuple(summary_rows))
         noise = summaries(run.results, model)
         out.append(Section(f"mcq · {model}", tuple(figures), (table, *variant_tables(model, families)),
                            (NOISE_NOTE, *noise) if noise else ()))
-    return out
+    copies = copies_section(read_copy_counts(run.results))
+    return [copies, *out] if copies else out
 
 
-def variant_tables(model: str, families: dict) -> list[TableData]:
+def copies_section(counts: list[CopyCounts]) -> Section | None:
+    """How many perturbed copies each perturbation family asked for, kept and left out (and why)."""
+    if not counts:
+        return None
+    rows = tuple((c.family, c.kind, c.rewriter or "", str(c.asked), str(c.kept), str(c.rejected), str(c.failed),
+                  ", ".join(f"{reason} {n}" for reason, n in sorted(c.reasons.items())))
+                 for c in counts)
+    notes = ["A copy that never passed its checks (still a question, no gold answer newly in it, changed at all) "
+             "is left out of its question's group, which then holds the original and the copies kept."]
+    if any(c.estimated for c in counts):
+        notes.append("--estimate: rewrites were counted, not written; kept counts every copy.")
+    return Section("mcq · perturbed copies of the questions",
+                   tables=(TableData("Copies per perturbation family",
+                                     ("family", "kind", "rewriter", "asked", "kept", "refused by checks",
+                                      "failed requests", "why attempts were refused"), rows),),
+                   notes=tuple(notes))
+
+
+def variant_tables(model: str, families: dict[str, FamilyMetrics]) -> list[TableData]:
     """Accuracy per variant, micro and (with two or more categories) macro over categories: SCORE
     reports MMLU-Pro's per-prompt accuracy as the macro one, AGIEval's as the micro one."""
     out = []
     for family, fm in families.items():
-        variants = fm.get("variants", {})
-        macro = any("macro_accuracy" in v for v in variants.values())
+        macro = any(v.macro_accuracy is not None for v in fm.variants.values())
         columns = ("variant", "accuracy (micro)", *(("macro over categories",) if macro else ()), "answered")
-        rows = tuple((name, estimate_text(v.get("accuracy")),
-                      *((estimate_text(v.get("macro_accuracy")),) if macro else ()), str(v.get("answered", "")))
-                     for name, v in variants.items())
+        rows = tuple((name, v.accuracy.fmt(), *((_fmt(v.macro_accuracy),) if macro else ()), str(v.answered))
+                     for name, v in fm.variants.items())
         out.append(TableData(f"{model} · {family}: accuracy per variant", columns, rows))
     return out
 
 
 def headlines(results: dict) -> list[Headline]:
     out = []
-    for model, families in results.get("metrics", {}).items():
+    for model, families in read_metrics(results.get("metrics")).items():
         for family, fm in families.items():
-            out.append(headline_from(model, f"{family} accuracy", fm.get("accuracy")))
-            out.append(headline_from(model, f"{family} consistency rate", fm.get("consistency_rate")))
+            out.append(_headline(model, f"{family} accuracy", fm.accuracy))
+            out.append(_headline(model, f"{family} consistency rate", fm.consistency_rate))
     return out
+
+
+def _headline(model: str, metric: str, est: Estimate) -> Headline:
+    return Headline(model, metric, est.value, est.low, est.high)
+
+
+def _fmt(est: Estimate | None) -> str:
+    return "n/a" if est is None else est.fmt()

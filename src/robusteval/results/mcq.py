@@ -1,0 +1,117 @@
+"""The mcq suite's typed results: metrics per model and family, the perturbed copies' counts, and
+the sample rows ``compare`` reads.
+
+`to_json` gives exactly the JSON results.json has always held (``macro_accuracy`` appears only
+where the items have two or more categories); `decode(McqMetrics, data)` reads it back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from robusteval.metrics.stats import Estimate
+from robusteval.results.codec import decode, encode
+
+
+@dataclass(frozen=True)
+class VariantMetrics:
+    """One variant of a family: its accuracy and how its replies went."""
+
+    accuracy: Estimate
+    answered: int
+    invalid: int
+    invalid_rate: Estimate
+    failed: int
+    macro_accuracy: Estimate | None = None  # mean of the categories' accuracies (two or more categories)
+
+
+@dataclass(frozen=True)
+class PositionShare:
+    """One shown label position: how often it was chosen (with a CI) and how often it held the gold."""
+
+    chosen: Estimate
+    correct: float | None
+
+
+@dataclass(frozen=True)
+class FamilyMetrics:
+    """One family (or crossed design, or family under a log-likelihood rule) of one model."""
+
+    variants: dict[str, VariantMetrics]
+    accuracy: Estimate
+    consistency_rate: Estimate
+    consistency_rate_pooled: Estimate
+    spread: Estimate
+    std_across_variants: Estimate
+    samples: int
+    invalid: int
+    failed: int
+    position_bias: dict[str, PositionShare]
+    macro_accuracy: Estimate | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """This family's JSON, as in results.json."""
+        return _drop_absent_macro(encode(self))
+
+
+# model -> family name (as in samples.jsonl: "order", "format×order", "order/loglik-label") -> metrics
+McqMetrics = dict[str, dict[str, FamilyMetrics]]
+
+
+def to_json(metrics: McqMetrics) -> dict[str, Any]:
+    """``metrics`` as results.json holds them."""
+    return {model: {family: fm.as_dict() for family, fm in families.items()} for model, families in metrics.items()}
+
+
+def read_metrics(data: Any) -> McqMetrics:
+    """results.json's ``metrics`` of an mcq run, typed."""
+    return decode(McqMetrics, data or {})
+
+
+def _drop_absent_macro(family: dict[str, Any]) -> dict[str, Any]:
+    if family.get("macro_accuracy") is None:
+        family.pop("macro_accuracy", None)
+    for v in family["variants"].values():
+        if v.get("macro_accuracy") is None:
+            v.pop("macro_accuracy", None)
+    return family
+
+
+@dataclass(frozen=True)
+class CopyCounts:
+    """What became of one perturbation family's copies (``--families typo,paraphrase``): asked
+    for (items × copies per item), kept, refused by the checks, failed requests, and, under
+    ``--estimate``, counted without asking. ``reasons`` counts every refused attempt's reason."""
+
+    family: str
+    kind: str  # "text" (pure) or "rewrite" (written by the rewriter model)
+    asked: int
+    kept: int
+    rejected: int = 0
+    failed: int = 0
+    estimated: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+    rewriter: str | None = None
+
+
+def read_copy_counts(extra: dict[str, Any]) -> list[CopyCounts]:
+    """results.json's ``perturbations`` (absent in runs without perturbation families)."""
+    return decode(list[CopyCounts], list((extra.get("perturbations") or {}).values()))
+
+
+@dataclass(frozen=True)
+class SampleRow:
+    """The fields of an mcq samples.jsonl line that ``compare`` pairs runs on."""
+
+    model: str
+    item_id: str
+    family: str
+    variant: str
+    sample: int
+    correct: bool | None
+    answer_option: int | None
+
+
+def read_rows(rows: list[dict[str, Any]]) -> list[SampleRow]:
+    return decode(list[SampleRow], rows)
