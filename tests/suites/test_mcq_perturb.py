@@ -130,3 +130,23 @@ def test_gold_text_is_checked_against_a_rewrite_unless_it_is_a_letter_or_number(
     assert gold_aliases(item) == ("Mercury",)
     assert gold_aliases(Item("q", "7 x 6?", ("42", "36"), 0)) == ()
     assert gold_aliases(Item("q", "Pick one?", ("B", "C"), 0)) == ()
+
+
+def test_metrics_keep_families_by_their_fields_not_by_parsing_names():
+    from dataclasses import replace
+
+    from robusteval.metrics.mcq import metrics
+    from robusteval.probes.design import expand
+    from robusteval.suites.mcq import _sample
+    from robusteval.types import Response
+
+    items = [Item("q1", "Which is red?", ("sky", "blood", "grass"), 1)]
+    variants = expand(items[0], ["order"], cross=("format", "order"))
+    samples = [_sample("m", items[0], v, 0, Response("k", "The best answer is A")) for v in variants]
+    # a loglik rule's family keeps its design family and rule as fields
+    samples += [replace(s, family=f"{s.family}/loglik-label", base_family=s.family, rule="label")
+                for s in samples if s.family == "order"]
+    assert set(metrics(samples, items, ("order",))) == {"order", "order/loglik-label"}
+    assert set(metrics(samples, items, ("order",), cross=("format", "order"))) == {
+        "order", "format×order", "order/loglik-label"}
+    assert set(metrics(samples, items, ("format",))) == set()  # neither order nor a design that was not asked
