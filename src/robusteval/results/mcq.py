@@ -36,18 +36,20 @@ class PositionShare:
 
 @dataclass(frozen=True)
 class FamilyMetrics:
-    """One family (or crossed design, or family under a log-likelihood rule) of one model."""
+    """One family (or crossed design, or family under a log-likelihood rule) of one model. Every
+    field has a default so that older or hand-written results.json files with fewer keys still read
+    (what they lack shows as n/a)."""
 
-    variants: dict[str, VariantMetrics]
-    accuracy: Estimate
-    consistency_rate: Estimate
-    consistency_rate_pooled: Estimate
-    spread: Estimate
-    std_across_variants: Estimate
-    samples: int
-    invalid: int
-    failed: int
-    position_bias: dict[str, PositionShare]
+    variants: dict[str, VariantMetrics] = field(default_factory=dict)
+    accuracy: Estimate = field(default_factory=lambda: Estimate(None))
+    consistency_rate: Estimate = field(default_factory=lambda: Estimate(None))
+    consistency_rate_pooled: Estimate = field(default_factory=lambda: Estimate(None))
+    spread: Estimate = field(default_factory=lambda: Estimate(None))
+    std_across_variants: Estimate = field(default_factory=lambda: Estimate(None))
+    samples: int = 0
+    invalid: int = 0
+    failed: int = 0
+    position_bias: dict[str, PositionShare] = field(default_factory=dict)
     macro_accuracy: Estimate | None = None
 
     def as_dict(self) -> dict[str, Any]:
