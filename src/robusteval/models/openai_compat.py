@@ -126,16 +126,7 @@ class OpenAIBackend:
     async def _post(self, path: str, body: dict) -> dict:
         """POST a JSON body and decode the JSON reply; every failure becomes a BackendError the
         engine knows how to retry (or not)."""
-        assert self._session is not None  # started, not closed
-        try:
-            async with self._session.post(self.base_url + path, data=json.dumps(body).encode()) as response:
-                status, raw = response.status, await response.read()
-                retry_after = response.headers.get("retry-after")
-        except TimeoutError:
-            raise BackendError(f"timed out after {self.timeout_s:g} s waiting for {path}", unavailable=True) from None
-        except (aiohttp.ClientError, OSError) as exc:
-            raise BackendError(f"connection failed: {_describe(exc)}", unavailable=True) from None
-        self._check_status(path, status, raw, retry_after)
+        raw = await self.send("POST", path, json_body=body)
         try:
             return json.loads(raw)
         except ValueError as exc:
