@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from robusteval.metrics.classification import INVALID, cohen_kappa, fleiss_kappa, matthews, scores
-from robusteval.metrics.stats import Estimate, bootstrap, proportion
+from robusteval.metrics.stats import Estimate, bootstrap, finite as _finite, proportion
 
 CODE = {"hyp1": 0, "hyp2": 1}
 SCORES = ("accuracy", "precision", "recall", "f1")
@@ -200,10 +200,6 @@ def generation_metrics(generated: Sequence, judged: Sequence, *, seed: int = 0, 
             entry["judges"][judge] = block
         out[generator] = entry
     return out
-
-
-def _finite(x: float) -> float | None:
-    return float(x) if x is not None and np.isfinite(x) else None
 
 
 __all__ = ["agreement", "chose_first", "classification_block", "detection_rows", "detector_metrics",

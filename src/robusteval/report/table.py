@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from robusteval.metrics.stats import Estimate
 
-def fmt_estimate(est: dict | None, digits: int = 3) -> str:
-    """An `Estimate.as_dict()` as "value [low, high]" (or "n/a")."""
-    if not est or est.get("value") is None:
+
+def fmt_estimate(est: Estimate | Mapping | Sequence | float | None, digits: int = 3) -> str:
+    """A value with its interval as text: "value [low, high]", "value" without an interval, "n/a"
+    without a value. The one copy of this formatting (terminal tables, report sections, compare):
+    ``est`` is an `Estimate`, its JSON form (``{value, ci_low, ci_high}``), a ``(value, low, high)``
+    tuple, or a bare number."""
+    if est is None or isinstance(est, (int, float)):
+        value, low, high = est, None, None
+    elif isinstance(est, Estimate):
+        value, low, high = est.value, est.low, est.high
+    elif isinstance(est, Mapping):
+        value, low, high = est.get("value"), est.get("ci_low"), est.get("ci_high")
+    else:
+        value, low, high = (*est, None, None)[:3]
+    if value is None:
         return "n/a"
-    if est.get("ci_low") is None:
-        return f"{est['value']:.{digits}f}"
-    return f"{est['value']:.{digits}f} [{est['ci_low']:.{digits}f}, {est['ci_high']:.{digits}f}]"
+    if low is None or high is None:
+        return f"{value:.{digits}f}"
+    return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
 def print_mcq(console: Console, model: str, metrics: dict) -> None:

@@ -21,6 +21,7 @@ import numpy as np
 from robusteval.data.consistency import PromptSet, load_prompt_sets
 from robusteval.engine import gather_all
 from robusteval.errors import UserError
+from robusteval.files import slug
 from robusteval.judges.base import Rating, SimilarityJudge
 from robusteval.metrics.agreement import agreement_report
 from robusteval.metrics.stats import bootstrap
@@ -296,7 +297,7 @@ def _num(x: float) -> float | None:
 
 
 def _slug(model: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in model)
+    return slug(model, keep="-_.")
 
 
 def submission(answers: list[AnswerSample], items: list[PromptSet], model: str, team: str) -> str:
