@@ -109,7 +109,7 @@ class EmbeddingJudge:
             return Rating(None, detail="fewer than two answers")
         cosine = mean_pairwise_cosine(load_embedder(name).encode(answers))
         crosslingual = len({lang.lower()[:2] for lang in languages}) > 1
-        calibration = calibrate(name, crosslingual)
+        calibration = calibrate(load_embedder(name), crosslingual)
         self.calibrations[f"{name}{'/crosslingual' if crosslingual else ''}"] = calibration.as_dict()
         score = calibration.to_scale(cosine)
         if not np.isfinite(score):
