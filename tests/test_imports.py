@@ -69,7 +69,8 @@ def _resolve(base: str, node: ast.ImportFrom, is_package: bool) -> str:
 
 def import_graph() -> dict[str, set[str]]:
     """module -> the robusteval modules it imports at run time. ``from a.b import c`` is an edge to
-    ``a.b.c`` where that is a module, else to ``a.b``."""
+    ``a.b.c`` where that is a module, else to ``a.b``; an import of ``a.b.c`` is also an edge to the
+    package ``a.b`` (its ``__init__`` runs first), except from inside that package."""
     modules = module_names()
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
@@ -85,6 +86,9 @@ def import_graph() -> dict[str, set[str]]:
                     target = target.rpartition(".")[0]
                 if target.startswith(PACKAGE + ".") and target != name:
                     graph[name].add(target)
+                    # importing a.b.c runs a.b's __init__ first (unless it is one of this module's own packages)
+                    parents = [".".join(target.split(".")[:k]) for k in range(2, target.count(".") + 1)]
+                    graph[name].update(p for p in parents if p in modules and not (name + ".").startswith(p + "."))
     return graph
 
 
