@@ -112,7 +112,7 @@ def real_mcq_run(tmp_path_factory):
     folder, with its report written at the end of the run as every run does."""
     import asyncio
 
-    from robusteval.config import build_config
+    from robusteval.configure import build_config
     from robusteval.run import run_suite
 
     root = tmp_path_factory.mktemp("real-run")

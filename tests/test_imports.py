@@ -20,6 +20,8 @@ FORBIDDEN = {
     "report": {"suites"},
     "web": {"suites"},
     "suites": {"run", "cli"},
+    "config": {"suites", "run", "cli"},  # suites and results read RunConfig; `configure` joins it to a suite
+    "results": {"suites", "run", "cli"},
     **{layer: {"suites", "run", "cli"} for layer in LOWER},
 }
 

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from robusteval.cli import main
-from robusteval.config import build_config
+from robusteval.configure import build_config
 from robusteval.errors import UserError
 from robusteval.results import RESERVED_MARK, reserve_run_folder
 from robusteval.testing.openai_stub import StubServer

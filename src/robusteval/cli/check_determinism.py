@@ -37,7 +37,7 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     """Plan, ask twice, print one line per model (and a few differing replies)."""
     from rich.text import Text
 
-    from robusteval.config import build_config
+    from robusteval.configure import build_config
     from robusteval.engine.loop import run as run_loop
     from robusteval.models import parse_model_spec
 

@@ -10,14 +10,8 @@ from dataclasses import fields, replace
 from rich.console import Console
 
 from robusteval.cli.common import failed_requests_warning, out_console, written_text
-from robusteval.config import (
-    RunConfig,
-    build_config,
-    check_text_files,
-    default_cache_dir,
-    load_config_file,
-    unused_settings_message,
-)
+from robusteval.config import RunConfig, check_text_files, default_cache_dir
+from robusteval.configure import build_config, load_config_file, unused_settings_message
 from robusteval.errors import UserError
 from robusteval.suites import SUITE_SUMMARIES, SUITES, UNUSED_COMMON_SETTINGS, get_suite
 
