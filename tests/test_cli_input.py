@@ -114,7 +114,7 @@ def test_config_file_that_is_not_utf8_or_a_folder_or_holds_a_list_for_a_path(tmp
 
 
 def test_suite_options_given_as_strings_in_yaml_are_coerced_or_named(tmp_path):
-    from robusteval.config import build_config, load_config_file
+    from robusteval.configure import build_config, load_config_file
     from robusteval.errors import UserError
 
     good = tmp_path / "good.yaml"

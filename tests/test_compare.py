@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from robusteval.cli import main
-from robusteval.probes import expand
+from robusteval.probes.design import expand
 from robusteval.suites.mcq import _sample
 from robusteval.types import Item, Response
 

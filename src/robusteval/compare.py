@@ -12,7 +12,8 @@ import numpy as np
 from robusteval.errors import UserError
 from robusteval.files import atomic_write, read_jsonl
 from robusteval.metrics.consistency import item_consistency
-from robusteval.metrics.paired import paired_difference
+from robusteval.metrics.paired import paired_mean_difference
+from robusteval.report.table import fmt_estimate
 from robusteval.results.codec import RecordError
 from robusteval.results.mcq import SampleRow, read_rows
 from robusteval.results.persona import PersonaBoard
@@ -75,8 +76,8 @@ def compare(run_a: str, run_b: str, *, model_a: str | None = None, model_b: str 
         acc_b, cr_b = _per_item(fb, shared)
         out[family] = {
             "questions": len(shared),
-            "accuracy": paired_difference(acc_a, acc_b, seed=seed).as_dict(),
-            "consistency_rate": paired_difference(cr_a, cr_b, seed=seed).as_dict(),
+            "accuracy": paired_mean_difference(acc_a, acc_b, seed=seed).as_dict(),
+            "consistency_rate": paired_mean_difference(cr_a, cr_b, seed=seed).as_dict(),
         }
     if not out:
         raise UserError(f"{run_a} and {run_b} share no family to compare")
@@ -104,7 +105,7 @@ def compare_headlines(runs: list[str], *, out_dir: str | None = None):
         folder.mkdir(parents=True, exist_ok=True)
         lines = ["| run | model | " + " | ".join(board.metrics) + " |", "|---|---|" + "---|" * len(board.metrics)]
         for row in board.rows:
-            cells = " | ".join(_md_cell(row.values.get(m)) for m in board.metrics)
+            cells = " | ".join(fmt_estimate(row.values.get(m)) for m in board.metrics)
             lines.append(f"| {row.run_id} | {row.model} | {cells} |")
         for n, metric in enumerate(board.metrics):
             labels = [f"{row.run_id}/{row.model}" for row in board.rows]
@@ -152,7 +153,3 @@ def _estimate(row, metric: str) -> dict | None:
     return None if v is None else {"value": v[0], "ci_low": v[1], "ci_high": v[2]}
 
 
-def _md_cell(v) -> str:
-    if v is None or v[0] is None:
-        return "n/a"
-    return f"{v[0]:.3f}" + ("" if v[1] is None else f" [{v[1]:.3f}, {v[2]:.3f}]")

@@ -60,3 +60,10 @@ def read_jsonl(path: str | Path) -> list[dict]:
         except json.JSONDecodeError as exc:
             raise UserError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
     return rows
+
+
+def slug(text: str, *, keep: str = "-_") -> str:
+    """``text`` as a file-name stem (plots, per-model files): letters, digits and the characters in
+    ``keep``; anything else becomes '_'. The one copy: report figures, per-model submission files and
+    persona context names all use it (with their own ``keep``)."""
+    return "".join(c if c.isalnum() or c in keep else "_" for c in text)

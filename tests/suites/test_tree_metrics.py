@@ -7,7 +7,7 @@ import argparse
 
 import pytest
 
-from robusteval.config import build_config
+from robusteval.configure import build_config
 from robusteval.data.qa import QAItem
 from robusteval.errors import UserError
 from robusteval.metrics import tree as tree_metrics

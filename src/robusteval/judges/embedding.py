@@ -115,7 +115,7 @@ class EmbeddingJudge:
         vectors = await self.clock.run(lambda: load_embedder(name).encode(answers))
         cosine = mean_pairwise_cosine(vectors)
         crosslingual = len({lang.lower()[:2] for lang in languages}) > 1
-        calibration = await self.clock.run(calibrate, name, crosslingual)
+        calibration = await self.clock.run(lambda: calibrate(load_embedder(name), crosslingual))
         self.calibrations[f"{name}{'/crosslingual' if crosslingual else ''}"] = calibration.as_dict()
         score = calibration.to_scale(cosine)
         if not np.isfinite(score):

@@ -23,6 +23,7 @@ import math
 import os
 import ssl
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 from urllib.request import getproxies, proxy_bypass
 
@@ -31,9 +32,11 @@ import aiohttp
 from robusteval import __version__
 from robusteval.errors import BackendError, UserError
 from robusteval.models.chat_format import chat_body, parse_chat_completion, plain_prompt
-from robusteval.models.spec import ModelSpec
 from robusteval.redact import add_secret, redact
 from robusteval.types import Completion, GenParams, Message
+
+if TYPE_CHECKING:  # spec.load_backend imports the backends
+    from robusteval.models.spec import ModelSpec
 
 OPENAI_URL = "https://api.openai.com/v1"
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}

@@ -10,6 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from robusteval.files import slug
+from robusteval.report.table import fmt_estimate
+
+__all__ = ["estimate_text", "fmt_estimate", "slug"]  # re-exported: the sections import them from here
+
 
 @dataclass(frozen=True)
 class Figure:
@@ -63,20 +68,13 @@ class Run:
         return self.results.get("run_id", getattr(self.path, "name", "?"))
 
 
-def estimate_text(est: dict | None, digits: int = 3) -> str:
-    from robusteval.report.table import fmt_estimate
-
-    return fmt_estimate(est, digits)
+# The one value-with-interval formatter, under the name the report sections use.
+estimate_text = fmt_estimate
 
 
 def headline_from(model: str, metric: str, est: dict | None, higher_is_better: bool = True) -> Headline:
     est = est or {}
     return Headline(model, metric, est.get("value"), est.get("ci_low"), est.get("ci_high"), higher_is_better)
-
-
-def slug(text: str) -> str:
-    """``text`` as a file-name stem (plots, per-model files): letters, digits, '-' and '_' only."""
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)
 
 
 def number_text(x: float | None) -> str:

@@ -7,6 +7,7 @@ from robusteval.engine.determinism import NOISE_NOTE, summaries
 from robusteval.metrics.stats import Estimate
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, slug
 from robusteval.report.plots import bars_with_ci
+from robusteval.report.table import fmt_estimate
 from robusteval.results.mcq import CopyCounts, FamilyMetrics, read_copy_counts, read_metrics
 
 
@@ -26,8 +27,9 @@ def sections(run: Run) -> list[Section]:
                                       f"{model} · {family}: how often each shown position is chosen",
                                       bars_with_ci(positions, [fm.position_bias[p].chosen.as_dict() for p in positions],
                                                    title=f"{family}: share of answers per position", ylabel="chosen")))
-            summary_rows.append((family, fm.accuracy.fmt(), fm.consistency_rate.fmt(),
-                                 fm.consistency_rate_pooled.fmt(), fm.spread.fmt(), str(fm.invalid), str(fm.failed)))
+            summary_rows.append((family, *map(fmt_estimate, (fm.accuracy, fm.consistency_rate,
+                                                             fm.consistency_rate_pooled, fm.spread)),
+                                 str(fm.invalid), str(fm.failed)))
         table = TableData(f"{model}: robustness per family",
                           ("family", "accuracy", "consistency rate", "pooled CR", "spread (max-min)", "invalid",
                            "failed"), tuple(summary_rows))
@@ -63,7 +65,8 @@ def variant_tables(model: str, families: dict[str, FamilyMetrics]) -> list[Table
     for family, fm in families.items():
         macro = any(v.macro_accuracy is not None for v in fm.variants.values())
         columns = ("variant", "accuracy (micro)", *(("macro over categories",) if macro else ()), "answered")
-        rows = tuple((name, v.accuracy.fmt(), *((_fmt(v.macro_accuracy),) if macro else ()), str(v.answered))
+        rows = tuple((name, fmt_estimate(v.accuracy), *((fmt_estimate(v.macro_accuracy),) if macro else ()),
+                      str(v.answered))
                      for name, v in fm.variants.items())
         out.append(TableData(f"{model} · {family}: accuracy per variant", columns, rows))
     return out
@@ -81,6 +84,3 @@ def headlines(results: dict) -> list[Headline]:
 def _headline(model: str, metric: str, est: Estimate) -> Headline:
     return Headline(model, metric, est.value, est.low, est.high)
 
-
-def _fmt(est: Estimate | None) -> str:
-    return "n/a" if est is None else est.fmt()
