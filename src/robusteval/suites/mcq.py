@@ -279,6 +279,8 @@ class Sample(SampleBase):
     scoring ``order/loglik-label``); ``base_family`` the design family it came from and ``rule``
     the log-likelihood rule (None when the model wrote its answer), so nothing parses ``family``."""
 
+    LABEL = ("model", "family", "variant", "sample")
+
     category: str | None
     family: str
     base_family: str = ""
