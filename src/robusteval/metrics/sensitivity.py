@@ -414,5 +414,5 @@ def _answers(answers: np.ndarray, n_items: int, n_vars: int) -> np.ndarray:
     return a
 
 
-__all__ = ["SensitivityReport", "VariantSensitivity", "combined_performance", "flip_counts", "item_extremes", "item_posix",
-           "item_prompt_sensitivity", "posix", "posix_matrix", "sensitivity", "template_extremes"]
+__all__ = ["SensitivityReport", "VariantSensitivity", "combined_performance", "flip_counts", "item_extremes",
+           "item_posix", "item_prompt_sensitivity", "posix", "posix_matrix", "sensitivity", "template_extremes"]
