@@ -354,3 +354,16 @@ def test_cps_matches_the_papers_published_figures(max_p, avg_p, cps):
     from robusteval.metrics.sensitivity import combined_performance
 
     assert combined_performance(max_p, avg_p) == pytest.approx(cps, abs=1e-12)
+
+
+def test_score_sensitivity_of_whole_item_ratings():
+    from robusteval.metrics.similarity import score_sensitivity
+
+    # ratings 5, 3 (variation "style") and 4, 1 ("dialect"), one missing ("dialect")
+    s = score_sensitivity(np.array([5.0, 3.0, 4.0, 1.0, nan]), ["style", "style", "dialect", "dialect", "dialect"])
+    assert s.consistent_share.value == pytest.approx(2 / 4)  # 5 and 4 of the four rated
+    assert s.by_variation["style"].value == pytest.approx(4.0) and s.by_variation["dialect"].value == pytest.approx(2.5)
+    assert s.spread.value == pytest.approx(1.5)  # in rating points
+    assert s.std.value == pytest.approx(math.sqrt(((4 - 3.25) ** 2 + (2.5 - 3.25) ** 2) / 1))
+    one = score_sensitivity(np.array([5.0, 2.0]), ["style", "style"])
+    assert one.spread.value is None and one.std.value is None and one.consistent_share.value == 0.5
