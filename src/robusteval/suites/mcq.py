@@ -296,6 +296,7 @@ class Sample(SampleBase):
     gold_option: int = 0
     gold_label: str = ""
     correct: bool | None = None  # None when the request failed
+    logliks: tuple[float, ...] = ()  # --scoring loglik: each shown option's score (POSIX reads them)
 
 
 async def run(engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
@@ -374,7 +375,7 @@ def _loglik_sample(model: str, item: Item, v: Variant, rule: str, responses: lis
     response = Response(key=responses[0].key, text=reply, error=failed.error if failed else None,
                         cached=all(r.cached for r in responses))
     sample = _sample(model, item, replace(v, family=f"{v.family}/loglik-{rule}"), 0, response)
-    return replace(sample, response=text, base_family=v.family, rule=rule)
+    return replace(sample, response=text, base_family=v.family, rule=rule, logliks=() if failed else tuple(scores))
 
 
 def _sample(model: str, item: Item, variant: Variant, k: int, response: Response) -> Sample:
