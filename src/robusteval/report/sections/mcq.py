@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from robusteval.engine.determinism import NOISE_NOTE, summaries
 from robusteval.metrics.stats import Estimate
+from robusteval.report.budget import budget_section
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, slug
 from robusteval.report.plots import bars_with_ci
 from robusteval.report.table import fmt_estimate
@@ -37,7 +38,8 @@ def sections(run: Run) -> list[Section]:
         out.append(Section(f"mcq · {model}", tuple(figures), (table, *variant_tables(model, families)),
                            (NOISE_NOTE, *noise) if noise else ()))
     copies = copies_section(read_copy_counts(run.results))
-    return [copies, *out] if copies else out
+    budget = budget_section(run)  # --budget: the estimate of the full grid
+    return [*([copies] if copies else []), *out, *([budget] if budget else [])]
 
 
 def copies_section(counts: list[CopyCounts]) -> Section | None:
