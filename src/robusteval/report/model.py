@@ -77,5 +77,10 @@ def headline_from(model: str, metric: str, est: dict | None, higher_is_better: b
     return Headline(model, metric, est.get("value"), est.get("ci_low"), est.get("ci_high"), higher_is_better)
 
 
+def rating_text(x: float | None) -> str:
+    """A judge's 0-5 rating: two decimals, or "missing" where the judge gave none (never 0)."""
+    return "missing" if x is None else f"{x:.2f}"
+
+
 def number_text(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
+    return fmt_estimate(x)

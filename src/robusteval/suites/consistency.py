@@ -282,8 +282,8 @@ def _judge_info(judge: Any) -> dict:
         if hasattr(judge, attribute):
             info[attribute] = getattr(judge, attribute)
     if (clock := getattr(judge, "clock", None)) is not None:  # a local model: its time, off the event loop
-        info["local_model_s"] = round(clock.seconds, 3)
-        info["local_model_calls"] = clock.calls
+        info["local_model_s"] = round(sum(t.seconds for t in clock.spent.values()), 3)
+        info["local_model_calls"] = sum(t.calls for t in clock.spent.values())
     return info
 
 
