@@ -40,8 +40,7 @@ from robusteval.metrics.mcq import family_metrics, metrics
 from robusteval.probes.apply import Checks, Perturbed, Rewriter, perturb_text
 from robusteval.probes.design import FAMILIES, Copy, Design, expand
 from robusteval.probes.fewshot import ShotPool
-from robusteval.probes.math_prompts import FAMILIES as MATH_FAMILIES
-from robusteval.probes.math_prompts import expand_math, load_math_templates
+from robusteval.probes.math_prompts import FAMILIES as MATH_FAMILIES, expand_math, load_math_templates
 from robusteval.probes.registry import Rewrite, available, get, is_perturbation
 from robusteval.probes.templates import BASE, load_templates
 from robusteval.readers.labels import read_label
@@ -267,10 +266,9 @@ def _item_id(item: Item) -> str:
 
 
 def print_summary(console, result: SuiteResult) -> None:
+    from robusteval.report.budget import print_budget
     from robusteval.report.table import print_copy_counts, print_mcq
     from robusteval.results.mcq import read_copy_counts
-
-    from robusteval.report.budget import print_budget
 
     for model, model_metrics in read_metrics(result.metrics).items():
         print_mcq(console, model, model_metrics)
@@ -578,6 +576,22 @@ def _sample(model: str, item: Item, variant: Variant, k: int, response: Response
     )
 
 
-__all__ = ["DEFAULT_FAMILIES", "FAMILIES", "NAME", "MathSample", "Options", "Sample", "add_arguments", "ask",
-           "ask_loglik", "ask_math", "decoding",
-           "build_design", "execute", "print_summary", "run", "validate", "write_copies"]
+__all__ = [
+    "DEFAULT_FAMILIES",
+    "FAMILIES",
+    "NAME",
+    "MathSample",
+    "Options",
+    "Sample",
+    "add_arguments",
+    "ask",
+    "ask_loglik",
+    "ask_math",
+    "build_design",
+    "decoding",
+    "execute",
+    "print_summary",
+    "run",
+    "validate",
+    "write_copies",
+]
