@@ -60,12 +60,39 @@ def run_command(args: argparse.Namespace) -> int:
                     paired.add_row(family, metric, str(d["n"]), f"{d['a']:.3f}", f"{d['b']:.3f}",
                                    f"{d['diff']:+.3f}{ci}", p)
             out.print(paired)
+            out.print(_sensitivity_table(result, a, b))
             if args.json_out:
                 atomic_write(Path(args.json_out), json.dumps(result, indent=2))
                 out.print(f"wrote {args.json_out}")
     if args.compare_out and board is not None:
         out.print(f"wrote {Path(args.compare_out) / 'compare.md'} and {len(board.metrics)} plots")
     return 0
+
+
+def _sensitivity_table(result: dict, a: str, b: str):
+    """Every sensitivity measure per family: A and B with their CIs, and B - A paired where it exists."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from robusteval.report.table import fmt_estimate
+    from robusteval.results.sensitivity import MEASURES
+
+    table = Table(title=Text(f"sensitivity: B = {b}  vs  A = {a}"), title_justify="left")
+    for column in ("family", "measure", "A [95% CI]", "B [95% CI]", "B - A paired [95% CI]", "p"):
+        table.add_column(column)
+    for family, r in result.items():
+        for measure, label in MEASURES:
+            m = r.get("sensitivity", {}).get(measure)
+            if m is None or (m["a"]["value"] is None and m["b"]["value"] is None):
+                continue
+            d = m["difference"]
+            if d is None or d["n"] == 0:
+                diff, p = "n/a (not a per-question mean)" if d is None else "n/a", ""
+            else:
+                ci = "" if d["ci_low"] is None else f" [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
+                diff, p = f"{d['diff']:+.3f}{ci}", "n/a" if d["p_value"] is None else f"{d['p_value']:.4f}"
+            table.add_row(Text(family), label, fmt_estimate(m["a"]), fmt_estimate(m["b"]), diff, p)
+    return table
 
 
 def _print_persona_board(out: Console, board, out_dir: str | None) -> None:

@@ -21,6 +21,7 @@ from robusteval.metrics.consistency import (
     macro_of_sums,
     std_of,
 )
+from robusteval.metrics.mcq_sensitivity import family_sensitivity
 from robusteval.metrics.stats import Estimate, bootstrap_sums, proportion, share_bootstrap, spread_interval
 from robusteval.probes.choices import LETTERS
 from robusteval.probes.design import crossed_name
@@ -55,6 +56,8 @@ class McqSample(Protocol):
     def gold_label(self) -> str: ...
     @property
     def correct(self) -> bool | None: ...
+    @property
+    def order(self) -> tuple[int, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,8 @@ def family_metrics(samples: Sequence[McqSample], family: str, item_ids: list[str
         failed=sum(s.status == "failed" for s in rows),
         position_bias=position_bias(m),
         macro_accuracy=macro(category_sums(m.correct, m.categories)) if has_categories else None,
+        sensitivity=family_sensitivity(rows, m.variants, item_ids, m.correct, m.answers, seed=seed,
+                                       n_resamples=n_resamples),
     )
 
 

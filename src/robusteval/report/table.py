@@ -12,6 +12,7 @@ from rich.text import Text
 if TYPE_CHECKING:  # annotations only: printing needs no statistics library
     from robusteval.metrics.stats import Estimate
     from robusteval.results.mcq import CopyCounts, FamilyMetrics
+    from robusteval.results.sensitivity import Sensitivity
 
 
 def fmt_estimate(est: Estimate | Mapping | Sequence | float | None, digits: int = 3) -> str:
@@ -46,19 +47,29 @@ def print_mcq(console: Console, model: str, metrics: dict[str, FamilyMetrics]) -
         table.add_column("answered", justify="right")
         table.add_column("invalid", justify="right")
         table.add_column("failed", justify="right")
+        against = fm.sensitivity is not None and fm.sensitivity.reference is not None
+        if against:  # each variant against the unperturbed one
+            table.add_column("drop rate (PDR) [95% CI]")
+            table.add_column("flip rate [95% CI]")
         pad = [""] if macro else []
+        tail = ["", ""] if against else []
         for name, v in fm.variants.items():
             cells = [fmt_estimate(v.accuracy), *([fmt_estimate(v.macro_accuracy)] if macro else [])]
-            table.add_row(Text(name), *cells, str(v.answered), str(v.invalid), str(v.failed))
+            if against:
+                vs = fm.sensitivity.per_variant.get(name)  # type: ignore[union-attr]
+                tail_v = [fmt_estimate(vs.drop_rate), fmt_estimate(vs.flip_rate)] if vs else ["n/a", "n/a"]
+            else:
+                tail_v = []
+            table.add_row(Text(name), *cells, str(v.answered), str(v.invalid), str(v.failed), *tail_v)
         table.add_section()
         table.add_row(Text("all", style="bold"), fmt_estimate(fm.accuracy),
                       *([fmt_estimate(fm.macro_accuracy)] if macro else []),
-                      "", str(fm.invalid), str(fm.failed))
+                      "", str(fm.invalid), str(fm.failed), *tail)
         for label, est in (("consistency rate (per question)", fm.consistency_rate),
                            ("consistency rate (pooled pairs)", fm.consistency_rate_pooled),
                            ("spread (max-min accuracy)", fm.spread),
                            ("std of variant accuracies", fm.std_across_variants)):
-            table.add_row(Text(label, style="bold"), fmt_estimate(est), *pad, "", "", "")
+            table.add_row(Text(label, style="bold"), fmt_estimate(est), *pad, "", "", "", *tail)
         console.print(table)
         bias = Table(title=Text(f"{model} · {family} · position bias"), title_justify="left")
         bias.add_column("position")
@@ -69,6 +80,32 @@ def print_mcq(console: Console, model: str, metrics: dict[str, FamilyMetrics]) -
             bias.add_row(position, fmt_estimate(b.chosen), correct)
         if fm.position_bias:  # open-answer math has no positions
             console.print(bias)
+    print_sensitivity(console, f"{model} · sensitivity per family (95% CI)",
+                      {family: fm.sensitivity for family, fm in metrics.items()})
+
+
+def print_sensitivity(console: Console, title: str, groups: Mapping[str, Sensitivity | None]) -> None:
+    """One compact table of every sensitivity measure (rows) per family or grouping (columns), each
+    "value [95% CI]"; the reference each was measured against heads its column."""
+    shown = {name: s for name, s in groups.items() if s is not None}
+    if not shown:
+        return
+    from robusteval.results.sensitivity import MEASURES
+
+    table = Table(title=Text(title), title_justify="left")
+    table.add_column("measure")
+    for name, s in shown.items():
+        table.add_column(Text(f"{name}\nvs {s.reference or 'no reference'}"))
+    for field_name, label in MEASURES:
+        cells = [fmt_estimate(getattr(s, field_name)) for s in shown.values()]
+        if all(c == "n/a" for c in cells):
+            continue  # e.g. POSIX without log-likelihood scoring: say it once, below
+        table.add_row(label, *cells)
+    console.print(table)
+    missing = [label for field_name, label in MEASURES if all(getattr(s, field_name).value is None
+                                                               for s in shown.values())]
+    if missing:
+        console.print(Text(f"n/a here: {', '.join(missing)} (docs/metrics.md says what each needs)", style="dim"))
 
 
 def print_copy_counts(console: Console, counts: list[CopyCounts]) -> None:

@@ -34,6 +34,13 @@ def print_consistency(console: Console, metrics: ConsistencyMetrics, extra: dict
                           *[_fmt(jm.models[m].sampling_mean, 2) for m in models], "")
             table.add_row(Text("style effect (variants − samples)", style="bold"),
                           *[_fmt(jm.models[m].style_effect, 2) for m in models], "")
+        if any(jm.models[m].sensitivity is not None for m in models):
+            shares = [jm.models[m].sensitivity for m in models]
+            threshold = next(ss.threshold for ss in shares if ss is not None)
+            for label, pick in ((f"share rated >= {threshold:g} [95% CI]", lambda ss: ss.consistent_share),
+                                ("spread across variations", lambda ss: ss.spread),
+                                ("std across variations", lambda ss: ss.std)):
+                table.add_row(Text(label, style="bold"), *[_fmt(pick(ss), 2) if ss else "n/a" for ss in shares], "")
         if noise := extra.get("determinism"):
             from robusteval.engine.determinism import noise_cell
 

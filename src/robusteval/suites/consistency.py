@@ -121,6 +121,8 @@ class AnswerSample(SampleBase):
     """One model's answer to one variant (sample k); a line of samples.jsonl. ``variant`` is the
     variant's index in its prompt set; ``variation`` the set's variation type."""
 
+    LABEL = ("model", "variant", "language", "sample")
+
     variation: str
     language: str
     sample: int = 0
@@ -130,6 +132,8 @@ class AnswerSample(SampleBase):
 @dataclass(frozen=True, kw_only=True)
 class RatingSample(SampleBase):
     """One judge's rating of one model's answers to one item; also a line of samples.jsonl."""
+
+    LABEL = ("model", "judge", "scope")
 
     variation: str
     judge: str

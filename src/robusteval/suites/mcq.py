@@ -405,6 +405,8 @@ class Sample(SampleBase):
     scoring ``order/loglik-label``); ``base_family`` the design family it came from and ``rule``
     the log-likelihood rule (None when the model wrote its answer), so nothing parses ``family``."""
 
+    LABEL = ("model", "family", "variant", "sample")
+
     category: str | None
     family: str
     base_family: str = ""
@@ -420,6 +422,7 @@ class Sample(SampleBase):
     gold_option: int = 0
     gold_label: str = ""
     correct: bool | None = None  # None when the request failed
+    logliks: tuple[float, ...] = ()  # --scoring loglik: each shown option's score (POSIX reads them)
 
 
 async def run(engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
@@ -554,7 +557,7 @@ def _loglik_sample(model: str, item: Item, v: Variant, rule: str, responses: lis
     response = Response(key=responses[0].key, text=reply, error=failed.error if failed else None,
                         cached=all(r.cached for r in responses))
     sample = _sample(model, item, replace(v, family=f"{v.family}/loglik-{rule}"), 0, response)
-    return replace(sample, response=text, base_family=v.family, rule=rule)
+    return replace(sample, response=text, base_family=v.family, rule=rule, logliks=() if failed else tuple(scores))
 
 
 def _sample(model: str, item: Item, variant: Variant, k: int, response: Response) -> Sample:

@@ -257,6 +257,8 @@ class Sample(SampleBase):
     """One node answered in one mode (closed, rag-bm25, rag-dense); a line of samples.jsonl.
     ``variant`` is the node's id (as ``node``)."""
 
+    LABEL = ("model", "mode", "node", "kind")
+
     node: str
     level: int
     kind: str

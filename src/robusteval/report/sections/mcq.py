@@ -8,6 +8,7 @@ from robusteval.metrics.stats import Estimate
 from robusteval.report.budget import budget_section
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, slug
 from robusteval.report.plots import bars_with_ci
+from robusteval.report.sections.sensitivity import NOTE as SENSITIVITY_NOTE, measures_table, variants_table
 from robusteval.report.table import fmt_estimate
 from robusteval.results.mcq import CopyCounts, FamilyMetrics, read_copy_counts, read_metrics
 
@@ -35,8 +36,10 @@ def sections(run: Run) -> list[Section]:
                           ("family", "accuracy", "consistency rate", "pooled CR", "spread (max-min)", "invalid",
                            "failed"), tuple(summary_rows))
         noise = summaries(run.results, model)
-        out.append(Section(f"mcq · {model}", tuple(figures), (table, *variant_tables(model, families)),
-                           (NOISE_NOTE, *noise) if noise else ()))
+        sensitivity = sensitivity_tables(model, families)
+        notes = ((SENSITIVITY_NOTE,) if sensitivity else ()) + ((NOISE_NOTE, *noise) if noise else ())
+        out.append(Section(f"mcq · {model}", tuple(figures), (table, *sensitivity, *variant_tables(model, families)),
+                           notes))
     copies = copies_section(read_copy_counts(run.results))
     budget = budget_section(run)  # --budget: the estimate of the full grid
     return [*([copies] if copies else []), *out, *([budget] if budget else [])]
@@ -58,6 +61,15 @@ def copies_section(counts: list[CopyCounts]) -> Section | None:
                                      ("family", "kind", "rewriter", "asked", "kept", "refused by checks",
                                       "failed requests", "why attempts were refused"), rows),),
                    notes=tuple(notes))
+
+
+def sensitivity_tables(model: str, families: dict[str, FamilyMetrics]) -> list[TableData]:
+    """Every sensitivity measure per family, then each family's variants against its reference."""
+    overall = measures_table(f"{model}: sensitivity per family (95% CI)",
+                             {family: fm.sensitivity for family, fm in families.items()})
+    per_variant = [variants_table(f"{model} · {family}: each variant against the unperturbed one", fm.sensitivity)
+                   for family, fm in families.items()]
+    return [t for t in (overall, *per_variant) if t is not None]
 
 
 def variant_tables(model: str, families: dict[str, FamilyMetrics]) -> list[TableData]:

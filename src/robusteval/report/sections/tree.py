@@ -7,6 +7,7 @@ import numpy as np
 
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, slug
 from robusteval.report.plots import bars_with_ci, heatmap
+from robusteval.report.sections.sensitivity import NOTE as SENSITIVITY_NOTE, measures_table, variants_table
 from robusteval.report.table import fmt_estimate
 from robusteval.results.records import run_record
 from robusteval.results.tree import TreeMetrics
@@ -48,7 +49,14 @@ def sections(run: Run) -> list[Section]:
         if perturbations:
             tables.append(TableData(f"{model}: accuracy by perturbation", ("perturbation", *m.modes), tuple(
                 (p, *[fmt_estimate(mm.by_perturbation.get(p)) for mm in m.modes.values()]) for p in perturbations)))
-        out.append(Section(f"tree · {model}", tuple(figures), tuple(tables)))
+        groups = {f"{mode} · {grouping}": s for mode, mm in m.modes.items()
+                  for grouping, s in (("kinds", mm.sensitivity_by_kind), ("levels", mm.sensitivity_by_level))}
+        sensitivity = [t for t in (measures_table(f"{model}: sensitivity, node kinds and levels against the root "
+                                                  "(95% CI)", groups),
+                                   *(variants_table(f"{model} · {name}: each group against the root", s)
+                                     for name, s in groups.items())) if t is not None]
+        out.append(Section(f"tree · {model}", tuple(figures), (*tables, *sensitivity),
+                           (SENSITIVITY_NOTE,) if sensitivity else ()))
     return out
 
 
