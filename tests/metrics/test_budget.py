@@ -22,7 +22,7 @@ def test_a_full_grid_is_returned_as_it_is():
     grid = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
     assert (fit_grid(grid) == grid).all()
     est = estimate(grid, n_resamples=20)
-    assert [v.value for v in est.variants] == pytest.approx([2 / 3, 1 / 3])
+    assert [v.value for v in est.variants.values()] == pytest.approx([2 / 3, 1 / 3])
     assert est.spread.value == pytest.approx(1 / 3) and est.asked == est.cells == 6
 
 
@@ -49,4 +49,4 @@ def test_the_intervals_hold_their_values():
     truth = _rasch_grid(200, 6, seed=4)
     est = estimate(np.where(choose_cells(200, 6, 0.25, seed=0), truth, np.nan), n_resamples=20)
     assert est.asked == 300 and est.cells == 1200
-    assert all(e.low <= e.value <= e.high for e in (*est.variants, *est.quantiles, est.spread))
+    assert all(e.low <= e.value <= e.high for e in (*est.variants.values(), *est.quantiles.values(), est.spread))

@@ -93,7 +93,8 @@ def matrices(samples: Sequence[McqSample], family: str, item_ids: list[str]) -> 
         correct_sum[i, j] += s.correct
         correct_n[i, j] += 1
         answers[i, j * n_samples + s.sample] = -1 if s.answer_option is None else s.answer_option
-        gold[i, s.labels.index(s.gold_label)] += 1
+        if s.labels:  # open-answer math shows no labels: no position to count
+            gold[i, s.labels.index(s.gold_label)] += 1
         if s.status == "ok" and s.answer_label is not None:
             chosen[i, s.labels.index(s.answer_label)] += 1
     with np.errstate(invalid="ignore", divide="ignore"):

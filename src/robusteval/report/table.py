@@ -78,7 +78,8 @@ def print_mcq(console: Console, model: str, metrics: dict[str, FamilyMetrics]) -
         for position, b in fm.position_bias.items():
             correct = "n/a" if b.correct is None else f"{b.correct:.3f}"
             bias.add_row(position, fmt_estimate(b.chosen), correct)
-        console.print(bias)
+        if fm.position_bias:  # open-answer math has no positions
+            console.print(bias)
     print_sensitivity(console, f"{model} · sensitivity per family (95% CI)",
                       {family: fm.sensitivity for family, fm in metrics.items()})
 

@@ -7,11 +7,23 @@ original option through the variant's permutation, and scored; metrics (`metrics
 how accurate each variant is and how often the variants of one question agree. A perturbation
 family's group is the original question and its perturbed copies, written before the questions are
 asked (`write_copies`); a copy that fails its checks is left out of its group and counted.
+
+The ``seeds`` family asks the base prompt K times at temperature T (``--seeds``,
+``--seed-temperature``): each draw is a variant with its own sample index and backend seed.
+
+Open-answer math (``--data gsm8k``, ``math``, ``math500``, or a file of their schema) is a mode of
+this suite, not a suite of its own: the same families (``prompt``, ``seeds``), metrics, report and
+``--budget``, with the problem under math templates (`probes.math_prompts`) and the final answer
+read by `readers.math` instead of an option letter (`ask_math`).
+
+``--budget F`` asks only about F of each family's (item, variant) cells (`metrics.budget.plan`) and
+records an estimate of the full grid (`results.budget`); the same command without it asks the rest.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -19,16 +31,21 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from robusteval.data.audit import DataAudit
+from robusteval.data.math import MathItem, is_math_source, load_math
 from robusteval.data.mcq import load_dev_items, load_file, load_items
 from robusteval.engine import Engine, gather_all
 from robusteval.errors import UserError
-from robusteval.metrics.mcq import metrics
+from robusteval.metrics.budget import Grid, estimate, observed_grid, plan
+from robusteval.metrics.mcq import family_metrics, metrics
 from robusteval.probes.apply import Checks, Perturbed, Rewriter, perturb_text
 from robusteval.probes.design import FAMILIES, Copy, Design, expand
 from robusteval.probes.fewshot import ShotPool
+from robusteval.probes.math_prompts import FAMILIES as MATH_FAMILIES, expand_math, load_math_templates
 from robusteval.probes.registry import Rewrite, available, get, is_perturbation
 from robusteval.probes.templates import BASE, load_templates
 from robusteval.readers.labels import read_label
+from robusteval.readers.math import is_equivalent, read_math
+from robusteval.results.budget import BudgetEstimate, budget_json, read_budget
 from robusteval.results.codec import encode
 from robusteval.results.mcq import CopyCounts, read_metrics, to_json
 from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg, print_noise_floor
@@ -54,6 +71,9 @@ class Options:
     perturbations_per_family: int = 2
     perturb_options: bool = False
     rewriter: str = DEFAULT_REWRITER
+    seeds: int = 5
+    seed_temperature: float = 0.7
+    budget: float | None = None
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -76,6 +96,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="perturb the options' texts too (default: the question only)")
     p.add_argument("--rewriter", help="model spec that writes rewrites such as paraphrase or dialect "
                                       f"(default: {DEFAULT_REWRITER}, the embedded model)")
+    p.add_argument("--seeds", type=int, help="draws of the seeds family (default: 5)")
+    p.add_argument("--seed-temperature", dest="seed_temperature", type=float,
+                   help="temperature of the seeds family's draws (default: 0.7)")
+    p.add_argument("--budget", type=float,
+                   help="ask only this share (0 < F <= 1) of each family's (question, variant) cells and "
+                        "estimate the full grid; the same command without it asks the rest")
 
 
 def validate(config: Any, options: Options) -> None:
@@ -95,9 +121,36 @@ def validate(config: Any, options: Options) -> None:
         (options.scoring == "generate" or config.samples == 1, "--samples applies to --scoring generate only"),
         (options.n_shots >= 1, "--shots-per-question must be >= 1"),
         (options.perturbations_per_family >= 1, "--perturbations-per-family must be >= 1"),
+        (options.seeds >= 2, "--seeds must be >= 2 (the seeds family compares draws)"),
+        (options.seed_temperature > 0, "--seed-temperature must be > 0 (greedy draws would all be one reply)"),
+        (options.budget is None or 0 < options.budget <= 1, "--budget must be in (0, 1], e.g. --budget 0.1"),
+        (options.budget is None or options.scoring == "generate", "--budget applies to --scoring generate only"),
     ):
         if not ok:
             raise UserError(message)
+    sampled = "seeds" in (*options.families, *options.cross)
+    if sampled and options.scoring != "generate":
+        raise UserError("the seeds family samples written replies: use it with --scoring generate")
+    if sampled and config.samples != 1:
+        raise UserError("--samples repeats every variant; with the seeds family give the draws with --seeds K")
+    if is_math_source(config.data):
+        validate_math(options)
+
+
+def validate_math(options: Options) -> None:
+    """Open-answer math has no options: only the families that do not need them apply."""
+    families = math_families(options)
+    if other := [f for f in (*families, *options.cross) if f not in MATH_FAMILIES] or options.cross:
+        raise UserError(f"--data is open-answer math (no options): {', '.join(other) or '--cross'} cannot apply; "
+                        f"use --families {','.join(MATH_FAMILIES)} (or one of them)")
+    if options.scoring != "generate":
+        raise UserError("--data is open-answer math: the model writes its answer (--scoring generate only)")
+
+
+def math_families(options: Options) -> tuple[str, ...]:
+    """The families asked of open-answer math: those given, or ``prompt,seeds`` for mcq's default
+    (``order,format``, which need options)."""
+    return MATH_FAMILIES if options.families == DEFAULT_FAMILIES else options.families
 
 
 def perturbation_families(names: tuple[str, ...]) -> tuple[str, ...]:
@@ -108,6 +161,8 @@ def perturbation_families(names: tuple[str, ...]) -> tuple[str, ...]:
 async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     config, options = ctx.config, ctx.options
     data = config.data or DEFAULT_DATA
+    if is_math_source(data):
+        return await execute_math(ctx, data)
     items = ctx.shard_items(load_items(data, limit=config.limit, seed=config.seed, audit=ctx.audit), key=_item_id)
     design, design_info = build_design(config, options, data, ctx.audit)
     perturbing = perturbation_families((*options.families, *options.cross))
@@ -123,22 +178,87 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
         design_info |= {"perturbations_per_family": options.perturbations_per_family,
                         "perturb_options": options.perturb_options,
                         **({"rewriter": rewriter.model} if rewriter else {})}
-    samples, metrics_by_model = [], {}
+    grids = None
+    if options.budget is not None:
+        grids = plan([i.id for i in items], ((i.id, v.family, v.name) for i in items
+                                             for v in expand(i, options.families, design, options.cross)),
+                     options.budget, seed=config.seed)
+        design_info["budget"] = options.budget
+    cells = _asked_cells(grids)
+    samples, metrics_by_model, budget = [], {}, {}
     for model in ctx.models:
         if options.scoring == "loglik":
             model_samples = await ask_loglik(ctx.ask_all, ctx.engine, model, items, options.families, design,
                                              options.cross)
         else:
             model_samples = await ask(ctx.ask_all, ctx.engine, model, items, options.families, ctx.params,
-                                      config.samples, design, options.cross)
+                                      config.samples, design, options.cross, cells=cells)
         samples.extend(model_samples)
         if not ctx.engine.dry_run:  # --estimate: nothing was answered, nothing to measure
             metrics_by_model[model] = metrics(model_samples, items, options.families, cross=options.cross,
                                               seed=config.seed)
+            if grids is not None:
+                budget[model] = budget_estimates(grids, model_samples, options.budget or 1.0, config.seed)
     extra: dict[str, Any] = {"design": design_info}
     if counts:
         extra["perturbations"] = {c.family: encode(c) for c in counts}
+    if budget:
+        extra["budget"] = budget_json(budget)
     return SuiteResult(metrics=to_json(metrics_by_model), samples=samples, extra=extra)
+
+
+def _asked_cells(grids: dict[str, Grid] | None) -> set[tuple[str, str, str]] | None:
+    return None if grids is None else set().union(*(g.cells() for g in grids.values()))
+
+
+def budget_estimates(grids: dict[str, Grid], samples: list, budget: float, seed: int) -> dict[str, BudgetEstimate]:
+    """Per family, the full grid's estimate from the cells this model answered."""
+    out = {}
+    for family, grid in grids.items():
+        answers = ((s.item_id, str(s.variant), s.correct) for s in samples if s.family == family)
+        out[family] = estimate(observed_grid(grid, answers), names=grid.variants, exists=grid.exists,
+                               budget=budget, seed=seed)
+    return out
+
+
+async def execute_math(ctx: SuiteContext[Options], data: str) -> SuiteResult:
+    """Open-answer math: the problems under the prompt and seeds families, answers read by `readers.math`."""
+    config, options = ctx.config, ctx.options
+    problems, _ = load_math(data, limit=config.limit, seed=config.seed, audit=ctx.audit.source(data))
+    problems = ctx.shard_items(problems, key=_problem_id)
+    families = math_families(options)
+    templates = load_math_templates(options.templates)
+    design = Design(templates, seed=config.seed, seeds=options.seeds, seed_temperature=options.seed_temperature)
+    design_info: dict[str, Any] = {"answers": "open (math)", "templates": [t.name for t in templates],
+                                   "families": list(families)}
+    if "seeds" in families:
+        design_info |= {"seeds": options.seeds, "seed_temperature": options.seed_temperature}
+    grids = None
+    if options.budget is not None:
+        grids = plan([p.id for p in problems], ((p.id, v.family, v.name) for p in problems
+                                                for v in expand_math(p, families, design)),
+                     options.budget, seed=config.seed)
+        design_info["budget"] = options.budget
+    cells = _asked_cells(grids)
+    ids = [p.id for p in problems]
+    samples: list[Sample] = []
+    metrics_by_model, budget = {}, {}
+    for model in ctx.models:
+        model_samples = await ask_math(ctx.ask_all, ctx.engine, model, problems, families, ctx.params,
+                                       config.samples, design, cells)
+        samples.extend(model_samples)
+        if not ctx.engine.dry_run:
+            metrics_by_model[model] = {f: family_metrics(model_samples, f, ids, seed=config.seed) for f in families}
+            if grids is not None:
+                budget[model] = budget_estimates(grids, model_samples, options.budget or 1.0, config.seed)
+    extra: dict[str, Any] = {"design": design_info}
+    if budget:
+        extra["budget"] = budget_json(budget)
+    return SuiteResult(metrics=to_json(metrics_by_model), samples=samples, extra=extra)
+
+
+def _problem_id(problem: MathItem) -> str:
+    return problem.id
 
 
 def _item_id(item: Item) -> str:
@@ -146,12 +266,15 @@ def _item_id(item: Item) -> str:
 
 
 def print_summary(console, result: SuiteResult) -> None:
+    from robusteval.report.budget import print_budget
     from robusteval.report.table import print_copy_counts, print_mcq
     from robusteval.results.mcq import read_copy_counts
 
     for model, model_metrics in read_metrics(result.metrics).items():
         print_mcq(console, model, model_metrics)
     print_copy_counts(console, read_copy_counts(result.extra))
+    for model, estimates in read_budget(result.extra).items():
+        print_budget(console, model, estimates)
     print_noise_floor(console, result.extra)
 
 
@@ -172,7 +295,10 @@ def build_design(config: Any, options: Options, data: str, audit: DataAudit | No
                              "the evaluated set itself (it has no dev split), never the question being asked")
         info |= {"shots_source": shots.source, "shots_per_question": options.n_shots,
                  "fewshot_as_multiturn": options.fewshot_multiturn}
-    return Design(templates, shots, options.n_shots, options.fewshot_multiturn, config.seed), info
+    if "seeds" in families:
+        info |= {"seeds": options.seeds, "seed_temperature": options.seed_temperature}
+    return Design(templates, shots, options.n_shots, options.fewshot_multiturn, config.seed, options.seeds,
+                  options.seed_temperature), info
 
 
 # ------------------------------------------------------------------ perturbed copies of the questions
@@ -301,26 +427,82 @@ class Sample(SampleBase):
 
 async def run(engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
               params: GenParams, samples: int = 1, design: Design = Design(),
-              cross: tuple[str, ...] = ()) -> list[Sample]:
+              cross: tuple[str, ...] = (), cells: set[tuple[str, str, str]] | None = None) -> list[Sample]:
     """`ask` outside a suite context (benchmarks, tests): the engine's progress learns the count first."""
     async def ask_all(jobs: list, one: Callable[[Any], Awaitable[Any]]) -> list:
         engine.expect(len(jobs))
         return await gather_all(one(job) for job in jobs)
 
-    return await ask(ask_all, engine, model, items, families, params, samples, design, cross)
+    return await ask(ask_all, engine, model, items, families, params, samples, design, cross, cells)
 
 
 async def ask(ask_all: AskAll, engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
               params: GenParams, samples: int = 1, design: Design = Design(),
-              cross: tuple[str, ...] = ()) -> list[Sample]:
-    """Ask every variant of every item (``samples`` times each) and read the replies."""
-    jobs = [(item, v, k) for item in items for v in expand(item, families, design, cross) for k in range(samples)]
+              cross: tuple[str, ...] = (), cells: set[tuple[str, str, str]] | None = None) -> list[Sample]:
+    """Ask every variant of every item (``samples`` times each) and read the replies; with
+    ``cells`` (item id, family, variant name: ``--budget``), only those variants."""
+    jobs = [(item, v, k) for item in items for v in expand(item, families, design, cross)
+            if cells is None or (item.id, v.family, v.name) in cells for k in range(samples)]
 
     async def one(job: tuple[Item, Variant, int]) -> Sample:
         item, variant, k = job
-        return _sample(model, item, variant, k, await engine.chat(model, variant.messages, params, sample=k))
+        p, index = decoding(params, variant, design, k)
+        return _sample(model, item, variant, k, await engine.chat(model, variant.messages, p, sample=index))
 
     return await ask_all(jobs, one)
+
+
+def decoding(params: GenParams, variant: Variant, design: Design, k: int) -> tuple[GenParams, int]:
+    """The generation parameters and sample index of a variant's ``k``-th request: the run's own,
+    or for a draw of the seeds family the family's temperature, the backend seed ``run seed +
+    draw`` and the draw as sample index (both enter the cache key: draw 3 is the same request
+    whether K is 5 or 10)."""
+    if variant.draw is None:
+        return params, k
+    return replace(params, temperature=design.seed_temperature, seed=(params.seed or 0) + variant.draw), variant.draw
+
+
+@dataclass(frozen=True, kw_only=True)
+class MathSample(Sample):
+    """An open-answer math reply: the answer as written, the gold, and the rule that found the answer
+    (`readers.math`). ``answer_option`` is 0 for an answer equal to the gold, else a number that
+    names its normalised text (so the consistency rate compares answers), None when none was found."""
+
+    answer_text: str | None = None
+    gold_answer: str = ""
+    extraction: str | None = None
+
+
+async def ask_math(ask_all: AskAll, engine: Engine, model: str, problems: list[MathItem], families: tuple[str, ...],
+                   params: GenParams, samples: int = 1, design: Design = Design(),
+                   cells: set[tuple[str, str, str]] | None = None) -> list[MathSample]:
+    """Ask every variant of every problem (``cells``: only those) and read the final answers."""
+    jobs = [(p, v, k) for p in problems for v in expand_math(p, families, design)
+            if cells is None or (p.id, v.family, v.name) in cells for k in range(samples)]
+
+    async def one(job: tuple[MathItem, Variant, int]) -> MathSample:
+        problem, variant, k = job
+        gen, index = decoding(params, variant, design, k)
+        return _math_sample(model, problem, variant, k, await engine.chat(model, variant.messages, gen, sample=index))
+
+    return await ask_all(jobs, one)
+
+
+def _math_sample(model: str, problem: MathItem, variant: Variant, k: int, response: Response) -> MathSample:
+    answer = read_math(response.text)
+    correct = None if answer.status == "failed" else is_equivalent(answer, problem.answer)
+    option = None if answer.normalized is None else 0 if correct else _answer_id(answer.normalized)
+    return MathSample(
+        model=model, item_id=problem.id, category=problem.category, family=variant.family,
+        base_family=variant.family, variant=variant.name, sample=k, prompt=variant.messages[-1].content,
+        response=response.text, error=response.error, status=answer.status, answer_option=option,
+        correct=correct, cached=response.cached, key=response.key, answer_text=answer.text,
+        gold_answer=problem.answer, extraction=answer.rule)
+
+
+def _answer_id(normalized: str) -> int:
+    """A stable positive number for a wrong answer's normalised text (exact in a float64 array)."""
+    return 1 + int(hashlib.sha256(normalized.encode()).hexdigest()[:12], 16)
 
 
 ANSWER_PREFIX = "The best answer is"
@@ -397,5 +579,22 @@ def _sample(model: str, item: Item, variant: Variant, k: int, response: Response
     )
 
 
-__all__ = ["DEFAULT_FAMILIES", "FAMILIES", "NAME", "Options", "Sample", "add_arguments", "ask", "ask_loglik",
-           "build_design", "execute", "print_summary", "run", "validate", "write_copies"]
+__all__ = [
+    "DEFAULT_FAMILIES",
+    "FAMILIES",
+    "NAME",
+    "MathSample",
+    "Options",
+    "Sample",
+    "add_arguments",
+    "ask",
+    "ask_loglik",
+    "ask_math",
+    "build_design",
+    "decoding",
+    "execute",
+    "print_summary",
+    "run",
+    "validate",
+    "write_copies",
+]

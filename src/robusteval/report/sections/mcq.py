@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from robusteval.engine.determinism import NOISE_NOTE, summaries
 from robusteval.metrics.stats import Estimate
+from robusteval.report.budget import budget_section
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, slug
 from robusteval.report.plots import bars_with_ci
 from robusteval.report.sections.sensitivity import NOTE as SENSITIVITY_NOTE, measures_table, variants_table
@@ -40,7 +41,8 @@ def sections(run: Run) -> list[Section]:
         out.append(Section(f"mcq · {model}", tuple(figures), (table, *sensitivity, *variant_tables(model, families)),
                            notes))
     copies = copies_section(read_copy_counts(run.results))
-    return [copies, *out] if copies else out
+    budget = budget_section(run)  # --budget: the estimate of the full grid
+    return [*([copies] if copies else []), *out, *([budget] if budget else [])]
 
 
 def copies_section(counts: list[CopyCounts]) -> Section | None:
