@@ -98,6 +98,19 @@ def test_offline_gsm8k_from_the_data_package(cli_run, stub):
     assert all(s["item_id"].startswith("gsm8k-") for s in out.samples())
 
 
+def test_math_says_when_it_replaces_the_default_families(cli_run, stub):
+    """mcq's default families (order,format) need options; math asks prompt,seeds instead and says so
+    in the data audit (terminal, results.json, report), never silently."""
+    import json
+
+    out = cli_run("run", "mcq", "--model", _model(stub), "--data", "gsm8k", "--limit", "1", "--run-id", "default")
+    assert out.code == 0, out.err
+    data = json.loads((out.folder / "results.json").read_text())["data"]
+    notes = [n for source in data["sources"] for n in source["notes"]]
+    assert "open-answer math has no options: families prompt,seeds instead of order,format" in notes
+    assert {s["family"] for s in out.samples()} == {"prompt", "seeds"}
+
+
 @pytest.mark.parametrize("flags, message", [
     (("--families", "order"), "open-answer math (no options): order cannot apply"),
     (("--families", "prompt,typo"), "typo cannot apply"),

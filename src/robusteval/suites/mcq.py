@@ -227,6 +227,9 @@ async def execute_math(ctx: SuiteContext[Options], data: str) -> SuiteResult:
     problems, _ = load_math(data, limit=config.limit, seed=config.seed, audit=ctx.audit.source(data))
     problems = ctx.shard_items(problems, key=_problem_id)
     families = math_families(options)
+    if families != options.families:  # mcq's default order,format needs options: said, never silent
+        ctx.audit.source(data).note(f"open-answer math has no options: families {','.join(families)} "
+                                    f"instead of {','.join(options.families)}")
     templates = load_math_templates(options.templates)
     design = Design(templates, seed=config.seed, seeds=options.seeds, seed_temperature=options.seed_temperature)
     design_info: dict[str, Any] = {"answers": "open (math)", "templates": [t.name for t in templates],
