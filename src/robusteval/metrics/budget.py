@@ -1,8 +1,10 @@
 """Budgeted estimation: what the full items x variants grid would show, from a fraction of its cells.
 
-Design (`choose_cells`): every item gets ``k`` or ``k + 1`` of the variants (k = budget x variants,
-at least one), assigned round-robin from a seeded shuffle, so each variant is asked of nearly the
-same number of items and every item is seen. Stratified over items and variants; not adaptive.
+Design (`choose_cells`): every item gets ``k`` or ``k + 1`` of the variants (k = budget x variants),
+assigned round-robin from a seeded shuffle, so each variant is asked of nearly the same number of
+items. Below one cell per item (a 2% budget on 10 variants) a seeded sample of the items gets one
+cell each, so the budget is what is asked; an item never asked is predicted as an average item
+(its parameter stays at the penalty's zero). Stratified over items and variants; not adaptive.
 
 Model (`estimate`): correctness follows a Rasch (one-parameter IRT) model, as PromptEval fits with
 item and template parameters: logit P(item i right under variant j) = a_i + b_j, fitted by
@@ -41,9 +43,9 @@ def choose_cells(n_items: int, n_variants: int, budget: float, seed: int = 0) ->
     if not 0 < budget <= 1:
         raise ValueError("budget must be in (0, 1]")
     rng = np.random.default_rng(seed)
-    total = max(n_items, round(budget * n_items * n_variants))
+    total = max(1, round(budget * n_items * n_variants))
     per_item = np.full(n_items, total // n_items)
-    per_item[rng.permutation(n_items)[: total % n_items]] += 1
+    per_item[rng.permutation(n_items)[: total % n_items]] += 1  # below one cell per item: a sample of items
     per_item = np.minimum(per_item, n_variants)
     order = rng.permutation(n_variants)
     mask = np.zeros((n_items, n_variants), dtype=bool)
