@@ -12,7 +12,8 @@ L2-penalised logistic regression on the asked cells (scikit-learn). A variant's 
 over items of the asked cell where there is one, else the fitted probability. Reported: each
 variant's accuracy, the 5/50/95% quantiles of the variants' accuracies, and the spread (best minus
 worst), each with a 95% percentile interval from a bootstrap over items that refits the model on
-every resample, so the interval carries the estimation's own error as well as the sampling of items.
+every resample and completes the grid with answers drawn from the fitted probabilities, so the
+interval carries the estimation's own error, the sampling of items and the unasked answers' noise.
 
 Cells are values in [0, 1] (mean correctness over samples) or NaN (not asked, or failed). A
 family whose items have different variants (``order`` on 3- and 4-option questions) passes
@@ -88,18 +89,30 @@ def _summary(grid: np.ndarray, exists: np.ndarray) -> np.ndarray:
     return np.concatenate([acc, np.quantile(acc, QUANTILES), [acc.max() - acc.min()]])
 
 
+def _complete(fitted: np.ndarray, unasked: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``fitted`` with each unasked cell drawn as an answer: 1 with its fitted probability, else 0."""
+    return np.where(unasked, (rng.random(fitted.shape) < fitted).astype(float), fitted)
+
+
 def estimate(observed: np.ndarray, *, names: Iterable[str] | None = None, exists: np.ndarray | None = None,
              budget: float = 1.0, n_resamples: int = 200, seed: int = 0, level: float = 0.95) -> BudgetEstimate:
     """Per-variant accuracy (named by ``names``, else "0", "1", ...), quantiles and spread of the full
     grid, from the asked cells of ``observed``; ``exists`` marks the cells that are variants at all."""
     n_items, n_vars = observed.shape
     exists = np.ones(observed.shape, dtype=bool) if exists is None else exists
-    point = _summary(fit_grid(observed), exists)
+    unasked = np.isnan(observed)
     rng = np.random.default_rng(seed)
+    fitted = fit_grid(observed)
+    # The full grid's unasked cells are answers (0 or 1), not probabilities: its quantiles and spread
+    # carry their noise (a spread of noisy accuracies is wider than of their expectations). So the
+    # point values of quantiles and spread are their mean over grids completed with draws from the
+    # fitted probabilities, and every bootstrap refit is completed with such a draw too.
+    completed = np.mean([_summary(_complete(fitted, unasked, rng), exists) for _ in range(50)], axis=0)
+    point = np.concatenate([_summary(fitted, exists)[:n_vars], completed[n_vars:]])
     draws = []
     for _ in range(n_resamples):
         rows = rng.integers(0, n_items, n_items)
-        draws.append(_summary(fit_grid(observed[rows]), exists[rows]))
+        draws.append(_summary(_complete(fit_grid(observed[rows]), unasked[rows], rng), exists[rows]))
     tail = (1 - level) / 2
     low, high = np.nanquantile(np.array(draws), tail, axis=0), np.nanquantile(np.array(draws), 1 - tail, axis=0)
     est = [Estimate(float(v), float(lo), float(hi), n_items) for v, lo, hi in zip(point, low, high)]
