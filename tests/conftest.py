@@ -9,6 +9,10 @@ from typing import NamedTuple
 
 import pytest
 
+# A report that cannot be written is a warning for users (their results are safe) but an error in
+# every test's run, in-process or in a subprocess (which inherits the environment).
+os.environ["ROBUSTEVAL_STRICT_REPORT"] = "1"
+
 FIXTURES = Path(__file__).parent / "fixtures"
 # Real files from the public releases, beside the repository (never copied into it).
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
