@@ -102,7 +102,7 @@ def is_math_source(source: str | None) -> bool:
         return False
     try:
         _, row = next(iter(file_rows(path)))
-    except (StopIteration, UserError):
+    except (StopIteration, UserError, UnicodeDecodeError):
         return False  # empty or unreadable: the mcq loader says what is wrong with it
     has_options = any(k in row for k in ("options", "choices", "A", "answer_a", "query"))
     return not has_options and ("problem" in row or ("question" in row and "answer" in row))
