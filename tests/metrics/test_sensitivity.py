@@ -131,8 +131,26 @@ def test_every_interval_holds_its_value(report):
                  report.std, report.worst_case, report.best_case, report.drop_rate, report.prompt_sensi_score,
                  report.max_p, report.avg_p, report.cps]
     estimates += [e for v in report.per_variant for e in (v.accuracy, v.drop_rate, v.flip_rate) if e.value is not None]
+    # a drop rate is a ratio over the reference's right answers (2 or 3 of 4 here): undefined in too
+    # many resamples to have an interval (stats.MAX_UNDEFINED); every other measure has one
+    drops = [report.drop_rate, *(v.drop_rate for v in report.per_variant)]
+    assert [e.low for e in drops] == [None, None, 0.0, None]
     for e in estimates:
+        if any(e is d for d in drops) and e.low is None:
+            continue
         assert e.low is not None and e.low <= e.value + 1e-12 <= e.high + 2e-12, e
+
+
+def test_a_drop_rate_on_one_right_reference_answer_has_no_interval():
+    """The reference right on 1 of 20 questions: a third of the resamples lack that question and the
+    rest all hold it, so a bootstrap would say PDR = 1 [1, 1]; no interval is given instead."""
+    correct = np.zeros((20, 2))
+    correct[0, 0] = 1.0
+    report = sensitivity(correct, names=("base", "typo"), reference="base")
+    drop = report.per_variant[1].drop_rate
+    assert drop.value == 1.0 and drop.low is None and drop.high is None
+    correct[:8, 0] = 1.0  # right on 8 of 20: every resample holds one, the interval is given
+    assert sensitivity(correct, names=("base", "typo"), reference="base").per_variant[1].drop_rate.low is not None
 
 
 def test_as_dict_names_every_measure(report):

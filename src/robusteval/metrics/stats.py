@@ -161,6 +161,9 @@ def share_bootstrap(per_item: np.ndarray, statistic: Callable[[np.ndarray], np.n
     return Estimate(est.value, float(low), float(high), est.n)
 
 
+MAX_UNDEFINED = 0.05  # share of bootstrap resamples where a statistic may be undefined and still get an interval
+
+
 def _interval(value: float, draws: np.ndarray, jackknife: np.ndarray | None, n: int, level: float) -> Estimate:
     """The percentile interval of the finite draws, or BCa's when the jackknife values are given.
 
@@ -168,10 +171,16 @@ def _interval(value: float, draws: np.ndarray, jackknife: np.ndarray | None, n: 
     sample value, corrects for a median bias (the spread's resamples mostly lie above it); the
     acceleration a, from the jackknife's skewness, for a standard error that changes with the
     value. The share is kept within the draws (half a draw from either end) so that a value at
-    the edge of its bootstrap distribution (a spread of 0) gives a finite interval."""
-    draws = draws[np.isfinite(draws)]
-    if len(draws) == 0:
+    the edge of its bootstrap distribution (a spread of 0) gives a finite interval.
+
+    Where the statistic is undefined in more than `MAX_UNDEFINED` of the resamples (a drop rate
+    whose reference is right on one question: a third of the resamples lack it), the defined ones
+    are not a sample of its uncertainty (they all hold that question: PDR [1, 1]); no interval is
+    given then, rather than a falsely narrow one."""
+    finite_draws = draws[np.isfinite(draws)]
+    if len(finite_draws) == 0 or len(finite_draws) < (1 - MAX_UNDEFINED) * len(draws):
         return Estimate(value, n=n)
+    draws = finite_draws
     alpha = (1 - level) / 2
     levels = np.array([alpha, 1 - alpha])
     if jackknife is not None and np.ptp(draws) > 0:
