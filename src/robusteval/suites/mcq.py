@@ -14,15 +14,16 @@ from __future__ import annotations
 import argparse
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 from robusteval.data.audit import DataAudit
 from robusteval.data.mcq import load_dev_items, load_file, load_items
 from robusteval.engine import Engine, gather_all
+from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
-from robusteval.metrics.mcq import metrics
+from robusteval.metrics.mcq import McqTally
 from robusteval.probes.apply import Checks, Perturbed, Rewriter, perturb_text
 from robusteval.probes.design import FAMILIES, Copy, Design, expand
 from robusteval.probes.fewshot import ShotPool
@@ -123,22 +124,29 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
         design_info |= {"perturbations_per_family": options.perturbations_per_family,
                         "perturb_options": options.perturb_options,
                         **({"rewriter": rewriter.model} if rewriter else {})}
-    samples, metrics_by_model = [], {}
+    metrics_by_model = {}
     for model in ctx.models:
+        # Each sample goes to samples.jsonl and into the compact tally as it is read, and is then
+        # dropped: memory does not grow with the number of samples (metrics/mcq.py, engine/stream.py).
+        tally = McqTally([item.id for item in items])
+
+        def keep(sample: Sample, tally: McqTally = tally) -> None:
+            ctx.samples.write(sample)
+            tally.add(sample)
+
         if options.scoring == "loglik":
-            model_samples = await ask_loglik(ctx.ask_all, ctx.engine, model, items, options.families, design,
-                                             options.cross)
+            for sample in await ask_loglik(ctx.ask_all, ctx.engine, model, items, options.families, design,
+                                           options.cross):
+                keep(sample)
         else:
-            model_samples = await ask(ctx.ask_all, ctx.engine, model, items, options.families, ctx.params,
-                                      config.samples, design, options.cross)
-        samples.extend(model_samples)
+            await ask_each(ctx.engine, model, items, options.families, ctx.params, config.samples, design,
+                           options.cross, keep)
         if not ctx.engine.dry_run:  # --estimate: nothing was answered, nothing to measure
-            metrics_by_model[model] = metrics(model_samples, items, options.families, cross=options.cross,
-                                              seed=config.seed)
+            metrics_by_model[model] = tally.metrics(options.families, cross=options.cross, seed=config.seed)
     extra: dict[str, Any] = {"design": design_info}
     if counts:
         extra["perturbations"] = {c.family: encode(c) for c in counts}
-    return SuiteResult(metrics=to_json(metrics_by_model), samples=samples, extra=extra)
+    return SuiteResult(metrics=to_json(metrics_by_model), samples=[], extra=extra)
 
 
 def _item_id(item: Item) -> str:
@@ -320,6 +328,28 @@ async def ask(ask_all: AskAll, engine: Engine, model: str, items: list[Item], fa
     return await ask_all(jobs, one)
 
 
+async def ask_each(engine: Engine, model: str, items: list[Item], families: tuple[str, ...], params: GenParams,
+                   samples: int, design: Design, cross: tuple[str, ...], emit: Callable[[Sample], None]) -> None:
+    """`ask`, handing each sample to ``emit`` in the same order instead of returning them all: the
+    variants are written item by item as the requests go out (`engine.stream.in_order`), so neither
+    the prompts nor the samples of the whole run are ever held at once."""
+    def jobs() -> Iterator[tuple[Item, Variant, int]]:
+        for item in items:
+            for v in expand(item, families, design, cross):
+                for k in range(samples):
+                    yield item, v, k
+
+    async def one(job: tuple[Item, Variant, int]) -> Sample:
+        item, variant, k = job
+        return _sample(model, item, variant, k, await engine.chat(model, variant.messages, params, sample=k))
+
+    # the count first (the variants are made twice, and the first ones dropped: about 7 µs each), so
+    # the progress bar shows a total and an ETA from the start
+    engine.expect(samples * sum(len(expand(item, families, design, cross)) for item in items))
+    async for sample in in_order(jobs(), one, engine.window()):
+        emit(sample)
+
+
 ANSWER_PREFIX = "The best answer is"
 
 
@@ -394,5 +424,5 @@ def _sample(model: str, item: Item, variant: Variant, k: int, response: Response
     )
 
 
-__all__ = ["DEFAULT_FAMILIES", "FAMILIES", "NAME", "Options", "Sample", "add_arguments", "ask", "ask_loglik",
-           "build_design", "execute", "print_summary", "run", "validate", "write_copies"]
+__all__ = ["DEFAULT_FAMILIES", "FAMILIES", "NAME", "Options", "Sample", "add_arguments", "ask", "ask_each",
+           "ask_loglik", "build_design", "execute", "print_summary", "run", "validate", "write_copies"]
