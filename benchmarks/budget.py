@@ -1,28 +1,87 @@
-"""Budgeted estimation (metrics/budget.py) against full grids with a known truth.
+"""Budgeted estimation (metrics/budget.py) against full grids whose truth is known.
 
-    .venv/bin/python benchmarks/budget.py [--items 1000] [--variants 10] [--repeats 20]
+    .venv/bin/python benchmarks/budget.py [--items 1000] [--variants 10] [--repeats 20] [--resamples 100]
+    .venv/bin/python benchmarks/budget.py --real-limit 5 --real-cache DIR   # also the embedded model's grid
 
-For each budget (2, 5, 10, 25%) and repeat: draw a Rasch grid (item abilities ~ N(0, 1.5), variant
-eases spread over [-1, 1]: a known full grid, as the stub would give), ask only the chosen cells,
-estimate, and compare with the full grid: mean absolute error of the per-variant accuracies, of
-the 5/50/95% quantiles and of the spread, and how often the reported 95% intervals hold the full
-grid's value. Prints a table; asserts nothing.
+Two grids, the same table for each: per budget (2, 5, 10, 25%) and repeat (the cells chosen with
+another seed), ask only the chosen cells, estimate, and compare with the full grid: mean absolute
+error of the per-variant accuracies, of the 5/50/95% quantiles and of the spread, and how often the
+reported 95% intervals hold the full grid's value.
+
+- synthetic: a Rasch grid drawn anew per repeat (item abilities ~ N(0, 1.5), variant eases spread
+  over [-1, 1]), the ground truth a stub-like backend would give;
+- real (``--real-limit N``): MMLU (offline) x the 10 bundled prompt templates asked of the embedded
+  model (``robusteval run mcq --families prompt --max-tokens 24``) through the store in
+  ``--real-cache``, so a rerun or a longer run reuses what was asked. The truth is that asked grid.
+Prints tables; asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+from collections.abc import Callable
 
 import numpy as np
 
 from robusteval.metrics.budget import QUANTILES, choose_cells, estimate
 
+BUDGETS = (0.02, 0.05, 0.10, 0.25)
 
-def grid(items: int, variants: int, rng: np.random.Generator) -> np.ndarray:
+
+def rasch_grid(items: int, variants: int, rng: np.random.Generator) -> np.ndarray:
     ability = rng.normal(0, 1.5, items)
     ease = np.linspace(-1, 1, variants)
     p = 1 / (1 + np.exp(-(ability[:, None] + ease[None, :])))
     return (rng.random((items, variants)) < p).astype(float)
+
+
+def table(truth_of: Callable[[int], np.ndarray], repeats: int, resamples: int) -> None:
+    print("budget  acc_err  quant_err  spread_err  cover_acc  cover_quant  cover_spread")
+    for budget in BUDGETS:
+        acc_err, q_err, s_err, c_acc, c_q, c_s = [], [], [], [], [], []
+        for r in range(repeats):
+            truth = truth_of(r)
+            items, variants = truth.shape
+            est = estimate(np.where(choose_cells(items, variants, budget, seed=r), truth, np.nan),
+                           n_resamples=resamples, seed=r)
+            true_acc = truth.mean(axis=0)
+            true_q = np.quantile(true_acc, QUANTILES)
+            true_spread = true_acc.max() - true_acc.min()
+            acc, quant = list(est.variants.values()), list(est.quantiles.values())
+            acc_err += [abs(e.value - t) for e, t in zip(acc, true_acc)]
+            q_err += [abs(e.value - t) for e, t in zip(quant, true_q)]
+            s_err.append(abs(est.spread.value - true_spread))
+            c_acc += [e.low <= t <= e.high for e, t in zip(acc, true_acc)]
+            c_q += [e.low <= t <= e.high for e, t in zip(quant, true_q)]
+            c_s.append(est.spread.low <= true_spread <= est.spread.high)
+        print(f"{budget:5.0%}  {np.mean(acc_err):7.3f}  {np.mean(q_err):9.3f}  {np.mean(s_err):10.3f}  "
+              f"{np.mean(c_acc):9.2f}  {np.mean(c_q):11.2f}  {np.mean(c_s):12.2f}")
+
+
+def real_grid(limit: int, cache: str, out: str) -> np.ndarray:
+    """The embedded model's full MMLU x 10 templates grid (asked, or read from the store)."""
+    from robusteval.configure import build_config
+    from robusteval.run import run_suite
+
+    config = build_config({}, {"suite": "mcq", "families": ("prompt",), "limit": limit, "max_tokens": 24,
+                               "cache_dir": cache, "out_dir": out, "run_id": f"budget-grid-{limit}"})
+    run_dir, _, _ = asyncio.run(run_suite(config, quiet=True))
+    results = json.loads((run_dir / "results.json").read_text())
+    usage = next(iter(results["models"].values()))["usage"]
+    print(f"real grid: {limit} MMLU questions x 10 templates, {usage['requests']} requests "
+          f"({usage['cached']} from the store, {usage['new']} asked now)")
+    rows = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
+    items = list(dict.fromkeys(r["item_id"] for r in rows))
+    variants = list(dict.fromkeys(r["variant"] for r in rows))
+    grid = np.full((len(items), len(variants)), np.nan)
+    for r in rows:
+        if r["correct"] is not None:
+            grid[items.index(r["item_id"]), variants.index(r["variant"])] = float(r["correct"])
+    keep = ~np.isnan(grid).any(axis=1)  # a question with a failed request is left out of the truth
+    print(f"accuracy per template: {np.round(np.nanmean(grid[keep], axis=0), 3).tolist()}")
+    return grid[keep]
 
 
 def main() -> None:
@@ -31,27 +90,19 @@ def main() -> None:
     ap.add_argument("--variants", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--resamples", type=int, default=100)
+    ap.add_argument("--real-limit", type=int, default=0, help="also the embedded model's grid of this many questions")
+    ap.add_argument("--real-cache", default=".robusteval/budget-cache")
+    ap.add_argument("--real-out", default=".robusteval/budget-runs")
+    ap.add_argument("--skip-synthetic", action="store_true")
     a = ap.parse_args()
-    print(f"{a.items} items x {a.variants} variants, {a.repeats} repeats, {a.resamples} bootstrap refits")
-    print("budget  acc_err  quant_err  spread_err  cover_acc  cover_quant  cover_spread")
-    for budget in (0.02, 0.05, 0.10, 0.25):
-        acc_err, q_err, s_err, c_acc, c_q, c_s = [], [], [], [], [], []
-        for r in range(a.repeats):
-            rng = np.random.default_rng(1000 + r)
-            truth = grid(a.items, a.variants, rng)
-            est = estimate(np.where(choose_cells(a.items, a.variants, budget, seed=r), truth, np.nan),
-                           n_resamples=a.resamples, seed=r)
-            true_acc = truth.mean(axis=0)
-            true_q = np.quantile(true_acc, QUANTILES)
-            true_spread = true_acc.max() - true_acc.min()
-            acc_err += [abs(e.value - t) for e, t in zip(est.variants, true_acc)]
-            q_err += [abs(e.value - t) for e, t in zip(est.quantiles, true_q)]
-            s_err.append(abs(est.spread.value - true_spread))
-            c_acc += [e.low <= t <= e.high for e, t in zip(est.variants, true_acc)]
-            c_q += [e.low <= t <= e.high for e, t in zip(est.quantiles, true_q)]
-            c_s.append(est.spread.low <= true_spread <= est.spread.high)
-        print(f"{budget:5.0%}  {np.mean(acc_err):7.3f}  {np.mean(q_err):9.3f}  {np.mean(s_err):10.3f}  "
-              f"{np.mean(c_acc):9.2f}  {np.mean(c_q):11.2f}  {np.mean(c_s):12.2f}")
+    if not a.skip_synthetic:
+        print(f"synthetic Rasch grid: {a.items} items x {a.variants} variants, {a.repeats} repeats, "
+              f"{a.resamples} bootstrap refits")
+        table(lambda r: rasch_grid(a.items, a.variants, np.random.default_rng(1000 + r)), a.repeats, a.resamples)
+    if a.real_limit:
+        truth = real_grid(a.real_limit, a.real_cache, a.real_out)
+        print(f"real grid ({truth.shape[0]} x {truth.shape[1]}), {a.repeats} repeats of the cell choice")
+        table(lambda r: truth, a.repeats, a.resamples)
 
 
 if __name__ == "__main__":

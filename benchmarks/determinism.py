@@ -60,7 +60,7 @@ SETTINGS: dict[str, tuple[dict, dict]] = {
 def plan(questions: int, max_tokens: int) -> list[dict]:
     """The mcq run's requests as chat bodies, in the order the suite plans them."""
     from robusteval.check_determinism import plan_requests
-    from robusteval.config import build_config
+    from robusteval.configure import build_config
     from robusteval.models.chat_format import chat_body
 
     with tempfile.TemporaryDirectory() as tmp:

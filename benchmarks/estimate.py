@@ -24,7 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from robusteval.cli import _config_from_args, build_parser, main as cli_main  # noqa: E402
+from robusteval.cli import build_parser, main as cli_main  # noqa: E402
+from robusteval.cli.run import config_from_args  # noqa: E402
 from robusteval.engine.loop import run  # noqa: E402
 from robusteval.run import estimate_suite  # noqa: E402
 
@@ -60,7 +61,7 @@ def main() -> None:
 def report(args, work: Path, seed: int) -> None:
     """Estimate the run of ``--questions`` questions drawn with ``seed``, run it, print both."""
     real = argv(args, work, args.questions, seed, f"real{seed}")
-    config = _config_from_args(build_parser(real).parse_args(real))
+    config = config_from_args(build_parser(real).parse_args(real))
     (e,) = run(estimate_suite(config))
     started = time.perf_counter()
     assert cli_main(real) == 0

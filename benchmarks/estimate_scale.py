@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 SAMPLE = ROOT.parent / "shared" / "realdata" / "mmlu-pro" / "test-sample-400.jsonl"
 
-from robusteval.cli import _config_from_args, build_parser  # noqa: E402
+from robusteval.cli import build_parser  # noqa: E402
+from robusteval.cli.run import config_from_args  # noqa: E402
 from robusteval.engine import estimate as estimate_module  # noqa: E402
 from robusteval.engine.loop import run  # noqa: E402
 from robusteval.run import estimate_suite  # noqa: E402
@@ -48,7 +49,7 @@ def build_file(sample: Path, rows: int, out: Path) -> Path:
 def timed_estimate(data: Path, families: str, cache: Path) -> tuple[float, float, list]:
     args = build_parser(["run", "mcq"]).parse_args(
         ["run", "mcq", "--data", str(data), "--all", "--families", families, "--cache-dir", str(cache), "--quiet"])
-    config = _config_from_args(args)
+    config = config_from_args(args)
     wall, cpu = time.perf_counter(), time.process_time()
     estimates = run(estimate_suite(config))
     return time.perf_counter() - wall, time.process_time() - cpu, estimates

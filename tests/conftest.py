@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
+
+# A report that cannot be written is a warning for users (their results are safe) but an error in
+# every test's run, in-process or in a subprocess (which inherits the environment).
+os.environ["ROBUSTEVAL_STRICT_REPORT"] = "1"
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Real files from the public releases, beside the repository (never copied into it).
@@ -29,6 +35,49 @@ def llama_http():
 
     with in_subprocess(parallel=2) as base_url:
         yield base_url
+
+
+class CliRun(NamedTuple):
+    """What one in-process ``robusteval`` command gave: its exit code, the run folder it wrote (None
+    if none), and what it printed."""
+
+    code: int
+    folder: Path | None
+    out: str
+    err: str
+
+    def results(self) -> dict:
+        assert self.folder is not None, f"no run folder (exit {self.code}): {self.err}"
+        return json.loads((self.folder / "results.json").read_text(encoding="utf-8"))
+
+    def samples(self) -> list[dict]:
+        assert self.folder is not None, f"no run folder (exit {self.code}): {self.err}"
+        return [json.loads(line) for line in (self.folder / "samples.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture
+def cli_run(tmp_path, capsys):
+    """``cli_run("run", "mcq", ...) -> CliRun(code, folder, out, err)``: `robusteval.cli.main` in this
+    process; a command that runs a suite (``run``, ``tree build``) gets ``--out tmp/runs --cache-dir
+    tmp/cache`` (later flags win). The folder is ``--run-id``'s, else the one new folder in tmp/runs."""
+    from robusteval.cli import main
+
+    runs = tmp_path / "runs"
+
+    def run(*args: str) -> CliRun:
+        argv = [str(a) for a in args]
+        if argv[:1] == ["run"] or argv[:2] == ["tree", "build"]:
+            argv[2:2] = ["--out", str(runs), "--cache-dir", str(tmp_path / "cache")]
+        before = set(runs.iterdir()) if runs.is_dir() else set()
+        capsys.readouterr()
+        code = main(argv)
+        captured = capsys.readouterr()
+        new = sorted(set(runs.iterdir()) - before) if runs.is_dir() else []
+        named = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--run-id"]
+        folder = runs / named[-1] if named and (runs / named[-1]).is_dir() else (new[0] if len(new) == 1 else None)
+        return CliRun(code, folder, captured.out, captured.err)
+
+    return run
 
 
 @pytest.fixture
@@ -112,7 +161,7 @@ def real_mcq_run(tmp_path_factory):
     folder, with its report written at the end of the run as every run does."""
     import asyncio
 
-    from robusteval.config import build_config
+    from robusteval.configure import build_config
     from robusteval.run import run_suite
 
     root = tmp_path_factory.mktemp("real-run")

@@ -114,7 +114,7 @@ def test_config_file_that_is_not_utf8_or_a_folder_or_holds_a_list_for_a_path(tmp
 
 
 def test_suite_options_given_as_strings_in_yaml_are_coerced_or_named(tmp_path):
-    from robusteval.config import build_config, load_config_file
+    from robusteval.configure import build_config, load_config_file
     from robusteval.errors import UserError
 
     good = tmp_path / "good.yaml"
@@ -204,6 +204,7 @@ def test_the_run_names_only_the_files_it_wrote(tmp_path, data, monkeypatch, caps
         raise RuntimeError("the plot library is gone")
 
     monkeypatch.setattr(render, "write_report", broken)
+    monkeypatch.delenv("ROBUSTEVAL_STRICT_REPORT")  # a user's run: the failure is a warning
     with StubServer() as stub:
         code = main(["run", "mcq", "--quiet", "--data", str(data), "--families", "format", "--limit", "2",
                      "--model", f"openai:m?base_url={stub.base_url}", "--cache-dir", str(tmp_path / "cache"),
@@ -214,3 +215,19 @@ def test_the_run_names_only_the_files_it_wrote(tmp_path, data, monkeypatch, caps
     wrote = [line for line in out.splitlines() if line.startswith("wrote ")]
     assert len(wrote) == 1 and "results.json, samples.jsonl" in wrote[0] and "report" not in wrote[0]
     assert not (tmp_path / "runs" / "r" / "report.html").exists()
+
+
+def test_a_report_that_fails_fails_the_test_run(tmp_path, data, monkeypatch):
+    """In the tests (ROBUSTEVAL_STRICT_REPORT, set by conftest) a report error is raised, not only
+    warned about, so no suite's report can break unnoticed."""
+    import robusteval.report.render as render
+    from robusteval.cli import main
+
+    def broken(_run_dir):
+        raise RuntimeError("the plot library is gone")
+
+    monkeypatch.setattr(render, "write_report", broken)
+    with StubServer() as stub, pytest.raises(RuntimeError, match="plot library"):
+        main(["run", "mcq", "--quiet", "--data", str(data), "--families", "format", "--limit", "2",
+              "--model", f"openai:m?base_url={stub.base_url}", "--cache-dir", str(tmp_path / "cache"),
+              "--out", str(tmp_path / "runs"), "--run-id", "r"])

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from robusteval.cli import main
-from robusteval.probes import expand
+from robusteval.probes.design import expand
 from robusteval.suites.mcq import _sample
 from robusteval.types import Item, Response
 
@@ -57,3 +59,28 @@ def test_compare_headlines_across_runs_writes_table_and_plots(tmp_path, capsys):
                                                               "metrics": {}}))
     assert main(["compare", str(tmp_path / "r1"), str(tmp_path / "r2")]) == 2
     assert "different suites" in capsys.readouterr().err
+
+
+def test_compare_shows_every_sensitivity_measure_paired_where_it_exists(tmp_path, capsys):
+    # A always says "A": right only on gold@A. B always finds the gold. 30 questions, 4 orders each.
+    _write_run(tmp_path / "a", "m1", lambda item, v: "The best answer is A")
+    _write_run(tmp_path / "b", "m2", lambda item, v: f"The best answer is {v.labels[v.order.index(item.answer)]}")
+    out = tmp_path / "cmp.json"
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--json", str(out)]) == 0
+    s = json.loads(out.read_text())["order"]["sensitivity"]
+    # worst case: A is wrong somewhere on every question (0), B never (1); paired difference +1
+    assert (s["worst_case"]["a"]["value"], s["worst_case"]["b"]["value"]) == (0.0, 1.0)
+    assert s["worst_case"]["difference"]["diff"] == 1.0 and s["worst_case"]["difference"]["n"] == 30
+    # PSS: A's (1, 0, 0, 0) per question gives 3 differing pairs of 6; B's none
+    assert s["prompt_sensi_score"]["a"]["value"] == 0.5 and s["prompt_sensi_score"]["difference"]["diff"] == -0.5
+    # flips against the published order (whose A shows option 0): where the gold is not option 0 (22
+    # questions) only gold@A moves A's answer (1 of 3); where it is (8 questions) every swap does (3 of 3)
+    assert s["flip_rate"]["a"]["value"] == pytest.approx((22 * 1 + 8 * 3) / 90)
+    assert s["flip_rate"]["difference"]["diff"] == pytest.approx(-(22 / 3 + 8) / 30)
+    assert s["flip_rate"]["b"]["value"] == 0.0
+    # MaxP / CPS are statistics of the whole matrix: side by side, no paired difference
+    assert s["max_p"]["a"]["value"] == 1.0 and s["max_p"]["b"]["value"] == 1.0 and s["max_p"]["difference"] is None
+    assert s["cps"]["a"]["value"] == 1.0 * (1 - (1.0 - 0.25))
+    printed = capsys.readouterr().out
+    assert "sensitivity: B =" in printed and "worst-case accuracy" in printed and "+1.000" in printed
+    assert "n/a (not a per-question mean)" in printed

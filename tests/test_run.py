@@ -1,6 +1,6 @@
 import asyncio
 
-from robusteval.config import build_config
+from robusteval.configure import build_config
 from robusteval.engine import Engine, Store
 from robusteval.run import ModelStarter
 from robusteval.testing.openai_stub import StubConfig, StubServer

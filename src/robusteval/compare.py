@@ -1,6 +1,8 @@
 """``robusteval compare RUN...``: headline metrics of several runs side by side (any suite), and
-for mcq, did accuracy or consistency change between two runs (two models, two prompts, two
-versions) on the same questions, as paired differences with CIs?"""
+for mcq, did accuracy, consistency or any sensitivity measure change between two runs (two models,
+two prompts, two versions) on the same questions: each measure of run A and run B with its CI, and
+the paired difference where the measure is a mean of per-question values (so a paired statistic
+exists)?"""
 
 from __future__ import annotations
 
@@ -12,7 +14,10 @@ import numpy as np
 from robusteval.errors import UserError
 from robusteval.files import atomic_write, read_jsonl
 from robusteval.metrics.consistency import item_consistency
-from robusteval.metrics.paired import paired_difference
+from robusteval.metrics.mcq_sensitivity import reference_columns
+from robusteval.metrics.paired import paired_mean_difference
+from robusteval.metrics.sensitivity import flip_counts, item_extremes, item_prompt_sensitivity, sensitivity
+from robusteval.report.table import fmt_estimate
 from robusteval.results.codec import RecordError
 from robusteval.results.mcq import SampleRow, read_rows
 from robusteval.results.persona import PersonaBoard
@@ -75,11 +80,78 @@ def compare(run_a: str, run_b: str, *, model_a: str | None = None, model_b: str 
         acc_b, cr_b = _per_item(fb, shared)
         out[family] = {
             "questions": len(shared),
-            "accuracy": paired_difference(acc_a, acc_b, seed=seed).as_dict(),
-            "consistency_rate": paired_difference(cr_a, cr_b, seed=seed).as_dict(),
+            "accuracy": paired_mean_difference(acc_a, acc_b, seed=seed).as_dict(),
+            "consistency_rate": paired_mean_difference(cr_a, cr_b, seed=seed).as_dict(),
+            "sensitivity": compare_sensitivity(fa, fb, shared, seed=seed),
         }
     if not out:
         raise UserError(f"{run_a} and {run_b} share no family to compare")
+    return out
+
+
+# the sensitivity measures that are means of per-question values, so a paired difference exists
+PAIRED_MEASURES = ("consistency_rate", "flip_rate", "worst_case", "best_case", "prompt_sensi_score")
+
+
+def _matrices(rows: list[SampleRow], item_ids: list[str]):
+    """(variants, correct items x variants (mean over samples), answers items x variants*samples)."""
+    variants = list(dict.fromkeys(r.variant for r in rows))
+    n_samples = max((r.sample for r in rows), default=0) + 1
+    index = {i: n for n, i in enumerate(item_ids)}
+    col = {v: n for n, v in enumerate(variants)}
+    total = np.zeros((len(item_ids), len(variants)))
+    count = np.zeros((len(item_ids), len(variants)))
+    answers = np.full((len(item_ids), len(variants) * n_samples), np.nan)
+    for r in rows:
+        if r.correct is None:
+            continue
+        i, j = index[r.item_id], col[r.variant]
+        total[i, j] += r.correct
+        count[i, j] += 1
+        answers[i, j * n_samples + r.sample] = -1 if r.answer_option is None else r.answer_option
+    with np.errstate(invalid="ignore", divide="ignore"):
+        correct = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    return variants, correct, answers
+
+
+def _per_item_measures(rows: list[SampleRow], item_ids: list[str]) -> dict[str, np.ndarray]:
+    """Per question, each paired measure's value (NaN where the question gives none)."""
+    variants, correct, answers = _matrices(rows, item_ids)
+    worst, best, _ = item_extremes(correct)
+    pss, _ = item_prompt_sensitivity(correct)
+    ref, name = reference_columns(rows, variants, item_ids)
+    flip = np.full(len(item_ids), np.nan)
+    if name is not None:
+        flips, compared = flip_counts(correct, answers, ref)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            flip = np.where(compared.sum(axis=1) > 0, flips.sum(axis=1) / compared.sum(axis=1), np.nan)
+    return {"consistency_rate": item_consistency(answers), "flip_rate": flip, "worst_case": worst,
+            "best_case": best, "prompt_sensi_score": pss}
+
+
+def _report(rows: list[SampleRow], item_ids: list[str], seed: int):
+    variants, correct, answers = _matrices(rows, item_ids)
+    ref, name = reference_columns(rows, variants, item_ids)
+    return sensitivity(correct, answers=answers, reference=ref if name is not None else None, reference_name=name,
+                       names=variants, seed=seed)
+
+
+def compare_sensitivity(a: list[SampleRow], b: list[SampleRow], item_ids: list[str], *, seed: int = 0) -> dict:
+    """Every sensitivity measure of one family in run A and run B (on the cells both answered), each
+    ``{"a": estimate, "b": estimate, "difference": paired difference or None}``: the paired
+    difference (mean over questions of B - A, with a CI and a permutation p-value) exists for the
+    measures that are means of per-question values; the others (spread, std, drop rate, MaxP,
+    AvgP, CPS, POSIX) are statistics of the whole matrix, shown side by side with their own CIs."""
+    from robusteval.results.sensitivity import MEASURES
+
+    report_a, report_b = _report(a, item_ids, seed), _report(b, item_ids, seed)
+    items_a, items_b = _per_item_measures(a, item_ids), _per_item_measures(b, item_ids)
+    out = {}
+    for measure, _ in MEASURES:
+        paired = (paired_mean_difference(items_a[measure], items_b[measure], seed=seed).as_dict()
+                  if measure in PAIRED_MEASURES else None)
+        out[measure] = {"a": getattr(report_a, measure).as_dict(), "b": getattr(report_b, measure).as_dict(),
+                        "difference": paired}
     return out
 
 
@@ -104,7 +176,7 @@ def compare_headlines(runs: list[str], *, out_dir: str | None = None):
         folder.mkdir(parents=True, exist_ok=True)
         lines = ["| run | model | " + " | ".join(board.metrics) + " |", "|---|---|" + "---|" * len(board.metrics)]
         for row in board.rows:
-            cells = " | ".join(_md_cell(row.values.get(m)) for m in board.metrics)
+            cells = " | ".join(fmt_estimate(row.values.get(m)) for m in board.metrics)
             lines.append(f"| {row.run_id} | {row.model} | {cells} |")
         for n, metric in enumerate(board.metrics):
             labels = [f"{row.run_id}/{row.model}" for row in board.rows]
@@ -152,7 +224,3 @@ def _estimate(row, metric: str) -> dict | None:
     return None if v is None else {"value": v[0], "ci_low": v[1], "ci_high": v[2]}
 
 
-def _md_cell(v) -> str:
-    if v is None or v[0] is None:
-        return "n/a"
-    return f"{v[0]:.3f}" + ("" if v[1] is None else f" [{v[1]:.3f}, {v[2]:.3f}]")

@@ -1,21 +1,19 @@
-"""Run configuration: flags, or a YAML file with the same keys; validated in one place."""
+"""Run configuration common to all suites (`RunConfig`), and the one function that coerces settings
+(`decode_settings`). It imports no suite: `robusteval.configure` builds a suite's configuration from
+YAML and flags with the suite's ``Options``."""
 
 from __future__ import annotations
 
-import argparse
 import os
-import re
 import types
 import typing
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from robusteval.data.shard import parse_shard
 from robusteval.errors import UserError
-from robusteval.suites import UNUSED_COMMON_SETTINGS, get_suite
+from robusteval.results.codec import RecordError, decode
 
 
 def default_cache_dir() -> Path:
@@ -51,7 +49,6 @@ class RunConfig:
     shard: str | None = None  # "I/N": a deterministic 1/N of the items (data/shard.py); `robusteval merge` joins them
 
     def validated(self) -> RunConfig:
-        suite = get_suite(self.suite)
         checks = [
             (self.limit is None or self.limit > 0, "--limit must be a positive number"),
             (self.temperature >= 0, "--temperature must be >= 0"),
@@ -74,7 +71,6 @@ class RunConfig:
         for ok, message in checks:
             if not ok:
                 raise UserError(message)
-        suite.validate(self, self.options)
         return self
 
 
@@ -92,133 +88,64 @@ def run_id_problem(run_id: str) -> str | None:
     return None
 
 
-def unused_settings_message(suite_name: str, given: list[str]) -> str:
-    """The error for common settings a suite does not read, naming the flags it does take."""
-    suite = get_suite(suite_name)
-    parser = argparse.ArgumentParser(add_help=False)
-    suite.add_arguments(parser)
-    own = [max(a.option_strings, key=len) for a in parser._actions if a.option_strings]
-    flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
-    return (f"`robusteval run {suite_name}` does not use {flags} (given as a flag or in --config); "
-            f"its own flags: {', '.join(own) or 'none'}; common flags: see `robusteval run {suite_name} --help`")
+T = typing.TypeVar("T")
+
+# pydantic's error types -> what the setting needs, in the words of the messages users see
+_EXPECTED = {
+    **dict.fromkeys(("int_parsing", "int_type", "int_from_float"), "must be an integer"),
+    **dict.fromkeys(("float_parsing", "float_type", "finite_number"), "must be a number"),
+    **dict.fromkeys(("bool_parsing", "bool_type"), "must be true or false"),
+    "string_type": "must be one text value (a name or a path)",
+}
+_LIST = "must be a list of names (or 'a,b')"
 
 
-def load_config_file(path: str, suite: str | None = None) -> dict:
-    """Read a YAML config; errors name the file and line. ``suite``: the one named on the command
-    line, whose own settings the file may also hold."""
+def decode_settings(cls: type[T], values: dict[str, Any]) -> T:
+    """``values`` (from YAML and flags) as the settings dataclass ``cls`` (`RunConfig`, a suite's
+    ``Options``): the one place settings are coerced, by the field types through the results codec
+    (YAML ``turns: "2"`` -> 2; ``families: order,format`` -> a tuple). A value that does not fit is
+    one `UserError` naming the setting and what it must be, never a traceback. Flags arrive typed."""
+    hints = typing.get_type_hints(cls)
+    prepared = {k: _prepare(k, v, hints.get(k, Any)) for k, v in values.items()}
     try:
-        with open(path, encoding="utf-8") as f:
-            data = yaml.safe_load(f)
-    except FileNotFoundError:
-        raise UserError(f"--config {path}: no such file") from None
-    except IsADirectoryError:
-        raise UserError(f"--config {path}: is a folder; give a YAML file") from None
-    except UnicodeDecodeError as exc:
-        raise UserError(f"--config {path}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
-                        f"save it as UTF-8") from None
-    except OSError as exc:
-        raise UserError(f"--config {path}: cannot read it ({exc.strerror or exc})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
-        raise UserError(f"{where}: malformed YAML ({getattr(exc, 'problem', None) or exc})") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: expected a mapping of settings (key: value), got {type(data).__name__}")
-    known = {f.name for f in fields(RunConfig)} - {"options"} | {"model"}
-    suite = suite or data.get("suite")
-    if suite is not None:
-        own = {f.name for f in fields(get_suite(str(suite)).Options)}
-        # another suite's settings (mcq's families in a persona file) are refused as unused, naming them
-        known |= own | set(UNUSED_COMMON_SETTINGS.get(str(suite), ()))
-    out = {}
-    for key, value in data.items():
-        name = str(key).replace("-", "_")
-        if name not in known:
-            raise UserError(f"{path}: unknown setting {key!r}; known: {', '.join(sorted(known))}")
-        if name == "model":
-            name = "models"
-        out[name] = value
-    return out
+        return decode(cls, prepared)
+    except RecordError as exc:
+        problem: dict[str, Any] = exc.problems[0] if exc.problems else {"loc": (), "type": "", "msg": str(exc)}
+        name = str(problem["loc"][0]) if problem["loc"] else "?"
+        inner = _inner(hints.get(name, Any))
+        expected = _EXPECTED.get(str(problem["type"]), str(problem["msg"]).lower())
+        what = _LIST if typing.get_origin(inner) is tuple else expected
+        raise UserError(f"setting {name!r} {what}, got {_shown(values.get(name))}") from None
 
 
-def _coerce(name: str, value: Any, hint: Any) -> Any:
-    """``value`` as the type ``hint`` names, where that is unambiguous (YAML ``turns: "2"`` -> 2,
-    ``families: order,format`` -> a tuple); anything else is a `UserError` naming the setting and
-    the type it needs. Flags arrive already typed and pass through unchanged."""
-    args = typing.get_args(hint)
+def _inner(hint: Any) -> Any:
+    """``X`` of ``X | None``."""
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        (hint,) = [a for a in args if a is not type(None)] or [Any]
-        args = typing.get_args(hint)
-    if hint is Any:
-        return value
+        rest = [a for a in typing.get_args(hint) if a is not type(None)]
+        return rest[0] if len(rest) == 1 else hint
+    return hint
+
+
+def _prepare(name: str, value: Any, hint: Any) -> Any:
+    """What YAML writes but the field type reads otherwise: ``a,b`` or a list of numbers for a
+    list of names, a number for a text value. A boolean is no number (pydantic would read it as 1)."""
+    hint = _inner(hint)
     if typing.get_origin(hint) is tuple:
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         if isinstance(value, (list, tuple)) and all(isinstance(v, (str, int, float)) and not isinstance(v, bool)
                                                     for v in value):
             return tuple(str(v) for v in value)
-        raise UserError(f"setting {name!r} must be a list of names (or 'a,b'), got {_shown(value)}")
-    if hint is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in ("true", "yes", "on", "false", "no", "off"):
-            return value.strip().lower() in ("true", "yes", "on")
-        raise UserError(f"setting {name!r} must be true or false, got {_shown(value)}")
-    if hint is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
-            return int(value)
-        raise UserError(f"setting {name!r} must be an integer, got {_shown(value)}")
-    if hint is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):
-            try:
-                return float(value)
-            except ValueError:
-                pass
-        raise UserError(f"setting {name!r} must be a number, got {_shown(value)}")
-    if hint is str:
-        if isinstance(value, str):
-            return value
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return str(value)
-        raise UserError(f"setting {name!r} must be one text value (a name or a path), got {_shown(value)}")
+    elif hint is str and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    elif hint in (int, float) and isinstance(value, bool):
+        raise UserError(f"setting {name!r} {_EXPECTED[f'{hint.__name__}_type']}, got {_shown(value)}")
     return value
 
 
 def _shown(value: Any) -> str:
     kind = {list: "a list", dict: "a mapping", bool: "a boolean", type(None): "nothing"}.get(type(value))
     return kind + f" ({value!r})" if kind else f"{value!r} ({type(value).__name__})"
-
-
-def build_config(file_values: dict, flag_values: dict) -> RunConfig:
-    """Defaults, overridden by the file, overridden by flags the user actually gave.
-
-    Keys that are not RunConfig fields are the suite's own settings (its ``Options``)."""
-    merged = {**file_values, **{k: v for k, v in flag_values.items() if v is not None}}
-    suite = get_suite(str(merged.get("suite", RunConfig.suite)))
-    common = {f.name for f in fields(RunConfig)}
-    option_names = {f.name for f in fields(suite.Options)}
-    if unused := [k for k in UNUSED_COMMON_SETTINGS.get(suite.NAME, ()) if k in merged and k not in option_names]:
-        raise UserError(unused_settings_message(suite.NAME, unused))
-    if unknown := sorted(set(merged) - common - option_names):
-        raise UserError(f"settings {', '.join(unknown)} do not apply to suite {suite.NAME!r}")
-    hints = {**typing.get_type_hints(RunConfig), **typing.get_type_hints(suite.Options)}
-    merged = {k: _coerce(k, v, hints.get(k, Any)) for k, v in merged.items()}
-    try:
-        options = suite.Options(**{k: v for k, v in merged.items() if k in option_names})
-        config = replace(RunConfig(), **{k: v for k, v in merged.items() if k in common}, options=options)
-    except TypeError as exc:
-        raise UserError(f"bad configuration: {exc}") from None
-    return config.validated()
 
 
 TEXT_SUFFIXES = {".csv", ".tsv", ".json", ".jsonl", ".yaml", ".yml", ".txt", ".md"}

@@ -64,3 +64,10 @@ def iter_jsonl(path: str | Path) -> Iterator[dict]:
         raise UserError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def slug(text: str, *, keep: str = "-_") -> str:
+    """``text`` as a file-name stem (plots, per-model files): letters, digits and the characters in
+    ``keep``; anything else becomes '_'. The one copy: report figures, per-model submission files and
+    persona context names all use it (with their own ``keep``)."""
+    return "".join(c if c.isalnum() or c in keep else "_" for c in text)

@@ -7,6 +7,7 @@ spec; all of them share the engine's store, limits and accounting.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -150,6 +151,8 @@ def _write_report(run_dir: Path, console: Console) -> list[Path]:
     try:
         files = write_report(run_dir)
     except Exception as exc:  # the run's results are safe; say what to do
+        if os.environ.get("ROBUSTEVAL_STRICT_REPORT"):  # the tests: a report that fails fails its run's test
+            raise
         console.print(styled("could not write the report", "yellow",
                              f" ({type(exc).__name__}: {exc}); results are in {run_dir}; "
                              f"try `robusteval report {run_dir}`"))

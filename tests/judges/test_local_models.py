@@ -47,7 +47,8 @@ def test_the_embedding_judge_encodes_off_the_event_loop(monkeypatch):
     rating = asyncio.run(go())
     assert events == ["model started", "another coroutine ran", "model done"]
     assert rating.raw == 0.0 and rating.score == 0.0  # orthogonal answers: the "unrelated" anchor
-    assert judge.clock.calls == 2 and judge.clock.seconds > 0  # the encode and the calibration, both timed
+    spent = judge.clock.spent["embedding"]
+    assert spent.calls == 2 and spent.seconds > 0  # the encode and the calibration, both timed
 
 
 def test_the_nli_judge_predicts_off_the_event_loop(monkeypatch):
@@ -63,7 +64,7 @@ def test_the_nli_judge_predicts_off_the_event_loop(monkeypatch):
 
     rating = asyncio.run(go())
     assert events == ["model started", "another coroutine ran", "model done"]
-    assert rating.score == 2.5 and judge.clock.calls == 1
+    assert rating.score == 2.5 and judge.clock.spent["nli"].calls == 1
 
 
 def test_calls_to_one_local_model_run_one_at_a_time(monkeypatch):

@@ -320,3 +320,50 @@ def test_same_numbers_as_the_consistency_module(report):
     assert report.consistency_rate_pooled.value == pytest.approx(pooled_consistency_rate(ANSWERS))
     assert report.spread.value == pytest.approx(spread(CORRECT))
     assert report.std.value == pytest.approx(std_across_variants(CORRECT))
+
+
+def test_reference_per_item():
+    # the option order's unperturbed variant is a different column per item: item 0 -> column 0,
+    # item 1 -> column 1, item 2 has none (-1) and is compared to nothing
+    correct = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 1.0, 0.0]])
+    answers = np.array([[2.0, 1.0, 2.0], [0.0, 3.0, 3.0], [1.0, 1.0, 0.0]])
+    r = sensitivity(correct, answers=answers, reference=[0, 1, -1], reference_name="published order")
+    assert r.reference == "published order"
+    # item 0 vs its answer 2: column 1 flips, column 2 keeps; item 1 vs 3: column 0 flips, column 2 keeps
+    assert r.flip_rate.value == pytest.approx(2 / 4)
+    assert [v.flip_rate.value for v in r.per_variant] == pytest.approx([1.0, 1.0, 0.0])
+    # PDR: column 0 on item 1 only: 1 - 0/1; column 1 on item 0: 1 - 0/1; column 2 on items 0, 1: 1 - 2/2
+    assert [v.drop_rate.value for v in r.per_variant] == pytest.approx([1.0, 1.0, 0.0])
+    assert r.drop_rate.value == pytest.approx(2 / 3)
+
+
+def test_reference_per_item_checked():
+    with pytest.raises(ValueError, match="a reference per item"):
+        sensitivity(CORRECT, reference=[0, 1, 5, 0])
+
+
+@pytest.mark.parametrize("max_p, avg_p, cps", [
+    # the authors' published MaxP / AvgP / CPS (SLAB-NLP/Multi-Prompt-LLM-Evaluation, data/metric results,
+    # open-source models, no filtering): LMentry "all words from category" t0_3b and alpaca-7b,
+    # "word not containing" flan-t5-xl
+    (0.8, 0.6172093023255814, 0.6537674418604651),
+    (0.78, 0.14534883720930233, 0.2849720930232558),
+    (1.0, 0.5834976988823138, 0.5834976988823138),
+])
+def test_cps_matches_the_papers_published_figures(max_p, avg_p, cps):
+    from robusteval.metrics.sensitivity import combined_performance
+
+    assert combined_performance(max_p, avg_p) == pytest.approx(cps, abs=1e-12)
+
+
+def test_score_sensitivity_of_whole_item_ratings():
+    from robusteval.metrics.similarity import score_sensitivity
+
+    # ratings 5, 3 (variation "style") and 4, 1 ("dialect"), one missing ("dialect")
+    s = score_sensitivity(np.array([5.0, 3.0, 4.0, 1.0, nan]), ["style", "style", "dialect", "dialect", "dialect"])
+    assert s.consistent_share.value == pytest.approx(2 / 4)  # 5 and 4 of the four rated
+    assert s.by_variation["style"].value == pytest.approx(4.0) and s.by_variation["dialect"].value == pytest.approx(2.5)
+    assert s.spread.value == pytest.approx(1.5)  # in rating points
+    assert s.std.value == pytest.approx(math.sqrt(((4 - 3.25) ** 2 + (2.5 - 3.25) ** 2) / 1))
+    one = score_sensitivity(np.array([5.0, 2.0]), ["style", "style"])
+    assert one.spread.value is None and one.std.value is None and one.consistent_share.value == 0.5

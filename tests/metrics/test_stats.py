@@ -85,9 +85,11 @@ def test_coverage_of_a_bernoulli_mean():
 
 
 def test_estimate_formatting_and_dict():
-    assert Estimate(None).fmt() == "n/a"
-    assert Estimate(0.5).fmt(2) == "0.50"
-    assert Estimate(0.5, 0.25, 0.75, 10).fmt(2) == "0.50 [0.25, 0.75]"
+    from robusteval.report.table import fmt_estimate
+
+    assert fmt_estimate(Estimate(None)) == "n/a"
+    assert fmt_estimate(Estimate(0.5), 2) == "0.50"
+    assert fmt_estimate(Estimate(0.5, 0.25, 0.75, 10), 2) == "0.50 [0.25, 0.75]"
     assert Estimate(0.5, 0.25, 0.75, 10).as_dict() == {"value": 0.5, "ci_low": 0.25, "ci_high": 0.75, "n": 10}
 
 

@@ -28,7 +28,7 @@ SPEC = "llamacpp?n_threads=1"
 
 def _requests_file(tmp_path: Path) -> Path:
     from robusteval.check_determinism import plan_requests
-    from robusteval.config import build_config
+    from robusteval.configure import build_config
 
     config = build_config({}, {"suite": "mcq", "limit": 5, "families": ("order", "format"),
                                "max_tokens": MAX_TOKENS, "cache_dir": str(tmp_path / "plan")})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from robusteval.errors import UserError
-from robusteval.probes import Design, expand
+from robusteval.probes.design import Design, expand
 from robusteval.probes.fewshot import ShotPool
 from robusteval.probes.templates import BASE_TEMPLATE, load_templates
 from robusteval.types import Item

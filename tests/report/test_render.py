@@ -216,3 +216,20 @@ def test_persona_validity_table_names_the_mds_method():
     persona = {"suite": "persona", "metrics": {"m": {"rank_order_stability": est, "validity": validity}}}
     (section,) = sections(Run(None, persona))
     assert section.tables[0].columns[1] == "MDS Stress-1 (leaderboard)"
+
+
+def test_explorer_rows_carry_the_label_their_suite_wrote(cli_run, mcq_file):
+    """Each suite's Sample names the fields that tell its rows apart; samples.jsonl carries the
+    label, and the explorer shows it (no list of keys in the report)."""
+    from robusteval.files import read_jsonl
+    from robusteval.testing.openai_stub import StubServer
+
+    with StubServer() as stub:
+        run = cli_run("run", "mcq", "--quiet", "--data", mcq_file, "--families", "order", "--limit", "1",
+                      "--model", f"openai:stub?base_url={stub.base_url}")
+    assert run.code == 0, run.err
+    samples = read_jsonl(run.folder / "samples.jsonl")
+    assert {s["label"] for s in samples} == {f"{s['model']} · order · {s['variant']} · 0" for s in samples}
+    (item,) = build_explorer(samples)
+    assert [r.label for r in item.rows] == [s["label"] for s in samples]
+    assert len(item.rows) == 4 and all(" · gold@" in r.label for r in item.rows)

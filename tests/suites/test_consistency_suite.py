@@ -98,7 +98,7 @@ def test_submission_and_side_by_side_answers():
 def test_end_to_end_with_the_embedded_model(tmp_path):
     """Two tiny prompt sets, the embedded model as model under test and oracle, plus the embedding
     judge: every file is written, ratings are in range or missing, and a rerun asks nothing new."""
-    from robusteval.config import build_config
+    from robusteval.configure import build_config
     from robusteval.run import run_suite
 
     data = tmp_path / "sets.jsonl"

@@ -103,6 +103,25 @@ def test_generated_sets_exact_counts_metrics_and_files(runs):
     assert record.metrics.encode() == results["metrics"]
 
 
+def test_sensitivity_of_the_ratings_through_the_stub(runs):
+    from robusteval.report.model import Run
+    from robusteval.report.sections.consistency import sections
+
+    _, folder = runs["generated"]
+    results = json.loads((folder / "results.json").read_text())
+    s = results["metrics"]["judges"]["embedding"]["models"]["openai:stub"]["sensitivity"]
+    # the three items are rated 5.0 (the stub says the same thing to every variant): all at or above 4;
+    # one variation type, so nothing to spread across
+    assert s["threshold"] == 4.0 and s["consistent_share"]["value"] == 1.0
+    assert s["spread"]["value"] is None and s["std"]["value"] is None
+    assert s["by_variation"]["typo+ocr+formality"]["value"] == 5.0
+    [section] = sections(Run(folder, results))
+    table = next(t for t in section.tables if "sensitivity across variation types" in t.title)
+    assert table.columns[:4] == ("model", "share rated >= 4", "spread (best - worst variation)",
+                                 "std across variations")
+    assert table.rows[0][0] == "openai:stub" and table.rows[0][1].startswith("1.00") and table.rows[0][2] == "n/a"
+
+
 def test_the_saved_sets_reload_with_data_and_give_the_same_numbers(runs):
     code, folder = runs["reloaded"]
     assert code == 0

@@ -12,7 +12,8 @@ from dataclasses import replace
 import pytest
 from rich.console import Console
 
-from robusteval.config import RunConfig, build_config
+from robusteval.config import RunConfig
+from robusteval.configure import build_config
 from robusteval.data.hallucigen import load_items
 from robusteval.engine import Engine, Store
 from robusteval.errors import UserError

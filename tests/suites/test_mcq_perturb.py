@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from robusteval.cli import main
-from robusteval.config import build_config
+from robusteval.configure import build_config
 from robusteval.data.mcq import load_items
 from robusteval.errors import UserError
 from robusteval.probes.apply import perturb_text

@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from robusteval.cli import main
-from robusteval.suites.tree import add_build_command, run_build_command
+from robusteval.cli.tree import add_parser as add_build_command, run_command as run_build_command
 
 pytestmark = pytest.mark.slow
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -20,7 +20,7 @@ FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 def _build(tmp_path) -> Path:
     parser = argparse.ArgumentParser(prog="robusteval")
-    add_build_command(parser.add_subparsers(dest="command"))
+    add_build_command(parser.add_subparsers(dest="command"), full=True)
     out = tmp_path / "trees.json"
     args = parser.parse_args(["tree", "build", "--data", str(FIXTURES / "popqa_small.jsonl"), "--limit", "1",
                               "--depth", "1", "--paraphrases", "1", "--lexical", "1", "--retries", "1",

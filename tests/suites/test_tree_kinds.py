@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from robusteval.config import build_config
+from robusteval.configure import build_config
 from robusteval.data.qa import QAItem
 from robusteval.probes.paraphrase import LLMParaphraser
 from robusteval.probes.rewrites import INSTRUCTIONS

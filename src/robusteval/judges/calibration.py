@@ -22,11 +22,15 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from importlib import resources
+from typing import TYPE_CHECKING
 
 import numpy as np
 import yaml
 
 from robusteval.judges.base import SCALE_MAX
+
+if TYPE_CHECKING:
+    from robusteval.judges.embedding import Embedder
 
 SAME_TOPIC_SCORE = 2.0
 KINDS = ("unrelated", "same_topic", "same")
@@ -61,16 +65,15 @@ def anchor_pairs(crosslingual: bool = False) -> dict[str, list[tuple[str, str]]]
 
 
 @functools.lru_cache(maxsize=8)
-def calibrate(embedder_name: str, crosslingual: bool = False) -> Calibration:
-    """The calibration of a named embedder on the bundled anchors (computed once per process)."""
-    from robusteval.judges.embedding import load_embedder
-
-    embedder = load_embedder(embedder_name)
+def calibrate(embedder: Embedder, crosslingual: bool = False) -> Calibration:
+    """The calibration of an embedder (`judges.embedding.load_embedder`) on the bundled anchors
+    (computed once per process). The embedder is given, not loaded here: the embedding judge
+    calibrates, so loading would be an import cycle."""
     means = {}
     pairs = anchor_pairs(crosslingual)
     for kind, kind_pairs in pairs.items():
         a = embedder.encode([p[0] for p in kind_pairs])
         b = embedder.encode([p[1] for p in kind_pairs])
         means[kind] = float(np.mean(np.sum(a * b, axis=1)))
-    return Calibration(embedder_name, crosslingual, means["unrelated"], means["same_topic"], means["same"],
+    return Calibration(embedder.name, crosslingual, means["unrelated"], means["same_topic"], means["same"],
                        sum(len(p) for p in pairs.values()))

@@ -94,11 +94,11 @@ class EmbeddingJudge:
     name = "embedding"
 
     def __init__(self, embedder: str = "auto"):
-        from robusteval.judges.base import LocalModelClock
+        from robusteval.engine.local import LocalWork
 
         self.embedder = embedder
         self.calibrations: dict[str, dict] = {}  # the calibrations used, for results.json
-        self.clock = LocalModelClock()
+        self.clock = LocalWork()  # off the event loop, its time accounted
 
     def embedder_for(self, languages: tuple[str, ...]) -> str:
         if self.embedder != "auto":
@@ -112,10 +112,10 @@ class EmbeddingJudge:
         name = self.embedder_for(languages)
         if len(answers) < 2:
             return Rating(None, detail="fewer than two answers")
-        vectors = await self.clock.run(lambda: load_embedder(name).encode(answers))
+        vectors = await self.clock.run("embedding", lambda: load_embedder(name).encode(answers))
         cosine = mean_pairwise_cosine(vectors)
         crosslingual = len({lang.lower()[:2] for lang in languages}) > 1
-        calibration = await self.clock.run(calibrate, name, crosslingual)
+        calibration = await self.clock.run("embedding", lambda: calibrate(load_embedder(name), crosslingual))
         self.calibrations[f"{name}{'/crosslingual' if crosslingual else ''}"] = calibration.as_dict()
         score = calibration.to_scale(cosine)
         if not np.isfinite(score):

@@ -97,15 +97,15 @@ class NLIJudge:
     name = "nli"
 
     def __init__(self, model_name: str):
-        from robusteval.judges.base import LocalModelClock
+        from robusteval.engine.local import LocalWork
 
         self.model_name = model_name
-        self.clock = LocalModelClock()
+        self.clock = LocalWork()  # off the event loop, its time accounted
 
     async def rate(self, answers: list[str], hint: str | None, languages: tuple[str, ...]):
         from robusteval.judges.base import SCALE_MAX, Rating
 
         if len(answers) < 2:
             return Rating(None, detail="fewer than two answers")
-        value = await self.clock.run(lambda: mean_bidirectional(load_nli(self.model_name), answers))
+        value = await self.clock.run("nli", lambda: mean_bidirectional(load_nli(self.model_name), answers))
         return Rating(SCALE_MAX * value, raw=value, detail=self.model_name)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from robusteval.judges.base import SCALE_MAX
+from robusteval.metrics.stability import spearman  # over the units both judges rated
 
 
 def krippendorff_alpha(ratings: np.ndarray) -> float | None:
@@ -27,15 +27,6 @@ def krippendorff_alpha(ratings: np.ndarray) -> float | None:
         return None
     value = float(krippendorff.alpha(reliability_data=ratings, level_of_measurement="interval"))
     return value if np.isfinite(value) else None
-
-
-def spearman(a: np.ndarray, b: np.ndarray) -> float | None:
-    """Spearman's rho over the units both judges rated; None with fewer than 3 or a constant side."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    both = ~np.isnan(a) & ~np.isnan(b)
-    if both.sum() < 3 or np.ptp(a[both]) == 0 or np.ptp(b[both]) == 0:
-        return None
-    return float(spearmanr(a[both], b[both]).statistic)
 
 
 def unit_agreement(scores: np.ndarray, scale_max: float = SCALE_MAX) -> float | None:

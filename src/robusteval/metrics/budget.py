@@ -1,8 +1,10 @@
 """Budgeted estimation: what the full items x variants grid would show, from a fraction of its cells.
 
-Design (`choose_cells`): every item gets ``k`` or ``k + 1`` of the variants (k = budget x variants,
-at least one), assigned round-robin from a seeded shuffle, so each variant is asked of nearly the
-same number of items and every item is seen. Stratified over items and variants; not adaptive.
+Design (`choose_cells`): every item gets ``k`` or ``k + 1`` of the variants (k = budget x variants),
+assigned round-robin from a seeded shuffle, so each variant is asked of nearly the same number of
+items. Below one cell per item (a 2% budget on 10 variants) a seeded sample of the items gets one
+cell each, so the budget is what is asked; an item never asked is predicted as an average item
+(its parameter stays at the penalty's zero). Stratified over items and variants; not adaptive.
 
 Model (`estimate`): correctness follows a Rasch (one-parameter IRT) model, as PromptEval fits with
 item and template parameters: logit P(item i right under variant j) = a_i + b_j, fitted by
@@ -10,19 +12,29 @@ L2-penalised logistic regression on the asked cells (scikit-learn). A variant's 
 over items of the asked cell where there is one, else the fitted probability. Reported: each
 variant's accuracy, the 5/50/95% quantiles of the variants' accuracies, and the spread (best minus
 worst), each with a 95% percentile interval from a bootstrap over items that refits the model on
-every resample, so the interval carries the estimation's own error as well as the sampling of items.
+every resample and completes the grid with answers drawn from the fitted probabilities, so the
+interval carries the estimation's own error, the sampling of items and the unasked answers' noise.
 
-Cells are values in [0, 1] (mean correctness over samples) or NaN (not asked, or failed).
+Cells are values in [0, 1] (mean correctness over samples) or NaN (not asked, or failed). A
+family whose items have different variants (``order`` on 3- and 4-option questions) passes
+``exists``: cells that are no variant of their item are neither asked nor averaged.
+
+In a suite (`plan`, `observed_grid`): one grid per family, its columns the family's variant names in
+order of first appearance, its cells chosen by `choose_cells` seeded from the run's seed and the
+family's name, so a rerun asks the same cells and a run without ``--budget`` finds them cached.
 """
 
 from __future__ import annotations
 
+import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from robusteval.metrics.stats import Estimate
+from robusteval.results.budget import BudgetEstimate
 
 QUANTILES = (0.05, 0.5, 0.95)
 
@@ -32,9 +44,9 @@ def choose_cells(n_items: int, n_variants: int, budget: float, seed: int = 0) ->
     if not 0 < budget <= 1:
         raise ValueError("budget must be in (0, 1]")
     rng = np.random.default_rng(seed)
-    total = max(n_items, round(budget * n_items * n_variants))
+    total = max(1, round(budget * n_items * n_variants))
     per_item = np.full(n_items, total // n_items)
-    per_item[rng.permutation(n_items)[: total % n_items]] += 1
+    per_item[rng.permutation(n_items)[: total % n_items]] += 1  # below one cell per item: a sample of items
     per_item = np.minimum(per_item, n_variants)
     order = rng.permutation(n_variants)
     mask = np.zeros((n_items, n_variants), dtype=bool)
@@ -72,28 +84,86 @@ def fit_grid(observed: np.ndarray, *, c: float = 1.0) -> np.ndarray:
     return np.where(np.isnan(full), predicted, full)
 
 
-@dataclass(frozen=True)
-class BudgetEstimate:
-    variants: tuple[Estimate, ...]  # each variant's estimated accuracy
-    quantiles: tuple[Estimate, ...]  # of the variants' accuracies, at QUANTILES
-    spread: Estimate
-    asked: int  # cells asked
-    cells: int  # cells in the full grid
-
-
-def _summary(grid: np.ndarray) -> np.ndarray:
-    acc = np.nanmean(grid, axis=0)
+def _summary(grid: np.ndarray, exists: np.ndarray) -> np.ndarray:
+    acc = np.nanmean(np.where(exists, grid, np.nan), axis=0)
     return np.concatenate([acc, np.quantile(acc, QUANTILES), [acc.max() - acc.min()]])
 
 
-def estimate(observed: np.ndarray, *, n_resamples: int = 200, seed: int = 0, level: float = 0.95) -> BudgetEstimate:
-    """Per-variant accuracy, quantiles and spread of the full grid, from the asked cells of ``observed``."""
+def _complete(fitted: np.ndarray, unasked: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``fitted`` with each unasked cell drawn as an answer: 1 with its fitted probability, else 0."""
+    return np.where(unasked, (rng.random(fitted.shape) < fitted).astype(float), fitted)
+
+
+def estimate(observed: np.ndarray, *, names: Iterable[str] | None = None, exists: np.ndarray | None = None,
+             budget: float = 1.0, n_resamples: int = 200, seed: int = 0, level: float = 0.95) -> BudgetEstimate:
+    """Per-variant accuracy (named by ``names``, else "0", "1", ...), quantiles and spread of the full
+    grid, from the asked cells of ``observed``; ``exists`` marks the cells that are variants at all."""
     n_items, n_vars = observed.shape
-    point = _summary(fit_grid(observed))
+    exists = np.ones(observed.shape, dtype=bool) if exists is None else exists
+    unasked = np.isnan(observed)
     rng = np.random.default_rng(seed)
-    draws = np.array([_summary(fit_grid(observed[rng.integers(0, n_items, n_items)])) for _ in range(n_resamples)])
+    fitted = fit_grid(observed)
+    # The full grid's unasked cells are answers (0 or 1), not probabilities: its quantiles and spread
+    # carry their noise (a spread of noisy accuracies is wider than of their expectations). So the
+    # point values of quantiles and spread are their mean over grids completed with draws from the
+    # fitted probabilities, and every bootstrap refit is completed with such a draw too.
+    completed = np.mean([_summary(_complete(fitted, unasked, rng), exists) for _ in range(50)], axis=0)
+    point = np.concatenate([_summary(fitted, exists)[:n_vars], completed[n_vars:]])
+    draws = []
+    for _ in range(n_resamples):
+        rows = rng.integers(0, n_items, n_items)
+        draws.append(_summary(_complete(fit_grid(observed[rows]), unasked[rows], rng), exists[rows]))
     tail = (1 - level) / 2
-    low, high = np.nanquantile(draws, tail, axis=0), np.nanquantile(draws, 1 - tail, axis=0)
+    low, high = np.nanquantile(np.array(draws), tail, axis=0), np.nanquantile(np.array(draws), 1 - tail, axis=0)
     est = [Estimate(float(v), float(lo), float(hi), n_items) for v, lo, hi in zip(point, low, high)]
-    return BudgetEstimate(tuple(est[:n_vars]), tuple(est[n_vars:n_vars + len(QUANTILES)]), est[-1],
-                          int((~np.isnan(observed)).sum()), n_items * n_vars)
+    labels = [str(n) for n in names] if names is not None else [str(j) for j in range(n_vars)]
+    return BudgetEstimate(variants=dict(zip(labels, est[:n_vars])),
+                          quantiles={f"{q:.0%}": e for q, e in zip(QUANTILES, est[n_vars:n_vars + len(QUANTILES)])},
+                          spread=est[-1], asked=int((~np.isnan(observed) & exists).sum()),
+                          cells=int(exists.sum()), budget=budget)
+
+
+@dataclass(frozen=True)
+class Grid:
+    """One family's items x variants grid under a budget: which cells exist and which are asked."""
+
+    family: str
+    item_ids: tuple[str, ...]
+    variants: tuple[str, ...]
+    exists: np.ndarray
+    asked: np.ndarray
+
+    def cells(self) -> set[tuple[str, str, str]]:
+        """The asked cells as (item id, family, variant name)."""
+        return {(self.item_ids[i], self.family, self.variants[j]) for i, j in np.argwhere(self.asked)}
+
+
+def plan(item_ids: list[str], cells: Iterable[tuple[str, str, str]], budget: float, seed: int = 0) -> dict[str, Grid]:
+    """Per family, the cells to ask of ``cells`` (item id, family, variant name): `choose_cells` on
+    the family's grid, seeded from ``seed`` and the family's name (a stable hash, not Python's)."""
+    by_family: dict[str, dict[str, None]] = {}
+    present: set[tuple[str, str, str]] = set()
+    for item_id, family, variant in cells:
+        by_family.setdefault(family, {})[variant] = None
+        present.add((item_id, family, variant))
+    out = {}
+    for family, names in by_family.items():
+        variants = tuple(names)
+        exists = np.array([[(i, family, v) in present for v in variants] for i in item_ids], dtype=bool)
+        chosen = choose_cells(len(item_ids), len(variants), budget, seed=zlib.crc32(f"{seed}:{family}".encode()))
+        out[family] = Grid(family, tuple(item_ids), variants, exists, chosen & exists)
+    return out
+
+
+def observed_grid(grid: Grid, answers: Iterable[tuple[str, str, bool | None]]) -> np.ndarray:
+    """The grid's cells from (item id, variant name, correct) answers: the mean over an answer's
+    samples, NaN where nothing was answered (not asked, or failed)."""
+    row = {item_id: i for i, item_id in enumerate(grid.item_ids)}
+    col = {v: j for j, v in enumerate(grid.variants)}
+    total, count = np.zeros(grid.exists.shape), np.zeros(grid.exists.shape)
+    for item_id, variant, correct in answers:
+        if correct is None or item_id not in row or variant not in col:
+            continue
+        total[row[item_id], col[variant]] += correct
+        count[row[item_id], col[variant]] += 1
+    return np.where(count > 0, total / np.maximum(count, 1), np.nan)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from robusteval.metrics.classification import INVALID, cohen_kappa, fleiss_kappa, matthews, scores
-from robusteval.metrics.stats import Estimate, bootstrap, proportion
+from robusteval.metrics.stats import Estimate, bootstrap, finite as _finite, proportion
 from robusteval.results.codec import decode
 from robusteval.results.hallucination import GeneratorMetrics, StepMetrics
 
@@ -229,10 +229,6 @@ def generation_record(generated: Sequence, judged: Sequence, *, seed: int = 0,
     """`generation_metrics` as typed records, by generator."""
     return decode(dict[str, GeneratorMetrics], generation_metrics(generated, judged, seed=seed,
                                                                   n_resamples=n_resamples))
-
-
-def _finite(x: float) -> float | None:
-    return float(x) if x is not None and np.isfinite(x) else None
 
 
 __all__ = ["agreement", "chose_first", "classification_block", "detection_rows", "detector_metrics",

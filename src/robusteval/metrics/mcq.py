@@ -21,6 +21,7 @@ from robusteval.metrics.consistency import (
     macro_of_sums,
     std_of,
 )
+from robusteval.metrics.mcq_sensitivity import is_unperturbed, measures
 from robusteval.metrics.stats import Estimate, bootstrap_sums, proportion, share_bootstrap, spread_interval
 from robusteval.probes.choices import LETTERS
 from robusteval.probes.design import crossed_name
@@ -55,6 +56,8 @@ class McqSample(Protocol):
     def gold_label(self) -> str: ...
     @property
     def correct(self) -> bool | None: ...
+    @property
+    def order(self) -> tuple[int, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -69,9 +72,6 @@ class FamilyMatrices:
     gold: np.ndarray  # items x label positions: answered variants whose gold sat at each position
 
 
-ABSENT = -2  # an answer cell with no reply (the variant was not asked, or its request failed)
-
-
 class _FamilyTally:
     """One family's replies as compact per-item arrays, filled one sample at a time."""
 
@@ -81,7 +81,8 @@ class _FamilyTally:
         self.columns: dict[str, int] = {}  # variant name -> column, in order of first appearance
         self.correct_sum: list[np.ndarray] = []  # per variant: items (int32)
         self.correct_n: list[np.ndarray] = []
-        self.answers: dict[tuple[int, int], np.ndarray] = {}  # (variant, sample) -> items (int8: option, -1, ABSENT)
+        # (variant, sample) -> per item: the original option chosen, -1 invalid, NaN absent or failed
+        self.answers: dict[tuple[int, int], np.ndarray] = {}
         self.n_samples = 1
         self.categories = np.array(["" for _ in range(n_items)], dtype=object)
         self.chosen = np.zeros((n_items, 0), dtype=np.int32)  # items x label positions
@@ -90,6 +91,8 @@ class _FamilyTally:
         self.invalid: list[int] = []
         self.failed: list[int] = []
         self.samples = 0
+        self.reference = np.full(n_items, -1)  # per item: the column of its unperturbed variant
+        self.logliks: dict[int, np.ndarray] = {}  # --scoring loglik: variant -> items x options
 
     def add(self, i: int, s: McqSample) -> None:
         variant = str(s.variant)
@@ -106,6 +109,10 @@ class _FamilyTally:
         self.answered[j] += s.status != "failed"
         self.invalid[j] += s.status == "invalid"
         self.failed[j] += s.status == "failed"
+        if is_unperturbed(variant, s.order):
+            self.reference[i] = j
+        if logliks := getattr(s, "logliks", ()):
+            self._add_logliks(i, j, s.order, logliks)
         if len(s.labels) > self.chosen.shape[1]:
             grow = ((0, 0), (0, len(s.labels) - self.chosen.shape[1]))
             self.chosen, self.gold = np.pad(self.chosen, grow), np.pad(self.gold, grow)
@@ -115,11 +122,32 @@ class _FamilyTally:
         self.correct_n[j][i] += 1
         column = self.answers.get((j, s.sample))
         if column is None:
-            column = self.answers[j, s.sample] = np.full(self.n_items, ABSENT, dtype=np.int8)
+            column = self.answers[j, s.sample] = np.full(self.n_items, np.nan)
         column[i] = -1 if s.answer_option is None else s.answer_option
-        self.gold[i, s.labels.index(s.gold_label)] += 1
+        if s.labels:  # open-answer math shows no labels: no position to count
+            self.gold[i, s.labels.index(s.gold_label)] += 1
         if s.status == "ok" and s.answer_label is not None:
             self.chosen[i, s.labels.index(s.answer_label)] += 1
+
+    def _add_logliks(self, i: int, j: int, order: tuple[int, ...], logliks: tuple[float, ...]) -> None:
+        width = max([len(order), *(m.shape[1] for m in self.logliks.values())])
+        for key, m in self.logliks.items():
+            if m.shape[1] < width:
+                self.logliks[key] = np.pad(m, ((0, 0), (0, width - m.shape[1])), constant_values=np.nan)
+        if j not in self.logliks:
+            self.logliks[j] = np.full((self.n_items, width), np.nan)
+        for position, option in enumerate(order):
+            self.logliks[j][i, option] = logliks[position]
+
+    def loglik_tensor(self) -> np.ndarray | None:
+        """Items x variants x options (`metrics.mcq_sensitivity.loglik_tensor`); None without logliks."""
+        if not self.logliks:
+            return None
+        width = max(m.shape[1] for m in self.logliks.values())
+        out = np.full((self.n_items, len(self.columns), width), np.nan)
+        for j, m in self.logliks.items():
+            out[:, j, :m.shape[1]] = m
+        return out
 
     def matrices(self) -> FamilyMatrices:
         n_vars = len(self.columns)
@@ -127,7 +155,7 @@ class _FamilyTally:
         correct_n = np.column_stack(self.correct_n).astype(float) if n_vars else np.zeros((self.n_items, 0))
         answers = np.full((self.n_items, n_vars * self.n_samples), np.nan)
         for (j, k), column in self.answers.items():
-            answers[:, j * self.n_samples + k] = np.where(column == ABSENT, np.nan, column)
+            answers[:, j * self.n_samples + k] = column
         with np.errstate(invalid="ignore", divide="ignore"):
             correct = np.where(correct_n > 0, correct_sum / np.maximum(correct_n, 1), np.nan)
         return FamilyMatrices(list(self.columns), correct, answers, self.categories, self.chosen.astype(float),
@@ -232,6 +260,8 @@ def family_metrics_of(t: _FamilyTally, *, seed: int = 0, n_resamples: int = 1000
         failed=sum(t.failed),
         position_bias=position_bias(m),
         macro_accuracy=macro(category_sums(m.correct, m.categories)) if has_categories else None,
+        sensitivity=measures(t.reference, t.loglik_tensor(), m.variants, m.correct, m.answers, seed=seed,
+                             n_resamples=n_resamples),
     )
 
 

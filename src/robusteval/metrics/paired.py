@@ -30,8 +30,9 @@ class PairedDifference:
         return self.__dict__.copy()
 
 
-def paired_difference(a: np.ndarray, b: np.ndarray, *, seed: int = 0, n_resamples: int = 2000) -> PairedDifference:
-    """Mean of b - a over questions answered in both, with a 95% CI and a two-sided p-value."""
+def paired_mean_difference(a: np.ndarray, b: np.ndarray, *, seed: int = 0, n_resamples: int = 2000) -> PairedDifference:
+    """Mean of b - a over questions answered in both (the mean of per-question differences, not a
+    difference of pooled ratios), with a 95% CI and a two-sided p-value."""
     keep = ~(np.isnan(a) | np.isnan(b))
     a, b = a[keep], b[keep]
     n = len(a)

@@ -30,7 +30,7 @@ from robusteval.metrics.stability import (
     stability_matrix,
     win_rates,
 )
-from robusteval.metrics.stats import bootstrap
+from robusteval.metrics.stats import bootstrap, finite as _finite
 from robusteval.probes.persona import Context
 from robusteval.results.codec import decode
 from robusteval.results.persona import BoardEntry, Game, ModelStability, PersonaBoard
@@ -220,10 +220,6 @@ def leaderboard(metrics: Mapping[str, ModelStability | dict], contexts: list[str
 def model_record(*args, **kwargs) -> ModelStability:
     """`model_metrics` as a typed record."""
     return decode(ModelStability, json_safe(model_metrics(*args, **kwargs)))
-
-
-def _finite(x) -> float | None:
-    return float(x) if x is not None and np.isfinite(x) else None
 
 
 def json_safe(x):

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robusteval.data.persona import VALUES
+from robusteval.metrics.stats import finite as _finite
 
 # The magnifying glass: each higher-order value and the basic values it contains (hedonism is
 # shared between openness and self-enhancement in theory; we keep it with openness).
@@ -272,12 +273,6 @@ def mean_fit(fits: dict[str, CFAFit]) -> dict[str, float | None]:
     return out
 
 
-def _finite(x) -> float | None:
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
 
 
 __all__ = ["HIGHER_ORDER", "MDS_METHODS", "CFAFit", "MDSResult", "cfa_fit", "magnifying_glass", "mds_structure",

@@ -27,6 +27,7 @@ bootstrap over items.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,17 +85,23 @@ class SensitivityReport:
                 "per_variant": {v.name: v.as_dict() for v in self.per_variant}}
 
 
-def sensitivity(correct: np.ndarray, *, answers: np.ndarray | None = None, reference: int | str | None = 0,
+Reference = int | str | Sequence[int] | np.ndarray | None
+
+
+def sensitivity(correct: np.ndarray, *, answers: np.ndarray | None = None, reference: Reference = 0,
                 names: list[str] | tuple[str, ...] | None = None, loglik: np.ndarray | None = None,
-                scale: tuple[float, float] = (0.0, 1.0), seed: int = 0,
-                n_resamples: int = 1000) -> SensitivityReport:
+                scale: tuple[float, float] = (0.0, 1.0), seed: int = 0, n_resamples: int = 1000,
+                reference_name: str | None = None) -> SensitivityReport:
     """All sensitivity measures of an items x variants matrix, each with a 95% interval by item.
 
     ``correct``: items x variants scores (NaN = missing), in [0, 1] unless ``scale`` = (low, high)
     says otherwise (a judge's 0-5 similarity: ``scale=(0, 5)``); they are mapped to [0, 1] first.
     ``answers``: items x (variants x samples) answer ids, -1 invalid, NaN missing; without them the
     consistency rates are n/a and flips are flips of correctness. ``reference``: the column (index
-    or name) of the unperturbed variant, or None. ``names``: the variants' names. ``loglik``: items x
+    or name) of the unperturbed variant, or None; or one column per item (-1: the item has none),
+    where the unperturbed variant differs by item (the option order: the published order puts the
+    gold at a different letter in each question), named ``reference_name`` in the report.
+    ``names``: the variants' names. ``loglik``: items x
     variants x options log-probabilities for POSIX (needs ``answers``). ``seed`` and
     ``n_resamples`` drive the bootstraps (deterministic for a seed).
     """
@@ -103,7 +110,7 @@ def sensitivity(correct: np.ndarray, *, answers: np.ndarray | None = None, refer
     names = tuple(names) if names is not None else tuple(f"v{j}" for j in range(n_vars))
     if len(names) != n_vars:
         raise ValueError(f"{len(names)} names for {n_vars} variants")
-    ref = _reference(reference, names)
+    ref = _reference(reference, names, n_items)
     a = None if answers is None else _answers(answers, n_items, n_vars)
 
     def boot(per_item: np.ndarray, statistic) -> Estimate:
@@ -126,26 +133,39 @@ def sensitivity(correct: np.ndarray, *, answers: np.ndarray | None = None, refer
     pss, has_pairs = item_prompt_sensitivity(c)
     max_p, cps = template_extremes(filled, answered, n_resamples=n_resamples, seed=seed)
 
+    # per item and variant: both it and the item's reference answered (never the reference itself)
+    if ref is not None:
+        rows = np.arange(n_items)
+        ref_col = np.where(ref >= 0, ref, 0)
+        ref_score = np.where(ref >= 0, filled[rows, ref_col], 0.0)
+        both = (answered & (answered[rows, ref_col] & (ref >= 0))[:, None]
+                & (np.arange(n_vars)[None, :] != ref[:, None]))
     per_variant = []
     for j, name in enumerate(names):
         drop = flip = Estimate(None, n=n_items)
-        if ref is not None and j != ref:
-            both = answered[:, j] & answered[:, ref]
-            drop = boot(np.column_stack([filled[:, j] * both, filled[:, ref] * both]), _drop)
+        if ref is not None and both[:, j].any():
+            drop = boot(np.column_stack([filled[:, j] * both[:, j], ref_score * both[:, j]]), _drop)
             flip = proportion(flips[:, j], compared[:, j])
         per_variant.append(VariantSensitivity(name, proportion(filled[:, j], answered[:, j]), drop, flip))
 
-    if ref is not None and n_vars > 1:
-        others = [j for j in range(n_vars) if j != ref]
-        both = answered[:, others] & answered[:, [ref]]
-        drop_sums = np.column_stack([filled[:, others] * both, filled[:, [ref]] * both])
+    others = [] if ref is None else [j for j in range(n_vars) if both[:, j].any()]
+    if others:
+        drop_sums = np.column_stack([filled[:, others] * both[:, others], ref_score[:, None] * both[:, others]])
         drop_rate = boot(drop_sums, _mean_drop)
-        flip_rate = proportion(flips[:, others].sum(axis=1), compared[:, others].sum(axis=1))
+        flip_rate = proportion(flips.sum(axis=1), compared.sum(axis=1))
     else:
         drop_rate = flip_rate = Estimate(None, n=n_items)
+    if ref is None:
+        ref_label = None
+    elif reference_name is not None:
+        ref_label = reference_name
+    elif len(set(ref.tolist())) == 1 and ref[0] >= 0:
+        ref_label = names[int(ref[0])]
+    else:
+        ref_label = "per item"
 
     return SensitivityReport(
-        variants=names, reference=None if ref is None else names[ref], items=int(has.sum()),
+        variants=names, reference=ref_label, items=int(has.sum()),
         consistency_rate=consistency, consistency_rate_pooled=pooled, flip_rate=flip_rate,
         spread=spread_interval(filled, answered, n_resamples=n_resamples, seed=seed),
         std=boot(per_variant_sums, lambda s: std_of(_accuracies(s, n_vars))),
@@ -164,28 +184,36 @@ def sensitivity(correct: np.ndarray, *, answers: np.ndarray | None = None, refer
 # -- per-item building blocks (pure, vectorised over items) ----------------------------------------
 
 
-def flip_counts(correct: np.ndarray, answers: np.ndarray | None, reference: int) -> tuple[np.ndarray, np.ndarray]:
+def flip_counts(correct: np.ndarray, answers: np.ndarray | None,
+                reference: int | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per item and variant: (flips, comparisons) against the reference variant.
 
-    With ``answers`` a flip is an answer that differs from the reference's answer to the same item
-    (every sample of the variant against every sample of the reference; an invalid reply never
-    matches, as in the consistency rate). Without them it is a change of correctness,
-    |correct_v - correct_ref| (fractional for means over samples). The reference's own column is 0/0.
+    ``reference`` is a column, or one column per item (-1: the item has no reference, so nothing
+    is compared). With ``answers`` a flip is an answer that differs from the reference's answer to
+    the same item (every sample of the variant against every sample of the reference; an invalid
+    reply never matches, as in the consistency rate). Without them it is a change of correctness,
+    |correct_v - correct_ref| (fractional for means over samples). The reference's own cell is 0/0.
     """
     c = np.asarray(correct, dtype=float)
     n_items, n_vars = c.shape
+    ref = np.broadcast_to(np.asarray(reference, dtype=int), (n_items,))
+    has_ref = ref >= 0
+    rows, col = np.arange(n_items), np.where(has_ref, ref, 0)
     if answers is None:
-        both = ~np.isnan(c) & ~np.isnan(c[:, [reference]])
-        flips = np.where(both, np.abs(c - c[:, [reference]]), 0.0)
+        ref_score = c[rows, col][:, None]
+        both = ~np.isnan(c) & ~np.isnan(ref_score) & has_ref[:, None]
+        flips = np.where(both, np.abs(c - ref_score), 0.0)
         compared = both.astype(float)
     else:
         blocks = np.asarray(answers, dtype=float).reshape(n_items, n_vars, -1)  # items x variants x samples
-        ref = blocks[:, reference, :]
-        present = ~np.isnan(blocks)[:, :, :, None] & ~np.isnan(ref)[:, None, None, :]
-        same = (blocks[:, :, :, None] == ref[:, None, None, :]) & (ref[:, None, None, :] >= 0)
+        ref_answers = blocks[rows, col, :]  # items x samples
+        present = (~np.isnan(blocks)[:, :, :, None] & ~np.isnan(ref_answers)[:, None, None, :]
+                   & has_ref[:, None, None, None])
+        same = (blocks[:, :, :, None] == ref_answers[:, None, None, :]) & (ref_answers[:, None, None, :] >= 0)
         compared = present.sum(axis=(2, 3)).astype(float)
         flips = (present & ~same).sum(axis=(2, 3)).astype(float)
-    flips[:, reference] = compared[:, reference] = 0.0
+    own = np.arange(n_vars)[None, :] == ref[:, None]
+    flips[own] = compared[own] = 0.0
     return flips, compared
 
 
@@ -231,12 +259,18 @@ def template_extremes(correct: np.ndarray, answered: np.ndarray, *, n_resamples:
         return Estimate(None, n=n), Estimate(None, n=n)
     ratios, low, high = ratios[keep], low[keep], high[keep]
     best, mean = float(ratios.max()), float(ratios.mean())
-    value = best * (1 - (best - mean))
+    value = combined_performance(best, mean)
     if n < 2:
         return Estimate(best, n=n), Estimate(value, n=n)
     cps_low, cps_high = _cps_range(low, high, best)
     return (Estimate(best, float(low.max()), float(high.max()), n),
             Estimate(value, min(cps_low, value), max(cps_high, value), n))
+
+
+def combined_performance(max_p: float, avg_p: float) -> float:
+    """Mizrahi et al. 2024's CPS: MaxP x saturation, saturation = 1 - (MaxP - AvgP). Checked against
+    the authors' own published metric tables (docs/metrics.md), not only the paper's prose."""
+    return max_p * (1 - (max_p - avg_p))
 
 
 def _cps_range(low: np.ndarray, high: np.ndarray, best: float) -> tuple[float, float]:
@@ -354,16 +388,22 @@ def _scores(correct: np.ndarray, scale: tuple[float, float]) -> np.ndarray:
     return (c - low) / (high - low)
 
 
-def _reference(reference: int | str | None, names: tuple[str, ...]) -> int | None:
+def _reference(reference: Reference, names: tuple[str, ...], n_items: int) -> np.ndarray | None:
+    """The reference column of every item (-1: none), or None without a reference."""
     if reference is None:
         return None
     if isinstance(reference, str):
         if reference not in names:
             raise ValueError(f"reference {reference!r} is not one of the variants {list(names)}")
-        return names.index(reference)
-    if not 0 <= reference < len(names):
-        raise ValueError(f"reference column {reference} is out of range for {len(names)} variants")
-    return int(reference)
+        return np.full(n_items, names.index(reference))
+    if isinstance(reference, (int, np.integer)):
+        if not 0 <= reference < len(names):
+            raise ValueError(f"reference column {reference} is out of range for {len(names)} variants")
+        return np.full(n_items, int(reference))
+    per_item = np.asarray(reference, dtype=int)
+    if per_item.shape != (n_items,) or per_item.max(initial=-1) >= len(names) or per_item.min(initial=-1) < -1:
+        raise ValueError(f"a reference per item must be {n_items} columns in -1..{len(names) - 1}")
+    return per_item
 
 
 def _answers(answers: np.ndarray, n_items: int, n_vars: int) -> np.ndarray:
@@ -374,5 +414,5 @@ def _answers(answers: np.ndarray, n_items: int, n_vars: int) -> np.ndarray:
     return a
 
 
-__all__ = ["SensitivityReport", "VariantSensitivity", "flip_counts", "item_extremes", "item_posix",
-           "item_prompt_sensitivity", "posix", "posix_matrix", "sensitivity", "template_extremes"]
+__all__ = ["SensitivityReport", "VariantSensitivity", "combined_performance", "flip_counts", "item_extremes",
+           "item_posix", "item_prompt_sensitivity", "posix", "posix_matrix", "sensitivity", "template_extremes"]

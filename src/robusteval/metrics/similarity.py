@@ -13,15 +13,20 @@ from typing import Protocol
 import numpy as np
 
 from robusteval.metrics.agreement import agreement_report
-from robusteval.metrics.stats import bootstrap
+from robusteval.metrics.sensitivity import sensitivity
+from robusteval.metrics.stats import Estimate, bootstrap, proportion
 from robusteval.results.codec import decode
 from robusteval.results.consistency import (
     Agreement,
     ConsistencyMetrics,
     JudgeSimilarity,
     ModelSimilarity,
+    ScoreSensitivity,
     VariationMean,
 )
+
+SCALE = (0.0, 5.0)
+CONSISTENT = 4.0  # ELOQUENT's oracle: 4 = the answers say the same with small differences
 
 VARIANTS_SCOPE = "variants"  # a rating of one answer per variant; "sampling:N" rates variant N's samples
 
@@ -67,7 +72,8 @@ def summarise(ratings: Sequence[RatingLike], items: Sequence[ItemLike], models: 
             per_model[model] = ModelSimilarity(
                 sum=bootstrap(column, nansum, seed=seed), mean=bootstrap(column, nanmean, seed=seed),
                 rated=int(np.sum(~np.isnan(column))), missing=int(np.sum(np.isnan(column))),
-                by_variation=_by_variation(column, items), sampling_mean=sampling_mean, style_effect=style_effect)
+                by_variation=_by_variation(column, items), sampling_mean=sampling_mean, style_effect=style_effect,
+                sensitivity=score_sensitivity(column, [i.variation for i in items], seed=seed))
         by_judge[judge] = JudgeSimilarity(
             table={item_id: {m: rounded(table[i, j]) for j, m in enumerate(models)}
                    for i, item_id in enumerate(item_ids)},
@@ -78,6 +84,34 @@ def summarise(ratings: Sequence[RatingLike], items: Sequence[ItemLike], models: 
         units = [f"{item_id}|{m}" for item_id in item_ids for m in models]
         agreement = decode(Agreement, agreement_report(variant_scores, units))
     return ConsistencyMetrics(judges=by_judge, agreement=agreement)
+
+
+def score_sensitivity(scores: np.ndarray, variations: list[str], *, threshold: float = CONSISTENT,
+                      seed: int = 0) -> ScoreSensitivity:
+    """The measures that apply to 0-5 ratings of whole items (one rating per item, over all its
+    variants' answers): the share rated >= ``threshold``, and the spread, standard deviation and
+    means across variation types, from `metrics.sensitivity` on the items x variations matrix (one
+    cell per item). In rating points; spread and std are n/a with fewer than two variation types."""
+    scores = np.asarray(scores, dtype=float)
+    names = list(dict.fromkeys(variations))
+    matrix = np.full((len(scores), len(names)), np.nan)
+    matrix[np.arange(len(scores)), [names.index(v) for v in variations]] = scores
+    report = sensitivity(matrix, reference=None, names=names, scale=SCALE, seed=seed)
+    width = SCALE[1] - SCALE[0]
+
+    def points(e: Estimate, offset: float = 0.0) -> Estimate:
+        def at(x: float | None) -> float | None:
+            return None if x is None else offset + x * width
+        return Estimate(at(e.value), at(e.low), at(e.high), e.n)
+
+    rated = ~np.isnan(scores)
+    several = len(names) > 1
+    return ScoreSensitivity(
+        threshold=threshold,
+        consistent_share=proportion(np.where(rated, scores >= threshold, 0.0), rated),
+        spread=points(report.spread) if several else Estimate(None, n=len(scores)),
+        std=points(report.std) if several else Estimate(None, n=len(scores)),
+        by_variation={v.name: points(v.accuracy, SCALE[0]) for v in report.per_variant})
 
 
 def _table(ratings: Sequence[RatingLike], judge: str, scope: str, item_ids: list[str],

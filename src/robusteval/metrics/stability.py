@@ -31,20 +31,22 @@ def tie_safe(x: np.ndarray, digits: int = RANK_DIGITS) -> np.ndarray:
     return np.where(finite, np.round(x * scale) / scale, x)
 
 
-def spearman(x: np.ndarray, y: np.ndarray) -> float:
-    """Spearman's rho over the rows where both are present; NaN with < 3 rows or a constant side."""
+def spearman(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Spearman's rho over the rows where both are finite (NaN or an infinity is a missing value),
+    ranked after `tie_safe` (values equal in exact arithmetic tie); None when it is undefined: fewer
+    than 3 such rows, or a constant side. The one copy: judges' agreement and personas' stability
+    use it; None (not NaN) because the value goes to results.json, where NaN is not JSON."""
     x, y = tie_safe(x), tie_safe(y)
     ok = np.isfinite(x) & np.isfinite(y)
     if ok.sum() < 3 or np.ptp(x[ok]) == 0 or np.ptp(y[ok]) == 0:
-        return float("nan")
+        return None
     return float(spearmanr(x[ok], y[ok]).statistic)
 
 
 def rank_order_stability(a: np.ndarray, b: np.ndarray) -> float:
     """Mean over values (columns) of Spearman's rho of the personas (rows) between two contexts;
     values whose correlation is undefined are left out (NaN if none is defined)."""
-    rhos = [spearman(a[:, v], b[:, v]) for v in range(a.shape[1])]
-    rhos = [r for r in rhos if np.isfinite(r)]
+    rhos = [r for v in range(a.shape[1]) if (r := spearman(a[:, v], b[:, v])) is not None]
     return float(np.mean(rhos)) if rhos else float("nan")
 
 

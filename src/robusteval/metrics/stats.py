@@ -44,13 +44,6 @@ class Estimate:
     def as_dict(self) -> dict:
         return {"value": self.value, "ci_low": self.low, "ci_high": self.high, "n": self.n}
 
-    def fmt(self, digits: int = 3) -> str:
-        if self.value is None:
-            return "n/a"
-        if self.low is None:
-            return f"{self.value:.{digits}f}"
-        return f"{self.value:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
-
 
 def wilson(p: np.ndarray | float, n: np.ndarray | float, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Wilson's score interval for a share ``p`` observed over ``n`` trials (both may be arrays,
@@ -110,7 +103,7 @@ def bootstrap(rows: np.ndarray, statistic: Callable[[np.ndarray], float], *, n_r
     """Bootstrap interval of ``statistic(rows)`` resampling rows (= items) with replacement."""
     rows = np.asarray(rows)
     n = len(rows)
-    value = _finite(statistic(rows))
+    value = finite(statistic(rows))
     if value is None or n < 2:
         return Estimate(value, n=n)
     rng = np.random.default_rng(seed)
@@ -170,7 +163,7 @@ def bootstrap_sums(per_item: np.ndarray, statistic: Callable[[np.ndarray], np.nd
     n = len(per_item)
     total = per_item.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        value = _finite(statistic(total[None, :])[0])
+        value = finite(statistic(total[None, :])[0])
     if value is None or n < 2:
         return Estimate(value, n=n)
     (sums,) = resampled_sums(np.random.default_rng(seed), n_resamples, per_item)
@@ -223,9 +216,15 @@ def _interval(value: float, draws: np.ndarray, jackknife: np.ndarray | None, n: 
     return Estimate(value, float(low), float(high), n)
 
 
-def _finite(x: float) -> float | None:
-    x = float(x)
-    return x if np.isfinite(x) else None
+def finite(x: object) -> float | None:
+    """``x`` as a float, or None where it is no finite number (NaN, an infinity, None, text): the
+    form a statistic takes in results.json, where NaN is not JSON. The one copy (stats, psychometrics,
+    hallucination agreement)."""
+    try:
+        value = float(x)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return value if np.isfinite(value) else None
 
 
 def spread_interval(numerators: np.ndarray, denominators: np.ndarray, *, n_resamples: int = 1000,

@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from robusteval.metrics.sensitivity import sensitivity
 from robusteval.metrics.stats import Estimate, bootstrap
 from robusteval.probes.paraphrase import Cost
 from robusteval.rag.pipeline import STAGES
+from robusteval.results.sensitivity import Sensitivity
 from robusteval.results.tree import (
     GroupMetrics,
     ModeComparison,
@@ -166,7 +168,32 @@ def mode_metrics(rows: Sequence[TreeSample], item_ids: Sequence[str], *, seed: i
         search_recall=pooled(rows, item_ids, lambda s: s.search_has_answer, seed=seed) if rag else None,
         context_recall=pooled(rows, item_ids, lambda s: s.context_has_answer, seed=seed) if rag else None,
         failure_stages=failure_table(rows) if rag else None,
+        sensitivity_by_kind=grouping_sensitivity(rows, item_ids, lambda s: s.kind, "root", seed=seed),
+        sensitivity_by_level=grouping_sensitivity(rows, item_ids, lambda s: str(s.level), "0", seed=seed),
     )
+
+
+def grouping_sensitivity(rows: Sequence[TreeSample], item_ids: Sequence[str], key: Callable[[TreeSample], str],
+                         reference: str, *, seed: int = 0) -> Sensitivity | None:
+    """The sensitivity measures of a tree's node groups (kinds or levels) as its variants: per tree,
+    each group's accuracy (the mean over its nodes), the root's group as the reference. Answers are
+    open text, so no consistency rate, and a flip is a change of correctness against the root; no
+    POSIX. None with fewer than two groups (nothing varies)."""
+    groups = sorted({key(s) for s in rows}, key=lambda g: (g != reference, int(g) if g.isdigit() else 0, g))
+    if len(groups) < 2:
+        return None
+    index = {i: n for n, i in enumerate(item_ids)}
+    col = {g: n for n, g in enumerate(groups)}
+    total = np.zeros((len(item_ids), len(groups)))
+    count = np.zeros((len(item_ids), len(groups)))
+    for s in rows:
+        if (v := correct(s)) is not None:
+            total[index[s.item_id], col[key(s)]] += v
+            count[index[s.item_id], col[key(s)]] += 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scores = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    report = sensitivity(scores, reference=reference if reference in col else None, names=groups, seed=seed)
+    return Sensitivity.of(report)
 
 
 def failure_table(rows: Sequence[TreeSample]) -> dict[str, StageCount]:

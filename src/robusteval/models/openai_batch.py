@@ -41,14 +41,17 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import aiohttp
 
 from robusteval.errors import BackendError, UserError
 from robusteval.models.chat_format import chat_body, parse_chat_completion
 from robusteval.models.openai_compat import RETRYABLE_STATUS, OpenAIBackend
-from robusteval.models.spec import ModelSpec
 from robusteval.types import Completion, GenParams, Message
+
+if TYPE_CHECKING:  # spec.load_backend imports the backends
+    from robusteval.models.spec import ModelSpec
 
 BATCH_LIMIT = 50_000  # OpenAI's most requests in one batch
 ENDPOINT = "/v1/chat/completions"

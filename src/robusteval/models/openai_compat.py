@@ -8,12 +8,9 @@ the proxy variables (``HTTPS_PROXY``, ``NO_PROXY``).
 
 Why not the official ``openai`` SDK (which DESIGN.md names for HTTP APIs): the backend needs two
 requests, ``GET /models`` and ``POST`` of a JSON body, and the engine already owns retries, timeouts,
-rate limits and parsing. Measured in benchmarks/engine_throughput.py on 2 cores (docs/performance.md),
-the SDK spent 0.8-0.9 ms of CPU per request (building httpx requests and pydantic options around
-the same aiohttp transport) against 0.20-0.24 ms for aiohttp alone; at concurrency 64 and 50 ms
-latency the bare SDK reached 0.71-0.76 of ideal throughput, the engine on aiohttp 0.86-0.87.
-Importing the SDK also added 0.5 s to every cached rerun. lm-evaluation-harness posts to these
-endpoints with aiohttp too.
+rate limits and parsing. On aiohttp alone the client costs a quarter of the SDK's CPU per
+request and a cached rerun does not import it (benchmarks/engine_throughput.py; figures in
+docs/performance.md). lm-evaluation-harness posts to these endpoints with aiohttp too.
 """
 
 from __future__ import annotations
@@ -23,6 +20,7 @@ import math
 import os
 import ssl
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 from urllib.request import getproxies, proxy_bypass
 
@@ -31,9 +29,11 @@ import aiohttp
 from robusteval import __version__
 from robusteval.errors import BackendError, UserError
 from robusteval.models.chat_format import chat_body, parse_chat_completion, plain_prompt
-from robusteval.models.spec import ModelSpec
 from robusteval.redact import add_secret, redact
 from robusteval.types import Completion, GenParams, Message
+
+if TYPE_CHECKING:  # spec.load_backend imports the backends
+    from robusteval.models.spec import ModelSpec
 
 OPENAI_URL = "https://api.openai.com/v1"
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
@@ -207,7 +207,7 @@ def _headers(key: str | None) -> dict[str, str]:
 def _env_proxy(url: str) -> str | None:
     """The proxy the environment names for ``url`` (``HTTPS_PROXY``/``HTTP_PROXY``, unless ``NO_PROXY``
     covers the host), looked up once. aiohttp's ``trust_env`` looks it up, and reads ~/.netrc, on
-    every request: 0.5 ms of CPU each, more than the rest of the client together."""
+    every request, which costs more CPU than the rest of the client together."""
     parts = urlparse(url)
     proxy = getproxies().get(parts.scheme)
     return proxy if proxy and not proxy_bypass(parts.hostname or "") else None

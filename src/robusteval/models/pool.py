@@ -32,12 +32,14 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from robusteval.errors import BackendError, UserError
 from robusteval.models.openai_compat import OpenAIBackend
-from robusteval.models.spec import ModelSpec
 from robusteval.types import Completion, GenParams, Message
+
+if TYPE_CHECKING:  # spec.load_backend imports the backends
+    from robusteval.models.spec import ModelSpec
 
 T = TypeVar("T")
 

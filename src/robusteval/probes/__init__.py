@@ -1,7 +1,5 @@
 """Perturbations: each turns an item into variants. Option labels and orders (`choices`), prompt
-templates (`templates`), worked examples (`fewshot`), and the design that combines them (`design`)."""
+templates (`templates`), worked examples (`fewshot`), and the design that combines them (`design`).
 
-from robusteval.probes.choices import LABEL_STYLES
-from robusteval.probes.design import FAMILIES, Design, expand
-
-__all__ = ["FAMILIES", "LABEL_STYLES", "Design", "expand"]
+Nothing is imported here: importing one probe (e.g. the `registry`) runs this file first, and a
+re-export of `design` would pull in templates and readers, an import cycle (tests/test_imports.py)."""

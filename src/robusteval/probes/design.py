@@ -1,7 +1,10 @@
 """Which variants a run asks: families vary one axis each, ``--cross`` varies several together.
 
 Axes: the label style (`format`), the option order (`order`), the prompt template (`prompt`), the
-template with worked examples before the question (`fewshot`), and the question's text under any
+template with worked examples before the question (`fewshot`), the sampled draw (`seeds`: the base
+prompt asked ``Design.seeds`` times at ``Design.seed_temperature``, SCORE's non-greedy robustness;
+each draw a variant ``seed0``, ``seed1``... whose ``Variant.draw`` the suite turns into the request's
+sample index and backend seed, so K=5 then K=10 asks only the 5 new draws), and the question's text under any
 perturbation of `probes.registry` (`typo`, `paraphrase`, `language:de`, ...). A perturbation's axis
 is the original question plus its copies, which are written before expanding (rewrites go through
 a model) and handed in as `Design.copies`; `expand` stays pure. Everything not varied stays at the
@@ -18,10 +21,11 @@ from dataclasses import dataclass, field, replace
 
 from robusteval.probes.choices import BASE_STYLE, LABEL_STYLES, LabelStyle, format_options, gold_swaps, identity
 from robusteval.probes.fewshot import ShotPool, fewshot_messages
+from robusteval.probes.registry import SAMPLING
 from robusteval.probes.templates import BASE, Template, render
 from robusteval.types import Item, Message, Variant
 
-FAMILIES = ("format", "order", "prompt", "fewshot")
+FAMILIES = ("format", "order", "prompt", "fewshot", *SAMPLING)
 ORIGINAL = "original"  # the unperturbed member of a perturbation family's group
 
 
@@ -42,6 +46,8 @@ class Design:
     n_shots: int = 5
     multiturn: bool = True
     seed: int = 0
+    seeds: int = 5  # draws of the seeds family
+    seed_temperature: float = 0.7
     # item id -> perturbation family -> the copies that passed their checks (a copy that did not
     # is absent, so its group is smaller; the suite counts it)
     copies: Mapping[str, Mapping[str, tuple[Copy, ...]]] = field(default_factory=dict)
@@ -58,6 +64,7 @@ class _Setting:
     shots: bool = False
     question: str | None = None  # a perturbed copy's question (None: the item's)
     options: tuple[str, ...] | None = None  # a perturbed copy's options (None: the item's)
+    draw: int | None = None  # a sampled draw (seeds family); None: the run's decoding
 
 
 _FORMATS = tuple(_Setting(name, style=style) for name, style in LABEL_STYLES.items())  # the same for every item
@@ -72,6 +79,8 @@ def _axis(family: str, item: Item, design: Design) -> list[_Setting]:
         return [_Setting(t.name, template=t) for t in design.templates]
     if family == "fewshot":
         return [_Setting(f"{t.name}+{design.n_shots}shot", template=t, shots=True) for t in design.templates]
+    if family == "seeds":
+        return seed_settings(design)
     copies = design.copies.get(item.id, {})
     if family in copies:
         return [_Setting(ORIGINAL), *(_Setting(c.name, question=c.question, options=c.options)
@@ -90,7 +99,14 @@ def _combine(settings: tuple[_Setting, ...]) -> _Setting:
             out = replace(out, template=s.template, shots=s.shots or out.shots)
         if s.question is not None:
             out = replace(out, question=s.question, options=s.options)
+        if s.draw is not None:
+            out = replace(out, draw=s.draw)
     return out
+
+
+def seed_settings(design: Design) -> list[_Setting]:
+    """The seeds family's axis: draw ``k`` is named ``seed{k}`` (stable as K grows)."""
+    return [_Setting(f"seed{k}", draw=k) for k in range(design.seeds)]
 
 
 def expand(item: Item, families: list[str] | tuple[str, ...], design: Design = Design(),
@@ -127,4 +143,4 @@ def _build(item: Item, family: str, s: _Setting, design: Design) -> Variant:
                                  category=shot.category)
             examples.append((shot_prompt, f"The best answer is {shot_labels[shot.answer]}."))
         messages = fewshot_messages(examples, prompt, multiturn=design.multiturn)
-    return Variant(item.id, family, s.name, labels, order, messages)
+    return Variant(item.id, family, s.name, labels, order, messages, draw=s.draw)

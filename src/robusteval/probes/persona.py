@@ -23,6 +23,7 @@ from robusteval.data.persona import (
 )
 from robusteval.engine.estimate import CHARS_PER_TOKEN
 from robusteval.errors import UserError
+from robusteval.files import slug
 from robusteval.probes.choices import LETTERS
 from robusteval.types import Message
 
@@ -104,7 +105,7 @@ def truncate_context(context: Context, max_tokens: int | None) -> tuple[Context,
 
 
 def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in text.lower())[:24].strip("_") or "custom"
+    return slug(text.lower(), keep="")[:24].strip("_") or "custom"
 
 
 def persona_system(persona: Persona) -> str:

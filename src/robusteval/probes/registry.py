@@ -76,6 +76,20 @@ class Rewrite:
 Perturbation = TextPerturbation | Rewrite
 
 
+@dataclass(frozen=True)
+class Sampling:
+    """A family that varies the decoding, not the text: the same prompt drawn several times at a
+    temperature above 0, each draw its own cached request. Kept out of `REGISTRY` (which suites
+    apply to texts); mcq's design (`probes.design`) offers these as families."""
+
+    name: str
+    description: str
+
+    @property
+    def kind(self) -> str:
+        return "sampling"
+
+
 def _lexical(kind: str, prob: float = 0.1) -> TextFn:
     """A LexEval lexical perturbation that always changes something it can change (`lexical.perturb`)."""
     return Rated(partial(lexical.perturb, kind), prob)
@@ -116,6 +130,9 @@ REGISTRY: dict[str, Perturbation] = {p.name: p for p in (
     _rewrite("topicalisation", "the topic moved to the front"),
     _rewrite("friend", "asked on behalf of a friend"),
 )}
+
+# SCORE's non-greedy robustness: K draws at temperature T (mcq's --seeds, --seed-temperature).
+SAMPLING: dict[str, Sampling] = {"seeds": Sampling("seeds", "the same prompt sampled K times at temperature T")}
 
 PARAMETERISED: dict[str, Callable[[str], Perturbation]] = {
     "language": lambda code: Rewrite(f"language:{code}", f"translated into {code}", rewrites.translation(code),

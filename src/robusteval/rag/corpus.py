@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,9 +84,15 @@ def _jsonl_documents(path: Path):
         yield Document(str(row.get("id", f"{path.stem}-{n}")), str(row.get("title") or ""), text)
 
 
-def _tokens(texts: list[str]) -> list[list[str]]:
-    from robusteval.rag.retrievers import bm25s_module
+def bm25s_module():
+    """bm25s, imported on first use; it sets its logger to DEBUG on import (one line per index)."""
+    import bm25s
 
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    return bm25s
+
+
+def _tokens(texts: list[str]) -> list[list[str]]:
     return bm25s_module().tokenize(texts, stopwords="en", show_progress=False, return_ids=False)
 
 
@@ -102,8 +109,6 @@ class LocalKB:
         self._bm25 = self._load_or_build()
 
     def _load_or_build(self):
-        from robusteval.rag.retrievers import bm25s_module
-
         bm25s = bm25s_module()
         if self.index_dir and (self.index_dir / "bm25").is_dir():
             return bm25s.BM25.load(str(self.index_dir / "bm25"))

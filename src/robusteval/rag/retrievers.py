@@ -7,26 +7,17 @@ same passage found for many nodes is embedded once.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from robusteval.rag.corpus import Passage
+from robusteval.rag.corpus import Passage, bm25s_module
 
 if TYPE_CHECKING:
     from robusteval.probes.tree import Encoder
 
 RETRIEVERS = ("bm25", "dense")
-
-
-def bm25s_module():
-    """bm25s, imported on first use; it sets its logger to DEBUG on import (one line per index)."""
-    import bm25s
-
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
-    return bm25s
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from robusteval.data.consistency import PromptSet
-from robusteval.report.model import slug
+from robusteval.report.model import rating_text, slug
 from robusteval.results.consistency import JudgeSimilarity
 
 VARIANTS_SCOPE = "variants"
@@ -51,7 +51,7 @@ def answers_markdown(answers: Sequence[Any], ratings: Sequence[Any], items: list
             cells = [_cell(by_key[m, item.id, i].response if (m, item.id, i) in by_key else None) for m in models]
             label = f"{i + 1} ({_cell(v.name)})" if v.name else str(i + 1)
             lines.append(f"| {label} | {v.language} | {_cell(v.prompt)} | " + " | ".join(cells) + " |")
-        rated = ", ".join(f"{m} {j}: {_fmt(scores.get((m, item.id, j)))}" for m in models for j in judges)
+        rated = ", ".join(f"{m} {j}: {rating_text(scores.get((m, item.id, j)))}" for m in models for j in judges)
         lines += ["", f"Ratings (0-5): {rated}", ""]
     return "\n".join(lines)
 
@@ -60,10 +60,6 @@ def _cell(text: str | None) -> str:
     if text is None:
         return "*(failed)*"
     return text.replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
-
-
-def _fmt(x: float | None) -> str:
-    return "missing" if x is None else f"{x:.2f}"
 
 
 def heatmap_png(judge: JudgeSimilarity, items: list[PromptSet], models: list[str], name: str) -> bytes | None:

@@ -1,7 +1,7 @@
 """The sample explorer: the variants of one item side by side, with what changed between them.
 
-Works on any suite's samples.jsonl: rows are grouped by ``item_id``; each row's label is made of
-whatever identifies it (model, family, variant, sample, ...); the prompt is diffed word by word
+Works on any suite's samples.jsonl: rows are grouped by ``item_id``; each row's label is the one its
+suite wrote (``label``: model, family, variant, sample, ...); the prompt is diffed word by word
 against the group's first prompt, so a reader sees exactly which words a perturbation touched.
 """
 
@@ -11,8 +11,6 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-LABEL_KEYS = ("model", "family", "variant", "language", "step", "context", "node", "level", "kind", "judge",
-              "scope", "sample")
 PROMPT_KEYS = ("prompt", "question", "source", "text")
 RESPONSE_KEYS = ("response", "answer", "output")
 
@@ -97,6 +95,14 @@ def verdict(sample: dict) -> str:
     return sample.get("status") or ""
 
 
+def _label(sample: dict) -> str:
+    """The row's own ``label`` (each suite's Sample names the fields that tell its rows apart); runs
+    written before samples carried one show model and variant."""
+    if sample.get("label"):
+        return str(sample["label"])
+    return " · ".join(str(sample[k]) for k in ("model", "variant") if sample.get(k) not in (None, ""))
+
+
 MAX_ITEMS = 200  # items the explorer shows: the first ones of samples.jsonl
 
 
@@ -123,7 +129,7 @@ def build_explorer(samples: list[dict], *, max_items: int = MAX_ITEMS) -> list[E
     for item_id, rows in list(groups.items())[:max_items]:
         base = _first(rows[0], PROMPT_KEYS) or ""
         built = tuple(ExplorerRow(
-            label=" · ".join(f"{s[k]}" for k in LABEL_KEYS if s.get(k) not in (None, "")),
+            label=_label(s),
             prompt_diff=word_diff(base, _first(s, PROMPT_KEYS) or ""),
             response=_first(s, RESPONSE_KEYS) or (s.get("detail") if s.get("kind") == "rating" else None),
             verdict=verdict(s), status=str(s.get("status", ""))) for s in rows)

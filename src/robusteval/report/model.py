@@ -10,6 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from robusteval.files import slug
+from robusteval.report.table import fmt_estimate
+
+__all__ = ["estimate_text", "fmt_estimate", "slug"]  # re-exported: the sections import them from here
+
 
 @dataclass(frozen=True)
 class Figure:
@@ -63,10 +68,8 @@ class Run:
         return self.results.get("run_id", getattr(self.path, "name", "?"))
 
 
-def estimate_text(est: dict | None, digits: int = 3) -> str:
-    from robusteval.report.table import fmt_estimate
-
-    return fmt_estimate(est, digits)
+# The one value-with-interval formatter, under the name the report sections use.
+estimate_text = fmt_estimate
 
 
 def headline_from(model: str, metric: str, est: dict | None, higher_is_better: bool = True) -> Headline:
@@ -74,10 +77,10 @@ def headline_from(model: str, metric: str, est: dict | None, higher_is_better: b
     return Headline(model, metric, est.get("value"), est.get("ci_low"), est.get("ci_high"), higher_is_better)
 
 
-def slug(text: str) -> str:
-    """``text`` as a file-name stem (plots, per-model files): letters, digits, '-' and '_' only."""
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)
+def rating_text(x: float | None) -> str:
+    """A judge's 0-5 rating: two decimals, or "missing" where the judge gave none (never 0)."""
+    return "missing" if x is None else f"{x:.2f}"
 
 
 def number_text(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
+    return fmt_estimate(x)

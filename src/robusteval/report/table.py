@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -11,15 +12,27 @@ from rich.text import Text
 if TYPE_CHECKING:  # annotations only: printing needs no statistics library
     from robusteval.metrics.stats import Estimate
     from robusteval.results.mcq import CopyCounts, FamilyMetrics
+    from robusteval.results.sensitivity import Sensitivity
 
 
-def fmt_estimate(est: dict | None, digits: int = 3) -> str:
-    """An `Estimate.as_dict()` as "value [low, high]" (or "n/a")."""
-    if not est or est.get("value") is None:
+def fmt_estimate(est: Estimate | Mapping | Sequence | float | None, digits: int = 3) -> str:
+    """A value with its interval as text: "value [low, high]", "value" without an interval, "n/a"
+    without a value. The one copy of this formatting (terminal tables, report sections, compare):
+    ``est`` is an `Estimate`, its JSON form (``{value, ci_low, ci_high}``), a ``(value, low, high)``
+    tuple, or a bare number."""
+    if est is None or isinstance(est, (int, float)):
+        value, low, high = est, None, None
+    elif hasattr(est, "low") and hasattr(est, "high"):  # an Estimate (not imported: see above)
+        value, low, high = est.value, est.low, est.high  # type: ignore[union-attr]
+    elif isinstance(est, Mapping):
+        value, low, high = est.get("value"), est.get("ci_low"), est.get("ci_high")
+    else:
+        value, low, high = (*est, None, None)[:3]
+    if value is None:
         return "n/a"
-    if est.get("ci_low") is None:
-        return f"{est['value']:.{digits}f}"
-    return f"{est['value']:.{digits}f} [{est['ci_low']:.{digits}f}, {est['ci_high']:.{digits}f}]"
+    if low is None or high is None:
+        return f"{value:.{digits}f}"
+    return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
 def print_mcq(console: Console, model: str, metrics: dict[str, FamilyMetrics]) -> None:
@@ -34,18 +47,29 @@ def print_mcq(console: Console, model: str, metrics: dict[str, FamilyMetrics]) -
         table.add_column("answered", justify="right")
         table.add_column("invalid", justify="right")
         table.add_column("failed", justify="right")
+        against = fm.sensitivity is not None and fm.sensitivity.reference is not None
+        if against:  # each variant against the unperturbed one
+            table.add_column("drop rate (PDR) [95% CI]")
+            table.add_column("flip rate [95% CI]")
         pad = [""] if macro else []
+        tail = ["", ""] if against else []
         for name, v in fm.variants.items():
-            cells = [v.accuracy.fmt(), *([_fmt(v.macro_accuracy)] if macro else [])]
-            table.add_row(Text(name), *cells, str(v.answered), str(v.invalid), str(v.failed))
+            cells = [fmt_estimate(v.accuracy), *([fmt_estimate(v.macro_accuracy)] if macro else [])]
+            if against:
+                vs = fm.sensitivity.per_variant.get(name)  # type: ignore[union-attr]
+                tail_v = [fmt_estimate(vs.drop_rate), fmt_estimate(vs.flip_rate)] if vs else ["n/a", "n/a"]
+            else:
+                tail_v = []
+            table.add_row(Text(name), *cells, str(v.answered), str(v.invalid), str(v.failed), *tail_v)
         table.add_section()
-        table.add_row(Text("all", style="bold"), fm.accuracy.fmt(), *([_fmt(fm.macro_accuracy)] if macro else []),
-                      "", str(fm.invalid), str(fm.failed))
+        table.add_row(Text("all", style="bold"), fmt_estimate(fm.accuracy),
+                      *([fmt_estimate(fm.macro_accuracy)] if macro else []),
+                      "", str(fm.invalid), str(fm.failed), *tail)
         for label, est in (("consistency rate (per question)", fm.consistency_rate),
                            ("consistency rate (pooled pairs)", fm.consistency_rate_pooled),
                            ("spread (max-min accuracy)", fm.spread),
                            ("std of variant accuracies", fm.std_across_variants)):
-            table.add_row(Text(label, style="bold"), est.fmt(), *pad, "", "", "")
+            table.add_row(Text(label, style="bold"), fmt_estimate(est), *pad, "", "", "", *tail)
         console.print(table)
         bias = Table(title=Text(f"{model} · {family} · position bias"), title_justify="left")
         bias.add_column("position")
@@ -53,8 +77,35 @@ def print_mcq(console: Console, model: str, metrics: dict[str, FamilyMetrics]) -
         bias.add_column("correct", justify="right")
         for position, b in fm.position_bias.items():
             correct = "n/a" if b.correct is None else f"{b.correct:.3f}"
-            bias.add_row(position, b.chosen.fmt(), correct)
-        console.print(bias)
+            bias.add_row(position, fmt_estimate(b.chosen), correct)
+        if fm.position_bias:  # open-answer math has no positions
+            console.print(bias)
+    print_sensitivity(console, f"{model} · sensitivity per family (95% CI)",
+                      {family: fm.sensitivity for family, fm in metrics.items()})
+
+
+def print_sensitivity(console: Console, title: str, groups: Mapping[str, Sensitivity | None]) -> None:
+    """One compact table of every sensitivity measure (rows) per family or grouping (columns), each
+    "value [95% CI]"; the reference each was measured against heads its column."""
+    shown = {name: s for name, s in groups.items() if s is not None}
+    if not shown:
+        return
+    from robusteval.results.sensitivity import MEASURES
+
+    table = Table(title=Text(title), title_justify="left")
+    table.add_column("measure")
+    for name, s in shown.items():
+        table.add_column(Text(f"{name}\nvs {s.reference or 'no reference'}"))
+    for field_name, label in MEASURES:
+        cells = [fmt_estimate(getattr(s, field_name)) for s in shown.values()]
+        if all(c == "n/a" for c in cells):
+            continue  # e.g. POSIX without log-likelihood scoring: say it once, below
+        table.add_row(label, *cells)
+    console.print(table)
+    missing = [label for field_name, label in MEASURES if all(getattr(s, field_name).value is None
+                                                               for s in shown.values())]
+    if missing:
+        console.print(Text(f"n/a here: {', '.join(missing)} (docs/metrics.md says what each needs)", style="dim"))
 
 
 def print_copy_counts(console: Console, counts: list[CopyCounts]) -> None:
@@ -70,6 +121,3 @@ def print_copy_counts(console: Console, counts: list[CopyCounts]) -> None:
         table.add_row(Text(c.family), str(c.asked), kept, str(c.rejected), str(c.failed), Text(why))
     console.print(table)
 
-
-def _fmt(est: Estimate | None) -> str:
-    return "n/a" if est is None else est.fmt()

@@ -6,21 +6,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from robusteval.metrics.stats import Estimate
-from robusteval.report.table import fmt_estimate
+from robusteval.report.model import rating_text
+from robusteval.report.table import fmt_estimate as _fmt  # the one copy
 from robusteval.results.consistency import ConsistencyMetrics, Generation
-
-
-def _est(e: Estimate | None) -> str:
-    return fmt_estimate(None if e is None else e.as_dict(), 2)
-
-
-def _fmt(x: float | None) -> str:
-    return "missing" if x is None else f"{x:.2f}"
-
-
-def _na(x: float | None, digits: int) -> str:
-    return "n/a" if x is None else f"{x:.{digits}f}"
 
 
 def print_consistency(console: Console, metrics: ConsistencyMetrics, extra: dict) -> None:
@@ -36,16 +24,23 @@ def print_consistency(console: Console, metrics: ConsistencyMetrics, extra: dict
             table.add_column(Text(m), justify="right")
         table.add_column("item mean", justify="right")
         for item_id, row in jm.table.items():
-            table.add_row(Text(item_id), *[_fmt(row[m]) for m in models], _fmt(jm.item_mean[item_id]))
+            table.add_row(Text(item_id), *[rating_text(row[m]) for m in models], rating_text(jm.item_mean[item_id]))
         table.add_section()
-        table.add_row(Text("sum [95% CI]", style="bold"), *[_est(jm.models[m].sum) for m in models], "")
-        table.add_row(Text("mean [95% CI]", style="bold"), *[_est(jm.models[m].mean) for m in models], "")
+        table.add_row(Text("sum [95% CI]", style="bold"), *[_fmt(jm.models[m].sum, 2) for m in models], "")
+        table.add_row(Text("mean [95% CI]", style="bold"), *[_fmt(jm.models[m].mean, 2) for m in models], "")
         table.add_row("missing ratings", *[str(jm.models[m].missing) for m in models], "")
         if any(jm.models[m].sampling_mean is not None for m in models):
             table.add_row(Text("same-variant samples mean", style="bold"),
-                          *[_est(jm.models[m].sampling_mean) for m in models], "")
+                          *[_fmt(jm.models[m].sampling_mean, 2) for m in models], "")
             table.add_row(Text("style effect (variants − samples)", style="bold"),
-                          *[_est(jm.models[m].style_effect) for m in models], "")
+                          *[_fmt(jm.models[m].style_effect, 2) for m in models], "")
+        if any(jm.models[m].sensitivity is not None for m in models):
+            shares = [jm.models[m].sensitivity for m in models]
+            threshold = next(ss.threshold for ss in shares if ss is not None)
+            for label, pick in ((f"share rated >= {threshold:g} [95% CI]", lambda ss: ss.consistent_share),
+                                ("spread across variations", lambda ss: ss.spread),
+                                ("std across variations", lambda ss: ss.std)):
+                table.add_row(Text(label, style="bold"), *[_fmt(pick(ss), 2) if ss else "n/a" for ss in shares], "")
         if noise := extra.get("determinism"):
             from robusteval.engine.determinism import noise_cell
 
@@ -56,10 +51,10 @@ def print_consistency(console: Console, metrics: ConsistencyMetrics, extra: dict
         console.print(table)
     if (agreement := metrics.agreement) is not None:
         console.print(Text(
-            f"judge agreement: Krippendorff's alpha (interval) = {_na(agreement.krippendorff_alpha_interval, 3)}; "
-            "Spearman " + ", ".join(f"{k} = {_na(v, 3)}" for k, v in agreement.spearman.items())
+            f"judge agreement: Krippendorff's alpha (interval) = {_fmt(agreement.krippendorff_alpha_interval, 3)}; "
+            "Spearman " + ", ".join(f"{k} = {_fmt(v, 3)}" for k, v in agreement.spearman.items())
             + "; mean |difference| "
-            + ", ".join(f"{k} = {_na(v, 2)}" for k, v in agreement.mean_abs_difference.items())))
+            + ", ".join(f"{k} = {_fmt(v, 2)}" for k, v in agreement.mean_abs_difference.items())))
 
 
 def print_generation(console: Console, generation: Generation) -> None:

@@ -10,19 +10,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from robusteval.metrics.stats import Estimate
-from robusteval.report.table import fmt_estimate
+from robusteval.report.table import fmt_estimate as _fmt  # the one copy
 from robusteval.results.hallucination import HallucinationMetrics, MatrixCell
 
 Rows = list[list[str]]
-
-
-def _fmt(est: Estimate | None) -> str:
-    return fmt_estimate(None if est is None else est.as_dict())
-
-
-def _num(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
 
 
 def summary_tables(metrics: HallucinationMetrics) -> list[tuple[str, list[str], Rows]]:
@@ -40,7 +31,7 @@ def summary_tables(metrics: HallucinationMetrics) -> list[tuple[str, list[str], 
                                       "hyp- hallucinated", "unjudged"], rows))
     for step, m in metrics.steps().items():
         rows = [[config, _fmt(d.f1), _fmt(d.accuracy), _fmt(d.precision), _fmt(d.recall), str(d.samples),
-                 str(d.invalid), str(d.failed), _fmt(d.position_bias.chose_first), _num(d.position_bias.gold_first),
+                 str(d.invalid), str(d.failed), _fmt(d.position_bias.chose_first), _fmt(d.position_bias.gold_first),
                  _fmt(d.order_consistency)]
                 for config, d in m.detectors.items()]
         tables.append((step, ["detector", "F1", "accuracy", "precision", "recall", "samples", "invalid", "failed",
@@ -51,8 +42,8 @@ def summary_tables(metrics: HallucinationMetrics) -> list[tuple[str, list[str], 
         tables.append((f"{step} by scenario, language and type",
                        ["detector", "by", "group", "F1", "accuracy", "samples"], breakdown))
         a = m.agreement
-        rows = [[pair, _num(v.cohen_kappa), _num(v.mcc), _num(v.agreement), str(v.n)] for pair, v in a.pairwise.items()]
-        rows.append([f"all ({len(a.configs)}): Fleiss' kappa", _num(a.fleiss_kappa), "", "", str(a.fleiss_n)])
+        rows = [[pair, _fmt(v.cohen_kappa), _fmt(v.mcc), _fmt(v.agreement), str(v.n)] for pair, v in a.pairwise.items()]
+        rows.append([f"all ({len(a.configs)}): Fleiss' kappa", _fmt(a.fleiss_kappa), "", "", str(a.fleiss_n)])
         tables.append((f"{step} agreement", ["detectors", "Cohen's kappa", "MCC", "raw agreement", "pairs"], rows))
         if m.matrix is not None:
             configs = m.matrix_configs()

@@ -9,11 +9,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from robusteval.report.table import fmt_estimate as _fmt  # the one copy
 from robusteval.results.persona import PersonaBoard, PersonaMetrics
-
-
-def _fmt(x: float | None, digits: int = 3) -> str:
-    return "n/a" if x is None else f"{x:.{digits}f}"
 
 
 def print_tables(console: Console, metrics: PersonaMetrics, board: PersonaBoard | None, *, mds: str) -> None:

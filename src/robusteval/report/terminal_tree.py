@@ -9,7 +9,7 @@ from rich.text import Text
 
 from robusteval.metrics.stats import Estimate
 from robusteval.rag.pipeline import STAGES
-from robusteval.report.table import fmt_estimate
+from robusteval.report.table import fmt_estimate, print_sensitivity
 from robusteval.results.codec import encode
 from robusteval.results.tree import TreeMetrics
 
@@ -38,6 +38,9 @@ def print_tree(console: Console, metrics: TreeMetrics, extra: dict) -> None:
             table.add_row(Text(mode), _est(mm.accuracy), *level_cells, kind["paraphrase"], kind["lexical"],
                           _est(mm.f1, ci=False), _est(mm.rougeL, ci=False))
         console.print(table)
+        print_sensitivity(console, f"{model}: sensitivity per mode, node kinds and levels against the root (95% CI)",
+                          {f"{mode} · {grouping}": s for mode, mm in m.modes.items()
+                           for grouping, s in (("kinds", mm.sensitivity_by_kind), ("levels", mm.sensitivity_by_level))})
         rag = {mode: mm for mode, mm in m.modes.items() if mm.failure_stages is not None}
         if rag:
             stages = Table(title=Text(f"{model}: RAG failure stage (share of answers)"), title_justify="left")

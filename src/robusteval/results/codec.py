@@ -16,7 +16,12 @@ T = TypeVar("T")
 
 
 class RecordError(ValueError):
-    """Data that does not fit the record type: the message names the field and what was wrong."""
+    """Data that does not fit the record type: the message names the field and what was wrong;
+    ``problems`` lists them one by one (pydantic's error dicts: ``loc``, ``type``, ``msg``, ``input``)."""
+
+    def __init__(self, message: str, problems: list | None = None):
+        super().__init__(message)
+        self.problems = problems or []
 
 
 _ADAPTERS: dict[Any, TypeAdapter] = {}
@@ -39,7 +44,7 @@ def decode(cls: type[T], data: Any) -> T:
     try:
         return _adapter(cls).validate_python(data)
     except ValidationError as exc:
-        raise RecordError(describe(exc)) from None
+        raise RecordError(describe(exc), exc.errors(include_url=False)) from None
 
 
 def describe(exc: ValidationError) -> str:

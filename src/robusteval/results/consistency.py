@@ -25,6 +25,21 @@ class VariationMean:
 
 
 @dataclass(frozen=True)
+class ScoreSensitivity:
+    """The sensitivity measures that apply to one model's 0-5 similarity ratings (docs/metrics.md
+    says which do and why): the rating of an item already compares all its variants' answers, so
+    the measures here are across variation types (style, dialect, language...) and on a threshold."""
+
+    threshold: float = 4.0
+    # share of items whose answers across all variants were rated >= threshold: the worst-case
+    # reading (an item counts only if every variant's answer was judged alike)
+    consistent_share: Estimate = field(default_factory=lambda: Estimate(None))
+    spread: Estimate = field(default_factory=lambda: Estimate(None))  # best - worst variation mean, in points
+    std: Estimate = field(default_factory=lambda: Estimate(None))  # std of the variation means, in points
+    by_variation: dict[str, Estimate] = field(default_factory=dict)  # mean rating per variation (points)
+
+
+@dataclass(frozen=True)
 class ModelSimilarity:
     """One model under one judge: how alike its answers to an item's variants are, over items."""
 
@@ -36,6 +51,7 @@ class ModelSimilarity:
     by_variation: dict[str, VariationMean] = field(default_factory=dict)
     sampling_mean: Estimate | None = None  # with --samples K: the same variant's K answers among themselves
     style_effect: Estimate | None = None  # variants' rating minus the samples' rating
+    sensitivity: ScoreSensitivity | None = None
 
 
 @dataclass(frozen=True)
@@ -97,5 +113,6 @@ class ConsistencyMetrics:
         for judge in out["judges"].values():
             for model, stats in judge["models"].items():
                 judge["models"][model] = {k: v for k, v in stats.items()
-                                          if v is not None or k not in ("sampling_mean", "style_effect")}
+                                          if v is not None or k not in ("sampling_mean", "style_effect",
+                                                                        "sensitivity")}
         return out

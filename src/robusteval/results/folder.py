@@ -14,11 +14,14 @@ import time
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from robusteval.config import RunConfig
 from robusteval.errors import UserError
 from robusteval.files import atomic_write
 from robusteval.results.samples_file import SampleWriter
+
+if TYPE_CHECKING:  # config decodes settings with results.codec
+    from robusteval.config import RunConfig
 
 
 def versions() -> dict[str, str]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from robusteval.metrics.stats import Estimate
 from robusteval.results.codec import decode, encode
+from robusteval.results.sensitivity import Sensitivity
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,8 @@ class FamilyMetrics:
     failed: int = 0
     position_bias: dict[str, PositionShare] = field(default_factory=dict)
     macro_accuracy: Estimate | None = None
+    # every sensitivity measure (docs/metrics.md); None in results written before they were measured
+    sensitivity: Sensitivity | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """This family's JSON, as in results.json."""
@@ -74,6 +77,8 @@ def read_metrics(data: Any) -> McqMetrics:
 def _drop_absent_macro(family: dict[str, Any]) -> dict[str, Any]:
     if family.get("macro_accuracy") is None:
         family.pop("macro_accuracy", None)
+    if family.get("sensitivity") is None:
+        family.pop("sensitivity", None)
     for v in family["variants"].values():
         if v.get("macro_accuracy") is None:
             v.pop("macro_accuracy", None)
@@ -113,6 +118,8 @@ class SampleRow:
     sample: int
     correct: bool | None
     answer_option: int | None
+    order: tuple[int, ...] = ()  # the original options in shown order (the published order: the reference)
+    logliks: tuple[float, ...] = ()  # log-likelihood scoring: each shown option's score (POSIX)
 
 
 def read_rows(rows: list[dict[str, Any]]) -> list[SampleRow]:

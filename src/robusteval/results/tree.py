@@ -14,6 +14,7 @@ from typing import Any
 
 from robusteval.metrics.stats import Estimate
 from robusteval.results.codec import decode, encode
+from robusteval.results.sensitivity import Sensitivity
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class StageCount:
 
 # ModeMetrics fields written only when the run has them (see `ModeMetrics.encode`)
 _OPTIONAL = ("drop_root_to_deepest", "by_popularity", "subject_found", "search_recall", "context_recall",
-             "failure_stages")
+             "failure_stages", "sensitivity_by_kind", "sensitivity_by_level")
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,10 @@ class ModeMetrics:
     search_recall: Pooled | None = None
     context_recall: Pooled | None = None
     failure_stages: dict[str, StageCount] | None = None
+    # the sensitivity measures that apply to open answers (docs/metrics.md), per tree with the node
+    # kinds (root, paraphrase, lexical) or the levels (0, 1, ...) as its variants, the root as reference
+    sensitivity_by_kind: Sensitivity | None = None
+    sensitivity_by_level: Sensitivity | None = None
 
     @property
     def levels(self) -> list[str]:

@@ -21,7 +21,7 @@ import json
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from rich.console import Console
 
@@ -83,8 +83,16 @@ class SampleBase:
     cached: bool = False
     key: str | None = None
 
+    # The fields that tell this row from the others of its item, in the order the report's sample
+    # explorer shows them ("llamacpp · order · gold@B"); each suite's Sample names its own.
+    LABEL: ClassVar[tuple[str, ...]] = ("model", "variant")
+
+    def label(self) -> str:
+        return " · ".join(str(v) for k in self.LABEL if (v := getattr(self, k, None)) not in (None, ""))
+
     def as_dict(self) -> dict:
-        return asdict(self)
+        """The samples.jsonl line: every field, and the row's ``label``."""
+        return {**asdict(self), "label": self.label()}
 
     def failure(self) -> Failure:
         return Failure.of(self)

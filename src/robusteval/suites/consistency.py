@@ -121,6 +121,8 @@ class AnswerSample(SampleBase):
     """One model's answer to one variant (sample k); a line of samples.jsonl. ``variant`` is the
     variant's index in its prompt set; ``variation`` the set's variation type."""
 
+    LABEL = ("model", "variant", "language", "sample")
+
     variation: str
     language: str
     sample: int = 0
@@ -130,6 +132,8 @@ class AnswerSample(SampleBase):
 @dataclass(frozen=True, kw_only=True)
 class RatingSample(SampleBase):
     """One judge's rating of one model's answers to one item; also a line of samples.jsonl."""
+
+    LABEL = ("model", "judge", "scope")
 
     variation: str
     judge: str
@@ -289,8 +293,8 @@ def _judge_info(judge: Any) -> dict:
         if hasattr(judge, attribute):
             info[attribute] = getattr(judge, attribute)
     if (clock := getattr(judge, "clock", None)) is not None:  # a local model: its time, off the event loop
-        info["local_model_s"] = round(clock.seconds, 3)
-        info["local_model_calls"] = clock.calls
+        info["local_model_s"] = round(sum(t.seconds for t in clock.spent.values()), 3)
+        info["local_model_calls"] = sum(t.calls for t in clock.spent.values())
     return info
 
 

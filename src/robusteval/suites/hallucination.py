@@ -16,7 +16,7 @@ scenarios: paraphrase (en, sv) and translation (en-de, de-en, en-fr, fr-en). Ste
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 from robusteval.data.hallucigen import HALLUCINATION_TYPES, LANG_FORMAT, HalluItem, load_items
 from robusteval.errors import UserError
@@ -141,7 +141,7 @@ def validate(config, options: Options) -> None:
 def _without(sample: SampleBase, unused: tuple[str, ...]) -> dict:
     """The sample's JSON line without the envelope fields its step does not use (samples.jsonl keeps
     the shape it always had)."""
-    return {k: v for k, v in asdict(sample).items() if k not in unused}
+    return {k: v for k, v in SampleBase.as_dict(sample).items() if k not in unused}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,6 +160,8 @@ class GenerationSample(SampleBase):
     reason: str | None
     keys: tuple[str, ...]
     step: str = "generation"
+
+    LABEL = ("model", "step", "mode")
 
     def as_dict(self) -> dict:
         return _without(self, ("variant", "prompt", "response", "key"))
@@ -182,6 +184,8 @@ class JudgeSample(SampleBase):
     def judge(self) -> str:
         return self.model
 
+    LABEL = ("model", "step", "generator", "hypothesis")
+
     def as_dict(self) -> dict:
         return {"judge": self.model, **_without(self, ("variant",))}
 
@@ -194,6 +198,8 @@ class DetectionSample(SampleBase):
     its prompt variant ("" for those two), ``config`` the configuration's name. ``predicted`` and
     ``gold`` name hypotheses in the item's own order (hyp1/hyp2); ``predicted_position`` is the
     position as shown (1 or 2)."""
+
+    LABEL = ("config", "step", "generator", "order")
 
     step: str  # detection | cross
     config: str  # e.g. llamacpp/incorrect, nli, vote(a+b)

@@ -7,29 +7,46 @@ original option through the variant's permutation, and scored; metrics (`metrics
 how accurate each variant is and how often the variants of one question agree. A perturbation
 family's group is the original question and its perturbed copies, written before the questions are
 asked (`write_copies`); a copy that fails its checks is left out of its group and counted.
+
+The ``seeds`` family asks the base prompt K times at temperature T (``--seeds``,
+``--seed-temperature``): each draw is a variant with its own sample index and backend seed.
+
+Open-answer math (``--data gsm8k``, ``math``, ``math500``, or a file of their schema) is a mode of
+this suite, not a suite of its own: the same families (``prompt``, ``seeds``), metrics, report and
+``--budget``, with the problem under math templates (`probes.math_prompts`) and the final answer
+read by `readers.math` instead of an option letter (`ask_math`).
+
+``--budget F`` asks only about F of each family's (item, variant) cells (`metrics.budget.plan`) and
+records an estimate of the full grid (`results.budget`); the same command without it asks the rest.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from robusteval.data.audit import DataAudit
+from robusteval.data.math import MathItem, is_math_source, load_math
 from robusteval.data.mcq import load_dev_items, load_file, load_items
 from robusteval.engine import Engine, gather_all
 from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
-from robusteval.metrics.mcq import McqTally
+from robusteval.metrics.budget import Grid, estimate, observed_grid, plan
+from robusteval.metrics.mcq import McqTally, family_metrics
 from robusteval.probes.apply import Checks, Perturbed, Rewriter, perturb_text
 from robusteval.probes.design import FAMILIES, Copy, Design, expand
 from robusteval.probes.fewshot import ShotPool
+from robusteval.probes.math_prompts import FAMILIES as MATH_FAMILIES, expand_math, load_math_templates
 from robusteval.probes.registry import Rewrite, available, get, is_perturbation
 from robusteval.probes.templates import BASE, load_templates
 from robusteval.readers.labels import read_label
+from robusteval.readers.math import is_equivalent, read_math
+from robusteval.results.budget import BudgetEstimate, budget_json, read_budget
 from robusteval.results.codec import encode
 from robusteval.results.mcq import CopyCounts, read_metrics, to_json
 from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg, print_noise_floor
@@ -55,6 +72,9 @@ class Options:
     perturbations_per_family: int = 2
     perturb_options: bool = False
     rewriter: str = DEFAULT_REWRITER
+    seeds: int = 5
+    seed_temperature: float = 0.7
+    budget: float | None = None
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -77,6 +97,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="perturb the options' texts too (default: the question only)")
     p.add_argument("--rewriter", help="model spec that writes rewrites such as paraphrase or dialect "
                                       f"(default: {DEFAULT_REWRITER}, the embedded model)")
+    p.add_argument("--seeds", type=int, help="draws of the seeds family (default: 5)")
+    p.add_argument("--seed-temperature", dest="seed_temperature", type=float,
+                   help="temperature of the seeds family's draws (default: 0.7)")
+    p.add_argument("--budget", type=float,
+                   help="ask only this share (0 < F <= 1) of each family's (question, variant) cells and "
+                        "estimate the full grid; the same command without it asks the rest")
 
 
 def validate(config: Any, options: Options) -> None:
@@ -96,9 +122,36 @@ def validate(config: Any, options: Options) -> None:
         (options.scoring == "generate" or config.samples == 1, "--samples applies to --scoring generate only"),
         (options.n_shots >= 1, "--shots-per-question must be >= 1"),
         (options.perturbations_per_family >= 1, "--perturbations-per-family must be >= 1"),
+        (options.seeds >= 2, "--seeds must be >= 2 (the seeds family compares draws)"),
+        (options.seed_temperature > 0, "--seed-temperature must be > 0 (greedy draws would all be one reply)"),
+        (options.budget is None or 0 < options.budget <= 1, "--budget must be in (0, 1], e.g. --budget 0.1"),
+        (options.budget is None or options.scoring == "generate", "--budget applies to --scoring generate only"),
     ):
         if not ok:
             raise UserError(message)
+    sampled = "seeds" in (*options.families, *options.cross)
+    if sampled and options.scoring != "generate":
+        raise UserError("the seeds family samples written replies: use it with --scoring generate")
+    if sampled and config.samples != 1:
+        raise UserError("--samples repeats every variant; with the seeds family give the draws with --seeds K")
+    if is_math_source(config.data):
+        validate_math(options)
+
+
+def validate_math(options: Options) -> None:
+    """Open-answer math has no options: only the families that do not need them apply."""
+    families = math_families(options)
+    if other := [f for f in (*families, *options.cross) if f not in MATH_FAMILIES] or options.cross:
+        raise UserError(f"--data is open-answer math (no options): {', '.join(other) or '--cross'} cannot apply; "
+                        f"use --families {','.join(MATH_FAMILIES)} (or one of them)")
+    if options.scoring != "generate":
+        raise UserError("--data is open-answer math: the model writes its answer (--scoring generate only)")
+
+
+def math_families(options: Options) -> tuple[str, ...]:
+    """The families asked of open-answer math: those given, or ``prompt,seeds`` for mcq's default
+    (``order,format``, which need options)."""
+    return MATH_FAMILIES if options.families == DEFAULT_FAMILIES else options.families
 
 
 def perturbation_families(names: tuple[str, ...]) -> tuple[str, ...]:
@@ -109,6 +162,8 @@ def perturbation_families(names: tuple[str, ...]) -> tuple[str, ...]:
 async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     config, options = ctx.config, ctx.options
     data = config.data or DEFAULT_DATA
+    if is_math_source(data):
+        return await execute_math(ctx, data)
     items = ctx.shard_items(load_items(data, limit=config.limit, seed=config.seed, audit=ctx.audit), key=_item_id)
     design, design_info = build_design(config, options, data, ctx.audit)
     perturbing = perturbation_families((*options.families, *options.cross))
@@ -124,15 +179,25 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
         design_info |= {"perturbations_per_family": options.perturbations_per_family,
                         "perturb_options": options.perturb_options,
                         **({"rewriter": rewriter.model} if rewriter else {})}
-    metrics_by_model = {}
+    grids = None
+    if options.budget is not None:
+        grids = plan([i.id for i in items], ((i.id, v.family, v.name) for i in items
+                                             for v in expand(i, options.families, design, options.cross)),
+                     options.budget, seed=config.seed)
+        design_info["budget"] = options.budget
+    cells = _asked_cells(grids)
+    metrics_by_model, budget = {}, {}
     for model in ctx.models:
         # Each sample goes to samples.jsonl and into the compact tally as it is read, and is then
         # dropped: memory does not grow with the number of samples (metrics/mcq.py, engine/stream.py).
         tally = McqTally([item.id for item in items])
+        asked: list[Cell] = []  # --budget: the cells answered, for the full grid's estimate
 
-        def keep(sample: Sample, tally: McqTally = tally) -> None:
+        def keep(sample: Sample, tally: McqTally = tally, asked: list[Cell] = asked) -> None:
             ctx.samples.write(sample)
             tally.add(sample)
+            if grids is not None:
+                asked.append(Cell(sample.family, sample.item_id, sample.variant, sample.correct))
 
         if options.scoring == "loglik":
             for sample in await ask_loglik(ctx.ask_all, ctx.engine, model, items, options.families, design,
@@ -140,13 +205,83 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
                 keep(sample)
         else:
             await ask_each(ctx.engine, model, items, options.families, ctx.params, config.samples, design,
-                           options.cross, keep)
+                           options.cross, keep, cells=cells)
         if not ctx.engine.dry_run:  # --estimate: nothing was answered, nothing to measure
             metrics_by_model[model] = tally.metrics(options.families, cross=options.cross, seed=config.seed)
+            if grids is not None:
+                budget[model] = budget_estimates(grids, asked, options.budget or 1.0, config.seed)
     extra: dict[str, Any] = {"design": design_info}
     if counts:
         extra["perturbations"] = {c.family: encode(c) for c in counts}
+    if budget:
+        extra["budget"] = budget_json(budget)
     return SuiteResult(metrics=to_json(metrics_by_model), samples=[], extra=extra)
+
+
+class Cell(NamedTuple):
+    """What a budget estimate reads of an answered sample."""
+
+    family: str
+    item_id: str
+    variant: str | int
+    correct: bool | None
+
+
+def _asked_cells(grids: dict[str, Grid] | None) -> set[tuple[str, str, str]] | None:
+    return None if grids is None else set().union(*(g.cells() for g in grids.values()))
+
+
+def budget_estimates(grids: dict[str, Grid], samples: list, budget: float, seed: int) -> dict[str, BudgetEstimate]:
+    """Per family, the full grid's estimate from the cells this model answered."""
+    out = {}
+    for family, grid in grids.items():
+        answers = ((s.item_id, str(s.variant), s.correct) for s in samples if s.family == family)
+        out[family] = estimate(observed_grid(grid, answers), names=grid.variants, exists=grid.exists,
+                               budget=budget, seed=seed)
+    return out
+
+
+async def execute_math(ctx: SuiteContext[Options], data: str) -> SuiteResult:
+    """Open-answer math: the problems under the prompt and seeds families, answers read by `readers.math`."""
+    config, options = ctx.config, ctx.options
+    problems, _ = load_math(data, limit=config.limit, seed=config.seed, audit=ctx.audit.source(data))
+    problems = ctx.shard_items(problems, key=_problem_id)
+    families = math_families(options)
+    if families != options.families:  # mcq's default order,format needs options: said, never silent
+        ctx.audit.source(data).note(f"open-answer math has no options: families {','.join(families)} "
+                                    f"instead of {','.join(options.families)}")
+    templates = load_math_templates(options.templates)
+    design = Design(templates, seed=config.seed, seeds=options.seeds, seed_temperature=options.seed_temperature)
+    design_info: dict[str, Any] = {"answers": "open (math)", "templates": [t.name for t in templates],
+                                   "families": list(families)}
+    if "seeds" in families:
+        design_info |= {"seeds": options.seeds, "seed_temperature": options.seed_temperature}
+    grids = None
+    if options.budget is not None:
+        grids = plan([p.id for p in problems], ((p.id, v.family, v.name) for p in problems
+                                                for v in expand_math(p, families, design)),
+                     options.budget, seed=config.seed)
+        design_info["budget"] = options.budget
+    cells = _asked_cells(grids)
+    ids = [p.id for p in problems]
+    samples: list[Sample] = []
+    metrics_by_model, budget = {}, {}
+    for model in ctx.models:
+        model_samples = await ask_math(ctx.ask_all, ctx.engine, model, problems, families, ctx.params,
+                                       config.samples, design, cells)
+        samples.extend(model_samples)
+        if not ctx.engine.dry_run:
+            metrics_by_model[model] = {f: family_metrics(model_samples, f, ids, seed=config.seed) for f in families}
+            if grids is not None:
+                budget[model] = budget_estimates(grids, model_samples, options.budget or 1.0, config.seed)
+    extra: dict[str, Any] = {"design": design_info}
+    if budget:
+        extra["budget"] = budget_json(budget)
+    return SuiteResult(metrics=to_json(metrics_by_model), samples=samples, extra=extra)
+
+
+def _problem_id(problem: MathItem) -> str:
+    return problem.id
 
 
 def _item_id(item: Item) -> str:
@@ -154,12 +289,15 @@ def _item_id(item: Item) -> str:
 
 
 def print_summary(console, result: SuiteResult) -> None:
+    from robusteval.report.budget import print_budget
     from robusteval.report.table import print_copy_counts, print_mcq
     from robusteval.results.mcq import read_copy_counts
 
     for model, model_metrics in read_metrics(result.metrics).items():
         print_mcq(console, model, model_metrics)
     print_copy_counts(console, read_copy_counts(result.extra))
+    for model, estimates in read_budget(result.extra).items():
+        print_budget(console, model, estimates)
     print_noise_floor(console, result.extra)
 
 
@@ -180,7 +318,10 @@ def build_design(config: Any, options: Options, data: str, audit: DataAudit | No
                              "the evaluated set itself (it has no dev split), never the question being asked")
         info |= {"shots_source": shots.source, "shots_per_question": options.n_shots,
                  "fewshot_as_multiturn": options.fewshot_multiturn}
-    return Design(templates, shots, options.n_shots, options.fewshot_multiturn, config.seed), info
+    if "seeds" in families:
+        info |= {"seeds": options.seeds, "seed_temperature": options.seed_temperature}
+    return Design(templates, shots, options.n_shots, options.fewshot_multiturn, config.seed, options.seeds,
+                  options.seed_temperature), info
 
 
 # ------------------------------------------------------------------ perturbed copies of the questions
@@ -287,6 +428,8 @@ class Sample(SampleBase):
     scoring ``order/loglik-label``); ``base_family`` the design family it came from and ``rule``
     the log-likelihood rule (None when the model wrote its answer), so nothing parses ``family``."""
 
+    LABEL = ("model", "family", "variant", "sample")
+
     category: str | None
     family: str
     base_family: str = ""
@@ -302,52 +445,115 @@ class Sample(SampleBase):
     gold_option: int = 0
     gold_label: str = ""
     correct: bool | None = None  # None when the request failed
+    logliks: tuple[float, ...] = ()  # --scoring loglik: each shown option's score (POSIX reads them)
 
 
 async def run(engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
               params: GenParams, samples: int = 1, design: Design = Design(),
-              cross: tuple[str, ...] = ()) -> list[Sample]:
+              cross: tuple[str, ...] = (), cells: set[tuple[str, str, str]] | None = None) -> list[Sample]:
     """`ask` outside a suite context (benchmarks, tests): the engine's progress learns the count first."""
     async def ask_all(jobs: list, one: Callable[[Any], Awaitable[Any]]) -> list:
         engine.expect(len(jobs))
         return await gather_all(one(job) for job in jobs)
 
-    return await ask(ask_all, engine, model, items, families, params, samples, design, cross)
+    return await ask(ask_all, engine, model, items, families, params, samples, design, cross, cells)
 
 
 async def ask(ask_all: AskAll, engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
               params: GenParams, samples: int = 1, design: Design = Design(),
-              cross: tuple[str, ...] = ()) -> list[Sample]:
-    """Ask every variant of every item (``samples`` times each) and read the replies."""
-    jobs = [(item, v, k) for item in items for v in expand(item, families, design, cross) for k in range(samples)]
+              cross: tuple[str, ...] = (), cells: set[tuple[str, str, str]] | None = None) -> list[Sample]:
+    """Ask every variant of every item (``samples`` times each) and read the replies; with
+    ``cells`` (item id, family, variant name: ``--budget``), only those variants."""
+    jobs = [(item, v, k) for item in items for v in expand(item, families, design, cross)
+            if cells is None or (item.id, v.family, v.name) in cells for k in range(samples)]
 
     async def one(job: tuple[Item, Variant, int]) -> Sample:
         item, variant, k = job
-        return _sample(model, item, variant, k, await engine.chat(model, variant.messages, params, sample=k))
+        p, index = decoding(params, variant, design, k)
+        return _sample(model, item, variant, k, await engine.chat(model, variant.messages, p, sample=index))
 
     return await ask_all(jobs, one)
 
 
 async def ask_each(engine: Engine, model: str, items: list[Item], families: tuple[str, ...], params: GenParams,
-                   samples: int, design: Design, cross: tuple[str, ...], emit: Callable[[Sample], None]) -> None:
+                   samples: int, design: Design, cross: tuple[str, ...], emit: Callable[[Sample], None],
+                   cells: set[tuple[str, str, str]] | None = None) -> None:
     """`ask`, handing each sample to ``emit`` in the same order instead of returning them all: the
     variants are written item by item as the requests go out (`engine.stream.in_order`), so neither
     the prompts nor the samples of the whole run are ever held at once."""
+    def variants(item: Item) -> Iterator[Variant]:
+        return (v for v in expand(item, families, design, cross)
+                if cells is None or (item.id, v.family, v.name) in cells)
+
     def jobs() -> Iterator[tuple[Item, Variant, int]]:
         for item in items:
-            for v in expand(item, families, design, cross):
+            for v in variants(item):
                 for k in range(samples):
                     yield item, v, k
 
     async def one(job: tuple[Item, Variant, int]) -> Sample:
         item, variant, k = job
-        return _sample(model, item, variant, k, await engine.chat(model, variant.messages, params, sample=k))
+        p, index = decoding(params, variant, design, k)
+        return _sample(model, item, variant, k, await engine.chat(model, variant.messages, p, sample=index))
 
     # the count first (the variants are made twice, and the first ones dropped: about 7 µs each), so
     # the progress bar shows a total and an ETA from the start
-    engine.expect(samples * sum(len(expand(item, families, design, cross)) for item in items))
+    engine.expect(samples * sum(sum(1 for _ in variants(item)) for item in items))
     async for sample in in_order(jobs(), one, engine.window()):
         emit(sample)
+
+
+def decoding(params: GenParams, variant: Variant, design: Design, k: int) -> tuple[GenParams, int]:
+    """The generation parameters and sample index of a variant's ``k``-th request: the run's own,
+    or for a draw of the seeds family the family's temperature, the backend seed ``run seed +
+    draw`` and the draw as sample index (both enter the cache key: draw 3 is the same request
+    whether K is 5 or 10)."""
+    if variant.draw is None:
+        return params, k
+    return replace(params, temperature=design.seed_temperature, seed=(params.seed or 0) + variant.draw), variant.draw
+
+
+@dataclass(frozen=True, kw_only=True)
+class MathSample(Sample):
+    """An open-answer math reply: the answer as written, the gold, and the rule that found the answer
+    (`readers.math`). ``answer_option`` is 0 for an answer equal to the gold, else a number that
+    names its normalised text (so the consistency rate compares answers), None when none was found."""
+
+    answer_text: str | None = None
+    gold_answer: str = ""
+    extraction: str | None = None
+
+
+async def ask_math(ask_all: AskAll, engine: Engine, model: str, problems: list[MathItem], families: tuple[str, ...],
+                   params: GenParams, samples: int = 1, design: Design = Design(),
+                   cells: set[tuple[str, str, str]] | None = None) -> list[MathSample]:
+    """Ask every variant of every problem (``cells``: only those) and read the final answers."""
+    jobs = [(p, v, k) for p in problems for v in expand_math(p, families, design)
+            if cells is None or (p.id, v.family, v.name) in cells for k in range(samples)]
+
+    async def one(job: tuple[MathItem, Variant, int]) -> MathSample:
+        problem, variant, k = job
+        gen, index = decoding(params, variant, design, k)
+        return _math_sample(model, problem, variant, k, await engine.chat(model, variant.messages, gen, sample=index))
+
+    return await ask_all(jobs, one)
+
+
+def _math_sample(model: str, problem: MathItem, variant: Variant, k: int, response: Response) -> MathSample:
+    answer = read_math(response.text)
+    correct = None if answer.status == "failed" else is_equivalent(answer, problem.answer)
+    option = None if answer.normalized is None else 0 if correct else _answer_id(answer.normalized)
+    return MathSample(
+        model=model, item_id=problem.id, category=problem.category, family=variant.family,
+        base_family=variant.family, variant=variant.name, sample=k, prompt=variant.messages[-1].content,
+        response=response.text, error=response.error, status=answer.status, answer_option=option,
+        correct=correct, cached=response.cached, key=response.key, answer_text=answer.text,
+        gold_answer=problem.answer, extraction=answer.rule)
+
+
+def _answer_id(normalized: str) -> int:
+    """A stable positive number for a wrong answer's normalised text (exact in a float64 array)."""
+    return 1 + int(hashlib.sha256(normalized.encode()).hexdigest()[:12], 16)
 
 
 ANSWER_PREFIX = "The best answer is"
@@ -402,7 +608,7 @@ def _loglik_sample(model: str, item: Item, v: Variant, rule: str, responses: lis
     response = Response(key=responses[0].key, text=reply, error=failed.error if failed else None,
                         cached=all(r.cached for r in responses))
     sample = _sample(model, item, replace(v, family=f"{v.family}/loglik-{rule}"), 0, response)
-    return replace(sample, response=text, base_family=v.family, rule=rule)
+    return replace(sample, response=text, base_family=v.family, rule=rule, logliks=() if failed else tuple(scores))
 
 
 def _sample(model: str, item: Item, variant: Variant, k: int, response: Response) -> Sample:
@@ -424,5 +630,23 @@ def _sample(model: str, item: Item, variant: Variant, k: int, response: Response
     )
 
 
-__all__ = ["DEFAULT_FAMILIES", "FAMILIES", "NAME", "Options", "Sample", "add_arguments", "ask", "ask_each",
-           "ask_loglik", "build_design", "execute", "print_summary", "run", "validate", "write_copies"]
+__all__ = [
+    "DEFAULT_FAMILIES",
+    "FAMILIES",
+    "NAME",
+    "MathSample",
+    "Options",
+    "Sample",
+    "add_arguments",
+    "ask",
+    "ask_each",
+    "ask_loglik",
+    "ask_math",
+    "build_design",
+    "decoding",
+    "execute",
+    "print_summary",
+    "run",
+    "validate",
+    "write_copies",
+]

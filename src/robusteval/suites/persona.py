@@ -142,8 +142,10 @@ class Sample(SampleBase):
     probs: tuple[float, ...] | None = None  # over the scale points (logprob scorings)
     letter_mass: float | None = None  # share of the first token's probability on scale letters
 
+    LABEL = ("model", "context", "persona_id")
+
     def as_dict(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if k != "variant"}
+        return {k: v for k, v in super().as_dict().items() if k != "variant"}
 
 
 @dataclass(frozen=True)

@@ -257,6 +257,8 @@ class Sample(SampleBase):
     """One node answered in one mode (closed, rag-bm25, rag-dense); a line of samples.jsonl.
     ``variant`` is the node's id (as ``node``)."""
 
+    LABEL = ("model", "mode", "node", "kind")
+
     node: str
     level: int
     kind: str
@@ -485,55 +487,5 @@ def print_summary(console, result: SuiteResult) -> None:
     print_tree(console, decode_metrics(result.metrics), result.extra)
 
 
-# ---------------------------------------------------------------------------------------------
-# `robusteval tree build`
-
-
-def add_build_command(subparsers) -> argparse.ArgumentParser:
-    """``robusteval tree build``: build and store trees (all the run flags and the tree flags, plus
-    ``--output FILE``); `run_build_command` runs it."""
-    from robusteval.cli import _common_run_arguments
-
-    tree = subparsers.add_parser("tree", help="build perturbation trees once, to evaluate with `run tree --trees`")
-    actions = tree.add_subparsers(dest="tree_action", required=True, metavar="{build}")
-    build = actions.add_parser("build", parents=[_common_run_arguments()], help="build and store trees",
-                               description="Build LexEval perturbation trees with a paraphraser model and store them.")
-    add_arguments(build)
-    build.add_argument("--output", "-o", dest="trees_output", default="trees.json",
-                       help="where to write the trees (default: trees.json)")
-    return build
-
-
-def run_build_command(args: argparse.Namespace, console) -> int:
-    """Build the trees through `run_suite` (engine, cache, accounting as for any run) and copy
-    them to ``--output``; with ``--estimate``, ask nothing and print what the build would ask
-    (the first level's paraphrase requests: deeper levels and re-requests depend on the answers)."""
-    import json
-
-    from robusteval.cli import _config_from_args, _estimate
-    from robusteval.engine.loop import run as run_loop
-    from robusteval.files import atomic_write
-    from robusteval.run import run_suite
-
-    if getattr(args, "trees", None):
-        raise UserError("`tree build` builds trees; --trees is for `run tree`")
-    args.suite, args.build_only = NAME, True
-    config = _config_from_args(args)
-    if config.estimate:
-        code = _estimate(config, console)
-        console.print("tree build: only the first level's paraphrase requests are counted; deeper levels and "
-                      "re-requests of rejected candidates depend on the paraphrases; no trees were written",
-                      highlight=False)
-        return code
-    run_dir, _, _ = run_loop(run_suite(config, console=console, quiet=args.quiet))
-    doc = json.loads((run_dir / "trees.json").read_text(encoding="utf-8"))
-    atomic_write(Path(args.trees_output).expanduser(), json.dumps(doc, indent=1, ensure_ascii=False))
-    nodes, cost = doc["nodes"], doc["build_cost"]["total"]
-    console.print(f"wrote {len(doc['trees'])} trees ({nodes['ok']} evaluable nodes, {nodes['rejected']} rejected) "
-                  f"to {args.trees_output}; build cost {cost['requests']:.0f} requests, {cost['tokens']:.0f} tokens; "
-                  f"run folder {run_dir}", highlight=False)
-    return 0
-
-
-__all__ = ["NAME", "Options", "Sample", "add_arguments", "add_build_command", "build_trees", "execute",
-           "print_summary", "run_build_command", "validate"]
+__all__ = ["NAME", "Options", "Sample", "add_arguments", "build_trees", "execute", "metrics",
+           "print_summary", "validate"]

@@ -6,7 +6,9 @@ that misbehaves on demand and that counts what it was asked:
 - ``POST /v1/chat/completions``: a well-formed ``chat.completion`` with usage. The reply text is a pure
   function of the request (model, messages, temperature, top_p, max_tokens, seed, stop), so two runs
   can be compared exactly: ``"Let me think. The best answer is X."`` with X in A-D picked by its hash
-  (`answer_for`, or `expected_answer` from the engine's own types).
+  (`answer_for`, or `expected_answer` from the engine's own types); to a prompt that asks for "the
+  final answer" or a ``\boxed{}`` (open-answer math), ``"Let me think. The final answer is N."`` with
+  N in 0-9 picked the same way.
 - ``GET /v1/models``: one model id.
 - ``POST /v1/completions`` with ``echo``: prompt log-probabilities, as vLLM returns them (loglik scoring).
 
@@ -100,11 +102,19 @@ def request_hash(body: dict) -> str:
 
 def answer_for(body: dict) -> str:
     """The deterministic reply to a request body: a label picked by the request hash."""
-    return _answer(request_hash(body))
+    return _answer(request_hash(body), body)
 
 
-def _answer(h: str) -> str:
+def _answer(h: str, body: dict | None = None) -> str:
+    if body is not None and _asks_math(body):
+        return f"Let me think. The final answer is {int(h, 16) % 10}."
     return f"Let me think. The best answer is {LETTERS[int(h, 16) % 4]}."
+
+
+def _asks_math(body: dict) -> bool:
+    messages = body.get("messages") or ()
+    last = str(messages[-1].get("content", "")) if messages and isinstance(messages[-1], dict) else ""
+    return "final answer" in last.lower() or "\\boxed" in last
 
 
 def expected_answer(model: str, messages, params=None) -> str:
@@ -353,7 +363,7 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
 
 def completion_body(body: dict, h: str, model_id: str) -> dict:
     """The chat.completion the stub answers to a request body with hash ``h``."""
-    text = _answer(h)
+    text = _answer(h, body)
     prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages") or ())
     completion_tokens = len(text.split())
     return {
@@ -378,7 +388,7 @@ def hostile_reply(shape: str, h: str, body: dict, authorization: str) -> web.Res
         return _error(429, "hostile rate limit", {"Retry-After": retry_after[shape]})
     if shape == "echo-auth":
         return _error(500, f"invalid request; headers were Authorization: {authorization or '(none)'}")
-    text = _answer(h)
+    text = _answer(h, body)
     reply: dict[str, Any] = {
         "id": f"chatcmpl-{h}", "object": "chat.completion", "created": int(time.time()),
         "model": body.get("model"),

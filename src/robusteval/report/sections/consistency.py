@@ -55,6 +55,8 @@ def sections(run: Run) -> list[Section]:
             (m, _est(s.sum), _est(s.mean), str(s.rated), str(s.missing), _est(s.sampling_mean), _est(s.style_effect),
              *((noise_cell(noise.get(m)),) if noise else ()))
             for m, s in jm.models.items())))
+        if sensitivity := sensitivity_table(judge, jm.models):
+            tables.append(sensitivity)
     notes = []
     if (agreement := metrics.agreement) is not None:
         alpha = agreement.krippendorff_alpha_interval
@@ -74,6 +76,22 @@ def sections(run: Run) -> list[Section]:
         fixed = metrics.loader.fixed
         notes.append(f"The prompt-set loader repaired {len(fixed)} syntax error(s): " + "; ".join(fixed[:5]))
     return [Section("consistency: same request, different style", tuple(figures), tuple(tables), tuple(notes))]
+
+
+def sensitivity_table(judge: str, models: dict) -> TableData | None:
+    """The measures that apply to whole-item ratings (docs/metrics.md): the share of items rated at or
+    above the threshold, and the spread, std and mean per variation type, per model (in points)."""
+    rows = [(m, s.sensitivity) for m, s in models.items() if s.sensitivity is not None]
+    if not rows:
+        return None
+    variations = list(dict.fromkeys(v for _, ss in rows for v in ss.by_variation))
+    threshold = rows[0][1].threshold
+    return TableData(f"{judge} judge: sensitivity across variation types (0-5 points, 95% CI)", (
+        "model", f"share rated >= {threshold:g}", "spread (best - worst variation)", "std across variations",
+        *(f"mean · {v}" for v in variations)), tuple(
+        (m, _est(ss.consistent_share), _est(ss.spread), _est(ss.std),
+         *(_est(ss.by_variation.get(v)) for v in variations))
+        for m, ss in rows))
 
 
 def headlines(results: dict) -> list[Headline]:

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from robusteval.engine.determinism import NOISE_NOTE, summaries
 from robusteval.metrics.stats import Estimate
+from robusteval.report.budget import budget_section
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, slug
 from robusteval.report.plots import bars_with_ci
+from robusteval.report.sections.sensitivity import NOTE as SENSITIVITY_NOTE, measures_table, variants_table
+from robusteval.report.table import fmt_estimate
 from robusteval.results.mcq import CopyCounts, FamilyMetrics, read_copy_counts, read_metrics
 
 
@@ -26,16 +29,20 @@ def sections(run: Run) -> list[Section]:
                                       f"{model} · {family}: how often each shown position is chosen",
                                       bars_with_ci(positions, [fm.position_bias[p].chosen.as_dict() for p in positions],
                                                    title=f"{family}: share of answers per position", ylabel="chosen")))
-            summary_rows.append((family, fm.accuracy.fmt(), fm.consistency_rate.fmt(),
-                                 fm.consistency_rate_pooled.fmt(), fm.spread.fmt(), str(fm.invalid), str(fm.failed)))
+            summary_rows.append((family, *map(fmt_estimate, (fm.accuracy, fm.consistency_rate,
+                                                             fm.consistency_rate_pooled, fm.spread)),
+                                 str(fm.invalid), str(fm.failed)))
         table = TableData(f"{model}: robustness per family",
                           ("family", "accuracy", "consistency rate", "pooled CR", "spread (max-min)", "invalid",
                            "failed"), tuple(summary_rows))
         noise = summaries(run.results, model)
-        out.append(Section(f"mcq · {model}", tuple(figures), (table, *variant_tables(model, families)),
-                           (NOISE_NOTE, *noise) if noise else ()))
+        sensitivity = sensitivity_tables(model, families)
+        notes = ((SENSITIVITY_NOTE,) if sensitivity else ()) + ((NOISE_NOTE, *noise) if noise else ())
+        out.append(Section(f"mcq · {model}", tuple(figures), (table, *sensitivity, *variant_tables(model, families)),
+                           notes))
     copies = copies_section(read_copy_counts(run.results))
-    return [copies, *out] if copies else out
+    budget = budget_section(run)  # --budget: the estimate of the full grid
+    return [*([copies] if copies else []), *out, *([budget] if budget else [])]
 
 
 def copies_section(counts: list[CopyCounts]) -> Section | None:
@@ -56,6 +63,15 @@ def copies_section(counts: list[CopyCounts]) -> Section | None:
                    notes=tuple(notes))
 
 
+def sensitivity_tables(model: str, families: dict[str, FamilyMetrics]) -> list[TableData]:
+    """Every sensitivity measure per family, then each family's variants against its reference."""
+    overall = measures_table(f"{model}: sensitivity per family (95% CI)",
+                             {family: fm.sensitivity for family, fm in families.items()})
+    per_variant = [variants_table(f"{model} · {family}: each variant against the unperturbed one", fm.sensitivity)
+                   for family, fm in families.items()]
+    return [t for t in (overall, *per_variant) if t is not None]
+
+
 def variant_tables(model: str, families: dict[str, FamilyMetrics]) -> list[TableData]:
     """Accuracy per variant, micro and (with two or more categories) macro over categories: SCORE
     reports MMLU-Pro's per-prompt accuracy as the macro one, AGIEval's as the micro one."""
@@ -63,7 +79,8 @@ def variant_tables(model: str, families: dict[str, FamilyMetrics]) -> list[Table
     for family, fm in families.items():
         macro = any(v.macro_accuracy is not None for v in fm.variants.values())
         columns = ("variant", "accuracy (micro)", *(("macro over categories",) if macro else ()), "answered")
-        rows = tuple((name, v.accuracy.fmt(), *((_fmt(v.macro_accuracy),) if macro else ()), str(v.answered))
+        rows = tuple((name, fmt_estimate(v.accuracy), *((fmt_estimate(v.macro_accuracy),) if macro else ()),
+                      str(v.answered))
                      for name, v in fm.variants.items())
         out.append(TableData(f"{model} · {family}: accuracy per variant", columns, rows))
     return out
@@ -81,6 +98,3 @@ def headlines(results: dict) -> list[Headline]:
 def _headline(model: str, metric: str, est: Estimate) -> Headline:
     return Headline(model, metric, est.value, est.low, est.high)
 
-
-def _fmt(est: Estimate | None) -> str:
-    return "n/a" if est is None else est.fmt()

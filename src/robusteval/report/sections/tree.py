@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from robusteval.metrics.stats import Estimate
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, slug
 from robusteval.report.plots import bars_with_ci, heatmap
+from robusteval.report.sections.sensitivity import NOTE as SENSITIVITY_NOTE, measures_table, variants_table
+from robusteval.report.table import fmt_estimate
 from robusteval.results.records import run_record
 from robusteval.results.tree import TreeMetrics
 
@@ -16,9 +17,6 @@ def _metrics(results: dict) -> TreeMetrics:
     record = run_record({"suite": "tree", **results, "metrics": results.get("metrics") or {}})
     return record.metrics
 
-
-def _text(e: Estimate | None) -> str:
-    return "n/a" if e is None else e.fmt()
 
 
 def sections(run: Run) -> list[Section]:
@@ -43,15 +41,22 @@ def sections(run: Run) -> list[Section]:
                                           colorbar="share of nodes")))
         tables.append(TableData(f"{model}: accuracy and overlap per mode", (
             "mode", "accuracy", "token F1", "BLEU", "ROUGE-L", "by kind", "drop root→deepest"), tuple(
-            (mode, _text(mm.accuracy), _text(mm.f1), _text(mm.bleu), _text(mm.rougeL),
-             "; ".join(f"{k}: {_text(v.accuracy)}" for k, v in mm.by_kind.items()),
-             _text(mm.drop_root_to_deepest) if mm.drop_root_to_deepest is not None else "")
+            (mode, fmt_estimate(mm.accuracy), fmt_estimate(mm.f1), fmt_estimate(mm.bleu), fmt_estimate(mm.rougeL),
+             "; ".join(f"{k}: {fmt_estimate(v.accuracy)}" for k, v in mm.by_kind.items()),
+             fmt_estimate(mm.drop_root_to_deepest) if mm.drop_root_to_deepest is not None else "")
             for mode, mm in m.modes.items())))
         perturbations = sorted({p for mm in m.modes.values() for p in mm.by_perturbation})
         if perturbations:
             tables.append(TableData(f"{model}: accuracy by perturbation", ("perturbation", *m.modes), tuple(
-                (p, *[_text(mm.by_perturbation.get(p)) for mm in m.modes.values()]) for p in perturbations)))
-        out.append(Section(f"tree · {model}", tuple(figures), tuple(tables)))
+                (p, *[fmt_estimate(mm.by_perturbation.get(p)) for mm in m.modes.values()]) for p in perturbations)))
+        groups = {f"{mode} · {grouping}": s for mode, mm in m.modes.items()
+                  for grouping, s in (("kinds", mm.sensitivity_by_kind), ("levels", mm.sensitivity_by_level))}
+        sensitivity = [t for t in (measures_table(f"{model}: sensitivity, node kinds and levels against the root "
+                                                  "(95% CI)", groups),
+                                   *(variants_table(f"{model} · {name}: each group against the root", s)
+                                     for name, s in groups.items())) if t is not None]
+        out.append(Section(f"tree · {model}", tuple(figures), (*tables, *sensitivity),
+                           (SENSITIVITY_NOTE,) if sensitivity else ()))
     return out
 
 

@@ -1,0 +1,66 @@
+"""``robusteval cache stats|clear|check|merge``: inspect, check, clear or combine response stores."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from robusteval.cli.common import EXIT_CHECK_FAILED
+from robusteval.config import default_cache_dir
+from robusteval.errors import UserError
+
+STORE_FILE = "responses.sqlite"
+
+
+def add_parser(sub) -> None:
+    cache = sub.add_parser("cache", help="inspect, check, clear or merge response stores")
+    cache.add_argument("action", choices=("stats", "clear", "check", "merge"))
+    cache.add_argument("sources", nargs="*", metavar="SRC", help="with merge: stores to merge (a *.sqlite file or "
+                                                                   "a --cache-dir folder)")
+    cache.add_argument("--into", help="with merge: the store (file or folder) that receives their answers")
+    cache.add_argument("--cache-dir", dest="cache_dir", default=None)
+    cache.add_argument("--model-prefix", help="with clear: only responses whose model fingerprint starts with this")
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from robusteval.engine.store import Store, clear_store
+    from robusteval.engine.store_check import check_store, describe
+
+    if args.action == "merge" or args.sources or args.into:
+        return _merge(args)
+    path = Path(args.cache_dir or default_cache_dir()) / STORE_FILE
+    if not path.exists():
+        print(f"no store at {path}")
+        return 0
+    if args.action == "check":
+        report = check_store(path)
+        print("\n".join(describe(report)))
+        return 0 if report.ok else EXIT_CHECK_FAILED
+    if args.action == "clear":
+        print(clear_store(path, args.model_prefix))
+        return 0
+    store = Store(path, readonly=True)
+    try:
+        s = store.stats()
+        print(f"store: {s.path}\nresponses: {s.responses}\nfailures recorded: {s.failures}\n"
+              f"size: {s.size_bytes / 1e6:.1f} MB")
+        for fingerprint, n in s.models.items():
+            print(f"  {n:8d}  {fingerprint}")
+    finally:
+        store.close()
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    """`cache merge SRC... --into DST`; exits 1 where answers conflicted or were damaged (DST keeps its own)."""
+    from robusteval.engine.store_merge import describe, merge_stores, store_path
+
+    if args.action != "merge":
+        raise UserError(f"cache {args.action} takes no store paths or --into; those are for `cache merge`")
+    if not args.into:
+        raise UserError("cache merge needs --into DST: the store (file or folder) that receives the answers")
+    into = store_path(args.into)
+    merged = merge_stores([store_path(s) for s in args.sources], into)
+    print("\n".join(describe(merged, into)))
+    print(f"merged {len(merged)} stores into {into}")
+    return EXIT_CHECK_FAILED if any(m.conflicts or m.damaged for m in merged) else 0

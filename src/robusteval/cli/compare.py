@@ -1,0 +1,106 @@
+"""``robusteval compare RUN RUN...``: headline metrics across runs and models, with intervals; paired
+differences for mcq runs on the same questions; the persona leaderboard across runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rich.console import Console
+
+from robusteval.cli.common import out_console
+from robusteval.errors import UserError
+from robusteval.files import atomic_write
+
+
+def add_parser(sub) -> None:
+    cmp = sub.add_parser("compare", help="compare runs: headline metrics across runs and models, with CIs; "
+                                         "paired differences for two mcq runs on the same questions")
+    cmp.add_argument("runs", nargs="+", metavar="RUN", help="run folders (or samples.jsonl for mcq); the first is A")
+    cmp.add_argument("--out", dest="compare_out", help="also write compare.md and one plot per metric into this folder")
+    cmp.add_argument("--model-a", help="model of run A to compare (when it holds several)")
+    cmp.add_argument("--model-b", help="model of run B to compare")
+    cmp.add_argument("--json", dest="json_out", help="also write the comparison to this JSON file")
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from robusteval.compare import compare, compare_headlines, persona_leaderboard
+    from robusteval.report.table import fmt_estimate
+
+    if len(args.runs) < 2:
+        raise UserError("give two or more runs to compare")
+    out = out_console()
+    board = compare_headlines(args.runs, out_dir=args.compare_out)
+    if board is not None:
+        table = Table(title="headline metrics across runs (95% CI)", title_justify="left")
+        for column in ("run", "model", *board.metrics):
+            table.add_column(column)
+        for row in board.rows:
+            table.add_row(row.run_id, row.model, *[fmt_estimate(row.values.get(m))
+                                                   for m in board.metrics])
+        out.print(table)
+    if (board is not None and board.suite == "persona"
+            and (persona_board := persona_leaderboard(args.runs)) is not None):
+        _print_persona_board(out, persona_board, args.compare_out)
+    if board is None or board.suite == "mcq":
+        a = args.runs[0]
+        for b in args.runs[1:]:
+            result = compare(a, b, model_a=args.model_a, model_b=args.model_b)
+            paired = Table(title=f"paired: B = {b}  vs  A = {a}", title_justify="left")
+            for column in ("family", "metric", "questions", "A", "B", "B - A [95% CI]", "p (paired permutation)"):
+                paired.add_column(column)
+            for family, r in result.items():
+                for metric in ("accuracy", "consistency_rate"):
+                    d = r[metric]
+                    ci = "" if d["ci_low"] is None else f" [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
+                    p = "n/a" if d["p_value"] is None else f"{d['p_value']:.4f}"
+                    paired.add_row(family, metric, str(d["n"]), f"{d['a']:.3f}", f"{d['b']:.3f}",
+                                   f"{d['diff']:+.3f}{ci}", p)
+            out.print(paired)
+            out.print(_sensitivity_table(result, a, b))
+            if args.json_out:
+                atomic_write(Path(args.json_out), json.dumps(result, indent=2))
+                out.print(f"wrote {args.json_out}")
+    if args.compare_out and board is not None:
+        out.print(f"wrote {Path(args.compare_out) / 'compare.md'} and {len(board.metrics)} plots")
+    return 0
+
+
+def _sensitivity_table(result: dict, a: str, b: str):
+    """Every sensitivity measure per family: A and B with their CIs, and B - A paired where it exists."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from robusteval.report.table import fmt_estimate
+    from robusteval.results.sensitivity import MEASURES
+
+    table = Table(title=Text(f"sensitivity: B = {b}  vs  A = {a}"), title_justify="left")
+    for column in ("family", "measure", "A [95% CI]", "B [95% CI]", "B - A paired [95% CI]", "p"):
+        table.add_column(column)
+    for family, r in result.items():
+        for measure, label in MEASURES:
+            m = r.get("sensitivity", {}).get(measure)
+            if m is None or (m["a"]["value"] is None and m["b"]["value"] is None):
+                continue
+            d = m["difference"]
+            if d is None or d["n"] == 0:
+                diff, p = "n/a (not a per-question mean)" if d is None else "n/a", ""
+            else:
+                ci = "" if d["ci_low"] is None else f" [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
+                diff, p = f"{d['diff']:+.3f}{ci}", "n/a" if d["p_value"] is None else f"{d['p_value']:.4f}"
+            table.add_row(Text(family), label, fmt_estimate(m["a"]), fmt_estimate(m["b"]), diff, p)
+    return table
+
+
+def _print_persona_board(out: Console, board, out_dir: str | None) -> None:
+    """The leaderboard's aggregation across runs: cardinal score, win rate, diversity, sensitivity."""
+    from robusteval.report.terminal_persona import print_board_across_runs
+
+    print_board_across_runs(out, board)
+    if out_dir:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        atomic_write(Path(out_dir) / "persona_leaderboard.json", json.dumps(board.encode(), indent=2))
+        out.print(f"wrote {Path(out_dir) / 'persona_leaderboard.json'}")

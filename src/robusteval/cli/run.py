@@ -1,0 +1,171 @@
+"""``robusteval run SUITE`` (and ``--estimate``): the flags every suite takes, the suite's own, and
+one run from them to its folder."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import fields, replace
+from pathlib import Path
+
+from rich.console import Console
+
+from robusteval.cli.common import failed_requests_warning, out_console, written_text
+from robusteval.config import RunConfig, check_text_files, default_cache_dir
+from robusteval.configure import build_config, load_config_file, unused_settings_message
+from robusteval.errors import UserError
+from robusteval.suites import SUITE_SUMMARIES, SUITES, UNUSED_COMMON_SETTINGS, get_suite
+from robusteval.suites.base import SuiteResult
+
+
+def add_parser(sub, wanted: set[str]) -> None:
+    """``run`` with one subcommand per suite. Only the suites in ``wanted`` are imported (each pulls
+    in its own statistics and model libraries, seconds of start-up for all five); the others are
+    listed by name and summary."""
+    run = sub.add_parser("run", help="run a suite against one or more models")
+    suites = run.add_subparsers(dest="suite", required=True, metavar="SUITE")
+    for name in SUITES:
+        module = get_suite(name) if name in wanted else None
+        common = common_run_arguments(hidden=UNUSED_COMMON_SETTINGS.get(name, ()))
+        p = suites.add_parser(name, parents=[common], help=SUITE_SUMMARIES[name],
+                              description=module.__doc__ if module else SUITE_SUMMARIES[name])
+        if module:
+            module.add_arguments(p)
+
+
+class _HidingParser(argparse.ArgumentParser):
+    """An ArgumentParser whose flags named in ``hidden`` (by dest, or ``all`` for --all with limit) are
+    suppressed in --help."""
+
+    def __init__(self, *args, hidden: tuple[str, ...] = (), **kwargs):
+        super().__init__(*args, **kwargs)
+        self._hidden = set(hidden) | ({"all_items"} if "limit" in hidden else set())
+
+    def add_argument(self, *args, **kwargs):
+        if kwargs.get("dest") in self._hidden or any(a.lstrip("-").replace("-", "_") in self._hidden for a in args):
+            kwargs["help"] = argparse.SUPPRESS
+        return super().add_argument(*args, **kwargs)
+
+
+def common_run_arguments(hidden: tuple[str, ...] = ()) -> argparse.ArgumentParser:
+    """Flags every suite takes: models, data, sampling, limits, cache and output. Those in
+    ``hidden`` (settings the suite does not read) are left out of its --help; giving one is an error
+    (`configure.build_config`)."""
+    run = _HidingParser(add_help=False, hidden=hidden)
+    run.add_argument("--config", help="YAML file with the same settings as the flags (flags win)")
+    run.add_argument("--model", dest="models", action="append",
+                     help="model spec kind:name?key=value (repeatable; default: the embedded llamacpp model)")
+    run.add_argument("--data", help="dataset name or file (default: the suite's own set)")
+    run.add_argument("--limit", type=int, help="number of items, a seeded random sample (default: 20)")
+    run.add_argument("--all", dest="all_items", action="store_true", help="use every item (no --limit)")
+    run.add_argument("--seed", type=int, help="seed for sampling items and bootstrap (default: 0)")
+    run.add_argument("--temperature", type=float, help="sampling temperature (default: 0, greedy)")
+    run.add_argument("--top-p", dest="top_p", type=float, help="nucleus sampling mass (default: 1)")
+    run.add_argument("--max-tokens", dest="max_tokens", type=int, help="reply length limit (default: 256)")
+    run.add_argument("--samples", type=int, help="replies per variant; needs --temperature > 0 (default: 1)")
+    run.add_argument("--rpm", type=float, help="requests per minute limit per model")
+    run.add_argument("--tpm", type=float, help="tokens per minute limit per model")
+    run.add_argument("--concurrency", type=int, help="max requests in flight per model (default: the backend's)")
+    run.add_argument("--timeout", type=float, help="seconds before a request is abandoned and retried (default: 300)")
+    run.add_argument("--max-retries", dest="max_retries", type=int,
+                     help="retries per request on errors (default: 5); 429s get up to 20 more, paced")
+    run.add_argument("--price-in", dest="price_in", type=float, help="price per 1M prompt tokens, for cost accounting")
+    run.add_argument("--price-out", dest="price_out", type=float, help="price per 1M completion tokens")
+    run.add_argument("--cache-dir", dest="cache_dir",
+                     help=f"where the response store lives (default: {default_cache_dir()})")
+    run.add_argument("--no-cache", dest="no_cache", action="store_true",
+                     help="ask again even when a stored answer exists")
+    run.add_argument("--out", dest="out_dir", help="directory for run folders (default: runs)")
+    run.add_argument("--run-id", dest="run_id",
+                     help="name of the run folder inside --out (default: SUITE-TIMESTAMP-XXXX); "
+                          "an existing one is refused")
+    run.add_argument("--overwrite", action="store_true", default=None,
+                     help="with --run-id: replace that run's folder "
+                          "(its old files are removed when the new run's are written)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar or tables")
+    run.add_argument("--check-determinism", dest="check_determinism", type=int, metavar="N",
+                     help="after the run, ask N of each model's greedy requests again (bypassing the store) and "
+                          "record the share of replies that differ in results.json")
+    run.add_argument("--shard", metavar="I/N",
+                     help="run a deterministic 1/N of the items (shard I of N, by item id); join the N runs with "
+                          "`robusteval merge`")
+    run.add_argument("--estimate", action="store_true", default=None,
+                     help="ask nothing: print the requests (after dedupe and cache), tokens, time and cost "
+                          "a run would take")
+    return run
+
+
+def config_from_args(args: argparse.Namespace) -> RunConfig:
+    """The run's configuration: the suite's defaults, overridden by ``--config``, overridden by the flags given."""
+    file_values = load_config_file(args.config, args.suite) if args.config else {}
+    names = {f.name for f in fields(RunConfig)} | {f.name for f in fields(get_suite(args.suite).Options)}
+    flags = {k: getattr(args, k) for k in names if hasattr(args, k)}
+    flags["models"] = tuple(args.models) if args.models else None
+    if args.no_cache:
+        flags["use_cache"] = False
+    if args.all_items and "limit" in UNUSED_COMMON_SETTINGS.get(args.suite, ()):
+        raise UserError(unused_settings_message(args.suite, ["all"]))
+    config = build_config(file_values, flags)
+    check_text_files(config)
+    return replace(config, limit=None) if args.all_items else config
+
+
+def run_command(args: argparse.Namespace, console: Console) -> int:
+    """``robusteval run SUITE``: the run, then `finish`."""
+    from robusteval.engine.loop import run as run_loop
+    from robusteval.run import run_suite
+
+    config = config_from_args(args)
+    if config.estimate:
+        return estimate_command(config, console)
+    started = time.time()
+    run_dir, result, usages = run_loop(run_suite(config, console=console, quiet=args.quiet))
+    return finish(args, config.suite, console, run_dir, result, usages, started)
+
+
+def finish(args: argparse.Namespace, suite: str, console: Console, run_dir: Path, result: SuiteResult,
+           usages: dict, started: float) -> int:
+    """After a run (or a merge): the suite's tables, the data audit, usage per model, the files
+    written, and the exit code (3 when requests failed)."""
+    from robusteval.data.audit import DataAudit
+    from robusteval.run import print_audit
+
+    out = out_console()
+    if not args.quiet:
+        get_suite(suite).print_summary(out, result)
+    print_audit(out if not args.quiet else console, DataAudit.from_dict(result.extra.get("data")))
+    for model, usage in usages.items():
+        out.print(f"{model}: {usage['requests']} requests ({usage['cached']} cached, {usage['new']} new, "
+                  f"{usage['failed']} failed), {usage['prompt_tokens'] + usage['completion_tokens']} new tokens, "
+                  f"cost {usage['cost']:.4f}")
+        if usage.get("store_rejected"):
+            out.print(f"{model}: {usage['store_rejected']} stored answers had changed since they were stored "
+                      "(checksum) and were asked again; `robusteval cache check` inspects the store")
+    out.print(f"wrote {written_text(run_dir, result.written)} in {time.time() - started:.1f} s")
+    return failed_requests_warning(console, sum(u["failed"] for u in usages.values()))
+
+
+def estimate_command(config: RunConfig, console: Console) -> int:
+    """``--estimate``: the suite against a dry-run engine; a table of what the run would ask and cost."""
+    from rich.table import Table
+
+    from robusteval.engine.loop import run as run_loop
+    from robusteval.run import estimate_suite
+
+    estimates = run_loop(estimate_suite(config, console=console))
+    table = Table(title=f"estimate for `robusteval run {config.suite}` (nothing was asked)", title_justify="left")
+    for column in ("model", "requests", "cached", "duplicates", "to send", "prompt tokens", "completion tokens",
+                   "time", "cost"):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    for e in estimates:
+        seconds = "unknown" if e.seconds is None else f"{e.seconds:.0f} s"
+        table.add_row(e.model, str(e.requests), str(e.cached), str(e.duplicates), str(e.to_send), str(e.prompt_tokens),
+                      str(e.completion_tokens), seconds, f"{e.cost:.4f}")
+    out = out_console()
+    out.print(table)
+    for e in estimates:
+        out.print(f"{e.model}: completions and time from {e.basis}")
+    if config.suite != "mcq":
+        out.print("later stages (ratings of answers, next conversation turns) depend on answers not yet "
+                  "given and are not counted")
+    return 0

@@ -1,0 +1,91 @@
+"""A run's configuration from YAML and flags: the common settings (`config.RunConfig`) and the named
+suite's ``Options``, each coerced by `config.decode_settings` and validated (common checks, then the
+suite's ``validate``).
+
+It sits between the command line and the suites: it looks suites up in their registry
+(`robusteval.suites`), which `config` must not (suites and results read `RunConfig`)."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import fields, replace
+from typing import Any
+
+import yaml
+
+from robusteval.config import RunConfig, decode_settings
+from robusteval.errors import UserError
+from robusteval.suites import UNUSED_COMMON_SETTINGS, get_suite
+
+
+def unused_settings_message(suite_name: str, given: list[str]) -> str:
+    """The error for common settings a suite does not read, naming the flags it does take."""
+    suite = get_suite(suite_name)
+    parser = argparse.ArgumentParser(add_help=False)
+    suite.add_arguments(parser)
+    own = [max(a.option_strings, key=len) for a in parser._actions if a.option_strings]
+    flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
+    return (f"`robusteval run {suite_name}` does not use {flags} (given as a flag or in --config); "
+            f"its own flags: {', '.join(own) or 'none'}; common flags: see `robusteval run {suite_name} --help`")
+
+
+
+def load_config_file(path: str, suite: str | None = None) -> dict:
+    """Read a YAML config; errors name the file and line. ``suite``: the one named on the command
+    line, whose own settings the file may also hold."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = yaml.safe_load(f)
+    except FileNotFoundError:
+        raise UserError(f"--config {path}: no such file") from None
+    except IsADirectoryError:
+        raise UserError(f"--config {path}: is a folder; give a YAML file") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"--config {path}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                        f"save it as UTF-8") from None
+    except OSError as exc:
+        raise UserError(f"--config {path}: cannot read it ({exc.strerror or exc})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
+        raise UserError(f"{where}: malformed YAML ({getattr(exc, 'problem', None) or exc})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: expected a mapping of settings (key: value), got {type(data).__name__}")
+    known = {f.name for f in fields(RunConfig)} - {"options"} | {"model"}
+    suite = suite or data.get("suite")
+    if suite is not None:
+        own = {f.name for f in fields(get_suite(str(suite)).Options)}
+        # another suite's settings (mcq's families in a persona file) are refused as unused, naming them
+        known |= own | set(UNUSED_COMMON_SETTINGS.get(str(suite), ()))
+    out = {}
+    for key, value in data.items():
+        name = str(key).replace("-", "_")
+        if name not in known:
+            raise UserError(f"{path}: unknown setting {key!r}; known: {', '.join(sorted(known))}")
+        if name == "model":
+            name = "models"
+        out[name] = value
+    return out
+
+
+
+def build_config(file_values: dict, flag_values: dict) -> RunConfig:
+    """Defaults, overridden by the file, overridden by flags the user actually gave.
+
+    Keys that are not RunConfig fields are the suite's own settings (its ``Options``)."""
+    merged = {**file_values, **{k: v for k, v in flag_values.items() if v is not None}}
+    suite = get_suite(str(merged.get("suite", RunConfig.suite)))
+    common = {f.name for f in fields(RunConfig)} - {"options"}
+    option_names = {f.name for f in fields(suite.Options)}
+    if unused := [k for k in UNUSED_COMMON_SETTINGS.get(suite.NAME, ()) if k in merged and k not in option_names]:
+        raise UserError(unused_settings_message(suite.NAME, unused))
+    if unknown := sorted(set(merged) - common - option_names):
+        raise UserError(f"settings {', '.join(unknown)} do not apply to suite {suite.NAME!r}; "
+                        f"known: {', '.join(sorted(common | option_names))}")
+    options = decode_settings(suite.Options, {k: v for k, v in merged.items() if k in option_names})
+    settings: dict[str, Any] = {k: v for k, v in merged.items() if k in common}
+    config = replace(decode_settings(RunConfig, settings), options=options).validated()
+    suite.validate(config, options)
+    return config

@@ -1,0 +1,38 @@
+"""The typed record of a budgeted estimate (``--budget``): what the full items x variants grid of one
+family would show, estimated from the cells asked (`metrics.budget.estimate`). results.json holds
+them under ``budget``: model -> family -> `BudgetEstimate`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from robusteval.metrics.stats import Estimate
+from robusteval.results.codec import decode, encode
+
+
+@dataclass(frozen=True)
+class BudgetEstimate:
+    """Per-variant accuracy, the 5/50/95% quantiles of the variants' accuracies and the spread (best
+    minus worst), each with a 95% interval that includes the fit's own error; ``asked`` of ``cells``
+    (item, variant) cells were asked (``budget``: the share asked for)."""
+
+    variants: dict[str, Estimate] = field(default_factory=dict)
+    quantiles: dict[str, Estimate] = field(default_factory=dict)  # "5%", "50%", "95%"
+    spread: Estimate = field(default_factory=lambda: Estimate(None))
+    asked: int = 0
+    cells: int = 0
+    budget: float = 1.0
+
+
+# model -> family -> estimate
+BudgetEstimates = dict[str, dict[str, BudgetEstimate]]
+
+
+def budget_json(estimates: BudgetEstimates) -> dict[str, Any]:
+    return {model: {family: encode(e) for family, e in families.items()} for model, families in estimates.items()}
+
+
+def read_budget(extra: dict[str, Any]) -> BudgetEstimates:
+    """results.json's ``budget`` (absent in runs without ``--budget``)."""
+    return decode(BudgetEstimates, extra.get("budget") or {})
