@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
 
 from robusteval.errors import UserError
@@ -44,22 +45,25 @@ def atomic_write(path: str | Path, data: str | bytes) -> Path:
 
 def read_jsonl(path: str | Path) -> list[dict]:
     """The records of a JSON Lines file; a line that is not JSON is a `UserError` naming file and line."""
+    return list(iter_jsonl(path))
+
+
+def iter_jsonl(path: str | Path) -> Iterator[dict]:
+    """`read_jsonl` one record at a time: a file of a million samples is never held whole."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8", newline="\n") as f:  # lines end at \n only (see above)
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise UserError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
     except UnicodeDecodeError as exc:
         raise UserError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
-    rows = []
-    for number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-    return rows
 
 
 def slug(text: str, *, keep: str = "-_") -> str:

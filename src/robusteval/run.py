@@ -23,6 +23,7 @@ from robusteval.errors import UserError
 from robusteval.models import load_backend, parse_model_spec
 from robusteval.report.terminal import literal_console, styled
 from robusteval.results import reserve_run_folder, write_run
+from robusteval.results.samples_file import SampleWriter
 from robusteval.suites import get_suite
 from robusteval.suites.base import SuiteContext, SuiteResult
 from robusteval.types import GenParams
@@ -81,14 +82,18 @@ async def run_suite(config: RunConfig, *, console: Console | None = None, quiet:
     for text in config.models:  # all specs checked before any model starts
         parse_model_spec(text)
     folder = reserve_run_folder(config.out_dir, config.suite, config.run_id, overwrite=config.overwrite)
+    samples = None
     try:
-        result, model_info = await _execute(config, suite, console, quiet, replay)
+        samples = SampleWriter(folder.path)  # samples.jsonl as the samples are answered
+        result, model_info = await _execute(config, suite, console, quiet, replay, samples)
         folder.prepare_for_files()
     except BaseException:
+        if samples is not None:
+            samples.discard()
         folder.release()
         raise
     run_dir = folder.path
-    write_run(run_dir, config=config, models=model_info, metrics=result.metrics, samples=result.samples,
+    write_run(run_dir, config=config, models=model_info, metrics=result.metrics, samples=samples,
               started=started, finished=time.time(), extra=result.extra)
     result.written += [run_dir / "results.json", run_dir / "samples.jsonl"]
     result.written += result.write_files(run_dir)
@@ -97,9 +102,12 @@ async def run_suite(config: RunConfig, *, console: Console | None = None, quiet:
     return run_dir, result, {m: info["usage"] for m, info in model_info.items()}
 
 
-async def _execute(config: RunConfig, suite, console: Console, quiet: bool,
-                   replay: dict[str, str] | None = None) -> tuple[SuiteResult, dict]:
-    """Start the models and run the suite through one engine; the result and each model's record."""
+async def _execute(config: RunConfig, suite, console: Console, quiet: bool, replay: dict[str, str] | None = None,
+                   samples: SampleWriter | None = None) -> tuple[SuiteResult, dict]:
+    """Start the models and run the suite through one engine; the result and each model's record.
+    The suite's samples go to ``samples``: as they are answered where the suite streams them
+    (``ctx.samples``), the ones it returns (``SuiteResult.samples``) after them."""
+    samples = samples if samples is not None else SampleWriter()
     params = GenParams(temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens,
                        seed=config.seed)
     store = Store(Path(config.cache_dir).expanduser() / STORE_FILE)
@@ -112,9 +120,10 @@ async def _execute(config: RunConfig, suite, console: Console, quiet: bool,
     try:
         labels = [await add_model(text) for text in config.models]
         ctx = SuiteContext(config=config, options=config.options, engine=engine, models=labels, params=params,
-                           console=console, _add_model=add_model)
+                           console=console, _add_model=add_model, samples=samples)
         with progress:
             result = await suite.execute(ctx)
+        samples.write_all(result.samples)
         result.extra["data"] = ctx.audit.as_dict()
         if config.check_determinism:
             result.extra["determinism"] = await measure_models(engine, labels, config)

@@ -85,6 +85,7 @@ class _Model:
     budget: TokenBudget
     usage: Usage = field(default_factory=Usage)
     timeout_s: float | None = None  # per attempt; None for a deferred backend (its answers come in bulk, later)
+    deferred: bool = False
 
 
 class Engine:
@@ -107,7 +108,10 @@ class Engine:
         self.progress = progress
         self._models: dict[str, _Model] = {}
         self._inflight: dict[str, asyncio.Future[Response]] = {}
-        self._done: dict[str, Response] = {}
+        # Keys answered in this run while the store's answers are ignored (``use_cache=False``): a repeat
+        # is served from the store, where its answer was written. With the cache on, the store alone
+        # dedupes, and the engine holds nothing per request (a run's memory does not grow with its size).
+        self._answered: set[str] = set()
         self._rng = random.Random(seed)
 
     async def add_model(self, name: str, backend: Backend, *, rpm: float | None = None,
@@ -125,11 +129,20 @@ class Engine:
             name, backend, AdaptiveLimit(concurrency or backend.max_concurrency), Pacer(rpm),
             TokenBudget(tpm), Usage(price_in_per_mtok=price_in_per_mtok, price_out_per_mtok=price_out_per_mtok,
                                     price_factor=float(getattr(backend, "price_factor", 1.0))),
-            timeout_s=None if deferred else self.retry.timeout_s,
+            timeout_s=None if deferred else self.retry.timeout_s, deferred=deferred,
         )
 
     def fingerprint(self, name: str) -> str:
         return self._models[name].backend.fingerprint
+
+    def window(self) -> int:
+        """How many jobs a suite keeps under way at once (`engine.stream.in_order`): enough to keep
+        every backend busy; for a deferred backend (a Batch API) as many as its backend takes at once,
+        since a batch holds the requests asked before it is submitted."""
+        from robusteval.engine.stream import WINDOW
+
+        deferred = [m.backend.max_concurrency for m in self._models.values() if m.deferred]
+        return max([WINDOW, *deferred])
 
     @property
     def usage(self) -> dict[str, Usage]:
@@ -159,15 +172,12 @@ class Engine:
         m = self._models[model]
         key = cache_key(m.backend.fingerprint, request)
         m.usage.requests += 1
-        if key in self._done:  # asked before in this run
-            return self._count(m, self._done[key], from_store=True)
         if key in self._inflight:  # identical request already on its way: share its answer
             return self._count(m, await asyncio.shield(self._inflight[key]), from_store=True)
-        if self.use_cache:
+        if self.use_cache or key in self._answered:  # stored before, or asked before in this run
             rejected = self.store.rejected
             if (hit := self.store.get(key)) is not None:
                 response = _response(key, hit.completion, cached=True, attempts=0, latency_s=hit.latency_s)
-                self._done[key] = response
                 return self._count(m, response, from_store=True)
             if self.store.rejected != rejected:  # stored, but its bytes changed: asked again below
                 m.usage.store_rejected += 1
@@ -178,8 +188,8 @@ class Engine:
         self._inflight[key] = future
         try:
             response = await self._call(m, key, request)
-            if response.ok:
-                self._done[key] = response
+            if response.ok and not self.use_cache:
+                self._answered.add(key)
             future.set_result(response)
         except BaseException as exc:  # cancelled (Ctrl-C): waiters must not hang
             future.set_exception(exc if isinstance(exc, Exception) else asyncio.CancelledError())

@@ -8,7 +8,7 @@ read through `McqSample` (the fields used), so this module imports no suite.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -21,7 +21,7 @@ from robusteval.metrics.consistency import (
     macro_of_sums,
     std_of,
 )
-from robusteval.metrics.mcq_sensitivity import family_sensitivity
+from robusteval.metrics.mcq_sensitivity import is_unperturbed, measures
 from robusteval.metrics.stats import Estimate, bootstrap_sums, proportion, share_bootstrap, spread_interval
 from robusteval.probes.choices import LETTERS
 from robusteval.probes.design import crossed_name
@@ -72,34 +72,137 @@ class FamilyMatrices:
     gold: np.ndarray  # items x label positions: answered variants whose gold sat at each position
 
 
-def matrices(samples: Sequence[McqSample], family: str, item_ids: list[str]) -> FamilyMatrices:
-    rows = [s for s in samples if s.family == family]
-    variants = list(dict.fromkeys(str(s.variant) for s in rows))
-    n_samples = max((s.sample for s in rows), default=0) + 1
-    index = {item_id: i for i, item_id in enumerate(item_ids)}
-    col = {v: j for j, v in enumerate(variants)}
-    correct_sum = np.zeros((len(item_ids), len(variants)))
-    correct_n = np.zeros((len(item_ids), len(variants)))
-    answers = np.full((len(item_ids), len(variants) * n_samples), np.nan)
-    categories = np.array(["" for _ in item_ids], dtype=object)
-    positions = max((len(s.labels) for s in rows), default=0)
-    chosen = np.zeros((len(item_ids), positions))
-    gold = np.zeros((len(item_ids), positions))
-    for s in rows:
-        i, j = index[s.item_id], col[str(s.variant)]
-        categories[i] = s.category or ""
+class _FamilyTally:
+    """One family's replies as compact per-item arrays, filled one sample at a time."""
+
+    def __init__(self, n_items: int, base_family: str):
+        self.n_items = n_items
+        self.base_family = base_family
+        self.columns: dict[str, int] = {}  # variant name -> column, in order of first appearance
+        self.correct_sum: list[np.ndarray] = []  # per variant: items (int32)
+        self.correct_n: list[np.ndarray] = []
+        # (variant, sample) -> per item: the original option chosen, -1 invalid, NaN absent or failed
+        self.answers: dict[tuple[int, int], np.ndarray] = {}
+        self.n_samples = 1
+        self.categories = np.array(["" for _ in range(n_items)], dtype=object)
+        self.chosen = np.zeros((n_items, 0), dtype=np.int32)  # items x label positions
+        self.gold = np.zeros((n_items, 0), dtype=np.int32)
+        self.answered: list[int] = []  # per variant: samples not failed
+        self.invalid: list[int] = []
+        self.failed: list[int] = []
+        self.samples = 0
+        self.reference = np.full(n_items, -1)  # per item: the column of its unperturbed variant
+        self.logliks: dict[int, np.ndarray] = {}  # --scoring loglik: variant -> items x options
+
+    def add(self, i: int, s: McqSample) -> None:
+        variant = str(s.variant)
+        j = self.columns.get(variant)
+        if j is None:
+            j = self.columns[variant] = len(self.columns)
+            for counts in (self.correct_sum, self.correct_n):
+                counts.append(np.zeros(self.n_items, dtype=np.int32))
+            for tally in (self.answered, self.invalid, self.failed):
+                tally.append(0)
+        self.samples += 1
+        self.n_samples = max(self.n_samples, s.sample + 1)
+        self.categories[i] = s.category or ""
+        self.answered[j] += s.status != "failed"
+        self.invalid[j] += s.status == "invalid"
+        self.failed[j] += s.status == "failed"
+        if is_unperturbed(variant, s.order):
+            self.reference[i] = j
+        if logliks := getattr(s, "logliks", ()):
+            self._add_logliks(i, j, s.order, logliks)
+        if len(s.labels) > self.chosen.shape[1]:
+            grow = ((0, 0), (0, len(s.labels) - self.chosen.shape[1]))
+            self.chosen, self.gold = np.pad(self.chosen, grow), np.pad(self.gold, grow)
         if s.correct is None:
-            continue  # failed: leave the cell out
-        correct_sum[i, j] += s.correct
-        correct_n[i, j] += 1
-        answers[i, j * n_samples + s.sample] = -1 if s.answer_option is None else s.answer_option
+            return  # failed: leave the cell out
+        self.correct_sum[j][i] += s.correct
+        self.correct_n[j][i] += 1
+        column = self.answers.get((j, s.sample))
+        if column is None:
+            column = self.answers[j, s.sample] = np.full(self.n_items, np.nan)
+        column[i] = -1 if s.answer_option is None else s.answer_option
         if s.labels:  # open-answer math shows no labels: no position to count
-            gold[i, s.labels.index(s.gold_label)] += 1
+            self.gold[i, s.labels.index(s.gold_label)] += 1
         if s.status == "ok" and s.answer_label is not None:
-            chosen[i, s.labels.index(s.answer_label)] += 1
-    with np.errstate(invalid="ignore", divide="ignore"):
-        correct = np.where(correct_n > 0, correct_sum / np.maximum(correct_n, 1), np.nan)
-    return FamilyMatrices(variants, correct, answers, categories, chosen, gold)
+            self.chosen[i, s.labels.index(s.answer_label)] += 1
+
+    def _add_logliks(self, i: int, j: int, order: tuple[int, ...], logliks: tuple[float, ...]) -> None:
+        width = max([len(order), *(m.shape[1] for m in self.logliks.values())])
+        for key, m in self.logliks.items():
+            if m.shape[1] < width:
+                self.logliks[key] = np.pad(m, ((0, 0), (0, width - m.shape[1])), constant_values=np.nan)
+        if j not in self.logliks:
+            self.logliks[j] = np.full((self.n_items, width), np.nan)
+        for position, option in enumerate(order):
+            self.logliks[j][i, option] = logliks[position]
+
+    def loglik_tensor(self) -> np.ndarray | None:
+        """Items x variants x options (`metrics.mcq_sensitivity.loglik_tensor`); None without logliks."""
+        if not self.logliks:
+            return None
+        width = max(m.shape[1] for m in self.logliks.values())
+        out = np.full((self.n_items, len(self.columns), width), np.nan)
+        for j, m in self.logliks.items():
+            out[:, j, :m.shape[1]] = m
+        return out
+
+    def matrices(self) -> FamilyMatrices:
+        n_vars = len(self.columns)
+        correct_sum = np.column_stack(self.correct_sum).astype(float) if n_vars else np.zeros((self.n_items, 0))
+        correct_n = np.column_stack(self.correct_n).astype(float) if n_vars else np.zeros((self.n_items, 0))
+        answers = np.full((self.n_items, n_vars * self.n_samples), np.nan)
+        for (j, k), column in self.answers.items():
+            answers[:, j * self.n_samples + k] = column
+        with np.errstate(invalid="ignore", divide="ignore"):
+            correct = np.where(correct_n > 0, correct_sum / np.maximum(correct_n, 1), np.nan)
+        return FamilyMatrices(list(self.columns), correct, answers, self.categories, self.chosen.astype(float),
+                              self.gold.astype(float))
+
+
+class McqTally:
+    """A model's mcq replies, kept as compact per-item arrays (per family: an int8 answer and the
+    correctness counts per item and variant, positions chosen and holding the gold) instead of the
+    samples themselves, so a run's memory does not grow with its number of samples. `add` takes
+    the samples in the order they are written; the metrics equal those of `metrics` on the same
+    samples (`metrics` is this tally over a list)."""
+
+    def __init__(self, item_ids: list[str]):
+        self.item_ids = item_ids
+        self.index = {item_id: i for i, item_id in enumerate(item_ids)}
+        self.families: dict[str, _FamilyTally] = {}  # in order of first appearance
+
+    def add(self, s: McqSample) -> None:
+        family = self.families.get(s.family)
+        if family is None:
+            family = self.families[s.family] = _FamilyTally(len(self.item_ids), s.base_family)
+        family.base_family = s.base_family
+        family.add(self.index[s.item_id], s)
+
+    def metrics(self, families: Sequence[str] | None = None, *, cross: Sequence[str] = (), seed: int = 0,
+                n_resamples: int = 1000) -> dict[str, FamilyMetrics]:
+        """Metrics per family (see `metrics`)."""
+        wanted = set(families or ()) | ({crossed_name(cross)} if cross else set())
+        return {name: family_metrics_of(tally, seed=seed, n_resamples=n_resamples)
+                for name, tally in self.families.items() if families is None or tally.base_family in wanted}
+
+
+def tally(samples: Iterable[McqSample], item_ids: list[str]) -> McqTally:
+    t = McqTally(item_ids)
+    for s in samples:
+        t.add(s)
+    return t
+
+
+def matrices(samples: Sequence[McqSample], family: str, item_ids: list[str]) -> FamilyMatrices:
+    return _family(samples, family, item_ids).matrices()
+
+
+def _family(samples: Iterable[McqSample], family: str, item_ids: list[str]) -> _FamilyTally:
+    t = tally((s for s in samples if s.family == family), item_ids)
+    return t.families.get(family) or _FamilyTally(len(item_ids), family)
 
 
 def family_metrics(samples: Sequence[McqSample], family: str, item_ids: list[str], *, seed: int = 0,
@@ -112,8 +215,12 @@ def family_metrics(samples: Sequence[McqSample], family: str, item_ids: list[str
     cells (accuracies, consistency rates, invalid rates, chosen positions) get Wilson intervals at
     their effective number of cells (`proportion`), the spread a range from pairwise differences
     (`spread_interval`), other statistics of per-item sums a BCa bootstrap (`bootstrap_sums`)."""
-    m = matrices(samples, family, item_ids)
-    rows = [s for s in samples if s.family == family]
+    return family_metrics_of(_family(samples, family, item_ids), seed=seed, n_resamples=n_resamples)
+
+
+def family_metrics_of(t: _FamilyTally, *, seed: int = 0, n_resamples: int = 1000) -> FamilyMetrics:
+    """`family_metrics` of one family's tally."""
+    m = t.matrices()
     n_vars = len(m.variants)
     answered = ~np.isnan(m.correct)
     correct = np.where(answered, m.correct, 0.0)
@@ -128,14 +235,13 @@ def family_metrics(samples: Sequence[McqSample], family: str, item_ids: list[str
     per_variant = m.answers.shape[1] // max(1, n_vars)  # answer columns per variant (one per sample)
     variants = {}
     for j, name in enumerate(m.variants):
-        vs = [s for s in rows if str(s.variant) == name]
         block = m.answers[:, j * per_variant:(j + 1) * per_variant]
         variants[name] = VariantMetrics(
             accuracy=proportion(correct[:, j], answered[:, j]),
-            answered=sum(s.status != "failed" for s in vs),
-            invalid=sum(s.status == "invalid" for s in vs),
+            answered=t.answered[j],
+            invalid=t.invalid[j],
             invalid_rate=proportion((block == -1).sum(axis=1), (~np.isnan(block)).sum(axis=1)),
-            failed=sum(s.status == "failed" for s in vs),
+            failed=t.failed[j],
             # SCORE's MMLU-Pro per-prompt accuracy: the mean of the categories' accuracies
             macro_accuracy=macro(category_sums(m.correct[:, j], m.categories)) if has_categories else None,
         )
@@ -149,13 +255,13 @@ def family_metrics(samples: Sequence[McqSample], family: str, item_ids: list[str
         consistency_rate_pooled=proportion(agree, pairs),
         spread=spread_interval(correct, answered, n_resamples=n_resamples, seed=seed),
         std_across_variants=boot(per_variant_sums, lambda s: std_of(_accuracies(s, n_vars))),
-        samples=len(rows),
-        invalid=sum(s.status == "invalid" for s in rows),
-        failed=sum(s.status == "failed" for s in rows),
+        samples=t.samples,
+        invalid=sum(t.invalid),
+        failed=sum(t.failed),
         position_bias=position_bias(m),
         macro_accuracy=macro(category_sums(m.correct, m.categories)) if has_categories else None,
-        sensitivity=family_sensitivity(rows, m.variants, item_ids, m.correct, m.answers, seed=seed,
-                                       n_resamples=n_resamples),
+        sensitivity=measures(t.reference, t.loglik_tensor(), m.variants, m.correct, m.answers, seed=seed,
+                             n_resamples=n_resamples),
     )
 
 
@@ -184,9 +290,5 @@ def metrics(samples: Sequence[McqSample], items: list[Item], families: Sequence[
     """Metrics per family as the samples name it (a crossed design is one family named like
     ``format×order``; each log-likelihood rule its own, ``order/loglik-label``). ``families``
     (with ``cross``) keeps those whose design family (`base_family`) was asked; None keeps all."""
-    item_ids = [item.id for item in items]
-    base = {s.family: s.base_family for s in samples}
-    wanted = set(families or ()) | ({crossed_name(cross)} if cross else set())
-    keep = [f for f in base if families is None or base[f] in wanted]
-    return {family: family_metrics(samples, family, item_ids, seed=seed) for family in keep}
+    return tally(samples, [item.id for item in items]).metrics(families, cross=cross, seed=seed)
 

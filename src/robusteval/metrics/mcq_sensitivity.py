@@ -55,10 +55,15 @@ def reference_columns(rows: Sequence[VariantSample], variants: list[str],
     for s in rows:
         if is_unperturbed(str(s.variant), s.order):
             ref[index[s.item_id]] = col[str(s.variant)]
+    return ref, reference_name(ref, variants)
+
+
+def reference_name(ref: np.ndarray, variants: list[str]) -> str | None:
+    """The name to show for the reference columns ``ref`` (None where no item has one)."""
     named = {variants[j] for j in ref if j >= 0}
     if not named:
-        return ref, None
-    return ref, named.pop() if len(named) == 1 else "unperturbed (published order)"
+        return None
+    return named.pop() if len(named) == 1 else "unperturbed (published order)"
 
 
 def loglik_tensor(rows: Sequence, variants: list[str], item_ids: list[str]) -> np.ndarray | None:
@@ -82,8 +87,16 @@ def family_sensitivity(rows: Sequence[VariantSample], variants: list[str], item_
                        n_resamples: int = 1000) -> Sensitivity:
     """Every measure of `metrics.sensitivity` for one family's ``rows`` (its samples), whose
     matrices (``correct`` items x variants, ``answers`` items x variants*samples) are built."""
-    ref, name = reference_columns(rows, variants, item_ids)
+    ref, _ = reference_columns(rows, variants, item_ids)
+    return measures(ref, loglik_tensor(rows, variants, item_ids), variants, correct, answers, seed=seed,
+                    n_resamples=n_resamples)
+
+
+def measures(ref: np.ndarray, loglik: np.ndarray | None, variants: list[str], correct: np.ndarray,
+             answers: np.ndarray, *, seed: int = 0, n_resamples: int = 1000) -> Sensitivity:
+    """`family_sensitivity` from the per-item reference columns and the log-likelihood tensor
+    (`metrics.mcq.McqTally` keeps both while the samples stream by, not the samples)."""
+    name = reference_name(ref, variants)
     report = sensitivity(correct, answers=answers, reference=ref if name is not None else None,
-                         reference_name=name, names=variants, loglik=loglik_tensor(rows, variants, item_ids),
-                         seed=seed, n_resamples=n_resamples)
+                         reference_name=name, names=variants, loglik=loglik, seed=seed, n_resamples=n_resamples)
     return Sensitivity.of(report)

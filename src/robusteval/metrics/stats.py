@@ -107,7 +107,8 @@ def bootstrap(rows: np.ndarray, statistic: Callable[[np.ndarray], float], *, n_r
     if value is None or n < 2:
         return Estimate(value, n=n)
     rng = np.random.default_rng(seed)
-    draws = np.array([statistic(rows[i]) for i in rng.integers(0, n, (n_resamples, n))], dtype=float)
+    draws = np.array([statistic(rows[i]) for block in _index_blocks(rng, n, n_resamples) for i in block],
+                     dtype=float)
     jackknife = None
     if method == "bca":
         keep = np.ones(n, dtype=bool)
@@ -117,6 +118,34 @@ def bootstrap(rows: np.ndarray, statistic: Callable[[np.ndarray], float], *, n_r
             jackknife[i] = statistic(rows[keep])
             keep[i] = True
     return _interval(value, draws, jackknife, n, level)
+
+
+# Items x resamples drawn at once, at most: a thousand resamples of 100,000 items drawn at once
+# would take 0.8 GB per array (the draws, their counts), so they are drawn in blocks of rows. The
+# generator's stream does not depend on the block size, so the resamples are the same.
+BLOCK_CELLS = 1_000_000
+
+
+def _index_blocks(rng: np.random.Generator, n: int, n_resamples: int):
+    """The resamples' item indices (resamples x n, as ``rng.integers(0, n, (n_resamples, n))``
+    draws them), in blocks of rows."""
+    step = max(1, BLOCK_CELLS // max(1, n))
+    for start in range(0, n_resamples, step):
+        yield rng.integers(0, n, (min(step, n_resamples - start), n))
+
+
+def resampled_sums(rng: np.random.Generator, n_resamples: int, *per_item: np.ndarray) -> tuple[np.ndarray, ...]:
+    """For each items x k matrix, its column sums in each of ``n_resamples`` item resamples
+    (resamples x k): a resample is a row of counts (how often each item was drawn), the sums one
+    matrix product, computed block by block so memory does not grow with items x resamples."""
+    n = len(per_item[0])
+    out: list[list[np.ndarray]] = [[] for _ in per_item]
+    for drawn in _index_blocks(rng, n, n_resamples):
+        rows = len(drawn)
+        counts = np.bincount((drawn + n * np.arange(rows)[:, None]).ravel(), minlength=rows * n).reshape(rows, n)
+        for sums, matrix in zip(out, per_item):
+            sums.append(counts @ matrix)
+    return tuple(np.concatenate(sums) for sums in out)
 
 
 def bootstrap_sums(per_item: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], *, n_resamples: int = 1000,
@@ -137,11 +166,9 @@ def bootstrap_sums(per_item: np.ndarray, statistic: Callable[[np.ndarray], np.nd
         value = finite(statistic(total[None, :])[0])
     if value is None or n < 2:
         return Estimate(value, n=n)
-    rng = np.random.default_rng(seed)
-    drawn = rng.integers(0, n, (n_resamples, n)) + n * np.arange(n_resamples)[:, None]
-    counts = np.bincount(drawn.ravel(), minlength=n_resamples * n).reshape(n_resamples, n)
+    (sums,) = resampled_sums(np.random.default_rng(seed), n_resamples, per_item)
     with np.errstate(invalid="ignore", divide="ignore"):
-        draws = np.asarray(statistic(counts @ per_item), dtype=float)
+        draws = np.asarray(statistic(sums), dtype=float)
         jackknife = np.asarray(statistic(total[None, :] - per_item), dtype=float) if method == "bca" else None
     return _interval(value, draws, jackknife, n, level)
 
@@ -243,11 +270,9 @@ def spread_interval(numerators: np.ndarray, denominators: np.ndarray, *, n_resam
         return Estimate(value, value if k == 1 else None, value if k == 1 else None, n)
     first, second = np.triu_indices(k, 1)
     diff = ratios[first] - ratios[second]
-    rng = np.random.default_rng(seed)
-    drawn = rng.integers(0, n, (n_resamples, n)) + n * np.arange(n_resamples)[:, None]
-    counts = np.bincount(drawn.ravel(), minlength=n_resamples * n).reshape(n_resamples, n)
+    sums_y, sums_x = resampled_sums(np.random.default_rng(seed), n_resamples, y, x)
     with np.errstate(invalid="ignore", divide="ignore"):
-        draws = (counts @ y) / (counts @ x)
+        draws = sums_y / sums_x
     draws = draws[:, first] - draws[:, second]  # resamples x pairs; NaN where a variant went unanswered
     with np.errstate(invalid="ignore", divide="ignore"), _quiet():
         se = np.nanstd(draws, axis=0, ddof=1)
@@ -309,11 +334,9 @@ def simultaneous_bounds(numerators: np.ndarray, denominators: np.ndarray, *, n_r
     low, high = ratios.copy(), ratios.copy()
     if n < 2 or k == 0:
         return ratios, low, high
-    rng = np.random.default_rng(seed)
-    drawn = rng.integers(0, n, (n_resamples, n)) + n * np.arange(n_resamples)[:, None]
-    counts = np.bincount(drawn.ravel(), minlength=n_resamples * n).reshape(n_resamples, n)
+    sums_y, sums_x = resampled_sums(np.random.default_rng(seed), n_resamples, y, x)
     with np.errstate(invalid="ignore", divide="ignore"), _quiet():
-        draws = (counts @ y) / (counts @ x)
+        draws = sums_y / sums_x
         se = np.nanstd(draws, axis=0, ddof=1)
         varies = np.isfinite(se) & (se > 0) & np.isfinite(ratios)
         deviation = np.nanmax(np.abs(draws[:, varies] - ratios[varies]) / se[varies], axis=1) \

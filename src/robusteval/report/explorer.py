@@ -8,6 +8,7 @@ against the group's first prompt, so a reader sees exactly which words a perturb
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 PROMPT_KEYS = ("prompt", "question", "source", "text")
@@ -102,7 +103,25 @@ def _label(sample: dict) -> str:
     return " · ".join(str(sample[k]) for k in ("model", "variant") if sample.get(k) not in (None, ""))
 
 
-def build_explorer(samples: list[dict], *, max_items: int = 200) -> list[ExplorerItem]:
+MAX_ITEMS = 200  # items the explorer shows: the first ones of samples.jsonl
+
+
+def explorer_samples(samples: Iterable[dict], *, max_items: int = MAX_ITEMS) -> list[dict]:
+    """The samples `build_explorer` shows (every row of the first ``max_items`` items), picked while
+    reading: a report of a million samples holds only these."""
+    shown: set[str] = set()
+    rows = []
+    for s in samples:
+        item_id = str(s.get("item_id", "?"))
+        if item_id not in shown:
+            if len(shown) >= max_items:
+                continue
+            shown.add(item_id)
+        rows.append(s)
+    return rows
+
+
+def build_explorer(samples: list[dict], *, max_items: int = MAX_ITEMS) -> list[ExplorerItem]:
     groups: dict[str, list[dict]] = {}
     for s in samples:
         groups.setdefault(str(s.get("item_id", "?")), []).append(s)

@@ -56,7 +56,7 @@ class Run:
 
     path: Path
     results: dict
-    samples: list[dict] = field(default_factory=list)
+    samples: list[dict] = field(default_factory=list)  # the explorer's rows: the first items' samples
     missing: tuple[str, ...] = ()  # what the folder lacks (e.g. samples.jsonl), said in the report
 
     @property

@@ -18,8 +18,8 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from robusteval.errors import UserError
-from robusteval.files import atomic_write, read_jsonl
-from robusteval.report.explorer import build_explorer
+from robusteval.files import atomic_write, iter_jsonl
+from robusteval.report.explorer import build_explorer, explorer_samples
 from robusteval.report.model import Run
 from robusteval.report.sections import headlines, sections
 
@@ -74,7 +74,7 @@ def load_run(run_dir: str | Path) -> Run:
     if not samples_file.is_file():
         return Run(path, results, [], missing=(f"{samples_file} is missing: the sample explorer is empty "
                                                f"(metrics come from results.json)",))
-    return Run(path, results, read_jsonl(samples_file))
+    return Run(path, results, explorer_samples(iter_jsonl(samples_file)))  # the explorer's rows only
 
 
 def environment() -> Environment:

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING
 
 from robusteval.errors import UserError
 from robusteval.files import atomic_write
-from robusteval.results.codec import encode
-from robusteval.results.records import Failure
+from robusteval.results.samples_file import SampleWriter
 
 if TYPE_CHECKING:  # config decodes settings with results.codec
     from robusteval.config import RunConfig
@@ -56,9 +55,13 @@ class RunFolder:
 
     def prepare_for_files(self) -> None:
         """Empty an overwritten run's folder (no stale plots or suite files remain beside the new ones)."""
+        from robusteval.results.samples_file import PARTIAL_FILE
+
         if self.replace:
             try:
                 for child in self.path.iterdir():
+                    if child.name == PARTIAL_FILE:
+                        continue  # the new run's samples, written as they were answered
                     if child.is_dir() and not child.is_symlink():
                         shutil.rmtree(child)
                     else:
@@ -140,12 +143,16 @@ def _take(path: Path) -> RunFolder | None:
     return RunFolder(path)
 
 
-def write_run(run_dir: Path, *, config: RunConfig, models: dict[str, dict], metrics: dict, samples: list,
-              started: float, finished: float, extra: dict | None = None) -> Path:
-    """Write results.json and samples.jsonl atomically (temp file + rename) into the run's folder."""
+def write_run(run_dir: Path, *, config: RunConfig, models: dict[str, dict], metrics: dict,
+              samples: SampleWriter | list, started: float, finished: float, extra: dict | None = None) -> Path:
+    """Write results.json and samples.jsonl atomically (temp file + rename) into the run's folder.
+    ``samples``: the writer that wrote them as they were answered (`run.run_suite`), or a list."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    failures = [{k: v for k, v in encode(Failure.of(s)).items() if v is not None}
-                for s in samples if s.status == "failed"]
+    if isinstance(samples, list):
+        writer = SampleWriter(run_dir)
+        writer.write_all(samples)
+        samples = writer
+    samples.finish()
     results = {
         "run_id": run_dir.name,
         "suite": config.suite,
@@ -156,9 +163,7 @@ def write_run(run_dir: Path, *, config: RunConfig, models: dict[str, dict], metr
         **(extra or {}),
         "models": models,
         "metrics": metrics,
-        "failures": failures,
+        "failures": samples.failures,
     }
-    atomic_write(run_dir / "samples.jsonl",
-                 "".join(json.dumps(s.as_dict(), ensure_ascii=False) + "\n" for s in samples))
     atomic_write(run_dir / "results.json", json.dumps(results, indent=2, ensure_ascii=False))
     return run_dir

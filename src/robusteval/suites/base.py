@@ -29,6 +29,7 @@ from robusteval.data.audit import DataAudit
 from robusteval.engine import Engine, gather_all
 from robusteval.files import atomic_write
 from robusteval.results.records import Failure
+from robusteval.results.samples_file import SampleWriter
 from robusteval.types import GenParams
 
 if TYPE_CHECKING:
@@ -109,6 +110,9 @@ class SuiteContext(Generic[OptionsT]):
     console: Console
     _add_model: Callable[[str], Awaitable[str]] | None = None
     audit: DataAudit = field(default_factory=DataAudit)  # loaders record what they read, left out, assumed
+    # samples.jsonl, written as samples are answered: a suite that streams (mcq) writes each sample
+    # here at once and returns none in `SuiteResult.samples`; the others return theirs (written after)
+    samples: SampleWriter = field(default_factory=SampleWriter)
 
     def shard_items(self, items: Iterable[JobT], key: Callable[[JobT], str]) -> list[JobT]:
         """The items this run asks: all of them, or with ``--shard I/N`` this shard's (by id,

@@ -154,6 +154,7 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
         report = None
     else:
         items, report = load_prompt_sets(config.data, limit=config.limit, seed=config.seed, audit=source)
+        items = ctx.shard_items(items, key=_set_id)
         from rich.text import Text
 
         for line in report.lines():
@@ -202,7 +203,9 @@ async def _generate(ctx: SuiteContext[Options], source) -> tuple[list[PromptSet]
     from robusteval.probes.prompt_sets import generate_sets, needs_rewriter
 
     config, options = ctx.config, ctx.options
-    prompts = load_prompts(config.data, limit=config.limit, seed=config.seed, audit=source)
+    # a generated set keeps its request's id, so sharding the requests shards the sets the same way
+    prompts = ctx.shard_items(load_prompts(config.data, limit=config.limit, seed=config.seed, audit=source),
+                              key=lambda prompt: prompt.id)
     rewriter = Rewriter(ctx.engine, await ctx.model(options.rewriter)) if needs_rewriter(options.variations) else None
     bounds = rewrite_bounds(options.rewrite_bounds)
     encode = _rewrite_encoder(options, prompts) if rewriter is not None and bounds is not None else None
@@ -236,6 +239,10 @@ async def _generate(ctx: SuiteContext[Options], source) -> tuple[list[PromptSet]
             path = _save(options.save_prompt_sets, prompt_sets_jsonl(out.sets))
             ctx.console.print(Text(f"prompt sets written to {path} (reuse: --data {path})"))
     return out.sets, generation
+
+
+def _set_id(item: PromptSet) -> str:
+    return item.id
 
 
 def _save(path_text: str, text: str) -> Path:

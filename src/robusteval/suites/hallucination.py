@@ -394,8 +394,9 @@ def cross_items(generated: list[GenerationSample], items: dict[str, HalluItem],
 async def execute(ctx: SuiteContext) -> SuiteResult:
     config, options = ctx.config, ctx.options
     steps = STEPS[options.step]
-    items = load_items(config.data, limit=config.limit, seed=config.seed, need_labels="detection" in steps,
-                       lang=options.lang, audit=ctx.audit.source(f"--data {config.data or 'trial'}"))
+    items = ctx.shard_items(load_items(config.data, limit=config.limit, seed=config.seed,
+                                       need_labels="detection" in steps, lang=options.lang,
+                                       audit=ctx.audit.source(f"--data {config.data or 'trial'}")), key=_item_id)
     by_id = {item.id: item for item in items}
     label_params = replace(ctx.params, max_tokens=min(ctx.params.max_tokens, options.label_max_tokens))
     nli = _load_nli(options.nli_model)
@@ -439,6 +440,10 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     if record.cross is not None:
         result.files["matrix.csv"] = matrix_csv(record.cross.matrix or {})
     return result
+
+
+def _item_id(item: HalluItem) -> str:
+    return item.id
 
 
 def _load_nli(name: str | None):

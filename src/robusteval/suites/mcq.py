@@ -26,17 +26,18 @@ import argparse
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from robusteval.data.audit import DataAudit
 from robusteval.data.math import MathItem, is_math_source, load_math
 from robusteval.data.mcq import load_dev_items, load_file, load_items
 from robusteval.engine import Engine, gather_all
+from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
 from robusteval.metrics.budget import Grid, estimate, observed_grid, plan
-from robusteval.metrics.mcq import family_metrics, metrics
+from robusteval.metrics.mcq import McqTally, family_metrics
 from robusteval.probes.apply import Checks, Perturbed, Rewriter, perturb_text
 from robusteval.probes.design import FAMILIES, Copy, Design, expand
 from robusteval.probes.fewshot import ShotPool
@@ -185,26 +186,45 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
                      options.budget, seed=config.seed)
         design_info["budget"] = options.budget
     cells = _asked_cells(grids)
-    samples, metrics_by_model, budget = [], {}, {}
+    metrics_by_model, budget = {}, {}
     for model in ctx.models:
-        if options.scoring == "loglik":
-            model_samples = await ask_loglik(ctx.ask_all, ctx.engine, model, items, options.families, design,
-                                             options.cross)
-        else:
-            model_samples = await ask(ctx.ask_all, ctx.engine, model, items, options.families, ctx.params,
-                                      config.samples, design, options.cross, cells=cells)
-        samples.extend(model_samples)
-        if not ctx.engine.dry_run:  # --estimate: nothing was answered, nothing to measure
-            metrics_by_model[model] = metrics(model_samples, items, options.families, cross=options.cross,
-                                              seed=config.seed)
+        # Each sample goes to samples.jsonl and into the compact tally as it is read, and is then
+        # dropped: memory does not grow with the number of samples (metrics/mcq.py, engine/stream.py).
+        tally = McqTally([item.id for item in items])
+        asked: list[Cell] = []  # --budget: the cells answered, for the full grid's estimate
+
+        def keep(sample: Sample, tally: McqTally = tally, asked: list[Cell] = asked) -> None:
+            ctx.samples.write(sample)
+            tally.add(sample)
             if grids is not None:
-                budget[model] = budget_estimates(grids, model_samples, options.budget or 1.0, config.seed)
+                asked.append(Cell(sample.family, sample.item_id, sample.variant, sample.correct))
+
+        if options.scoring == "loglik":
+            for sample in await ask_loglik(ctx.ask_all, ctx.engine, model, items, options.families, design,
+                                           options.cross):
+                keep(sample)
+        else:
+            await ask_each(ctx.engine, model, items, options.families, ctx.params, config.samples, design,
+                           options.cross, keep, cells=cells)
+        if not ctx.engine.dry_run:  # --estimate: nothing was answered, nothing to measure
+            metrics_by_model[model] = tally.metrics(options.families, cross=options.cross, seed=config.seed)
+            if grids is not None:
+                budget[model] = budget_estimates(grids, asked, options.budget or 1.0, config.seed)
     extra: dict[str, Any] = {"design": design_info}
     if counts:
         extra["perturbations"] = {c.family: encode(c) for c in counts}
     if budget:
         extra["budget"] = budget_json(budget)
-    return SuiteResult(metrics=to_json(metrics_by_model), samples=samples, extra=extra)
+    return SuiteResult(metrics=to_json(metrics_by_model), samples=[], extra=extra)
+
+
+class Cell(NamedTuple):
+    """What a budget estimate reads of an answered sample."""
+
+    family: str
+    item_id: str
+    variant: str | int
+    correct: bool | None
 
 
 def _asked_cells(grids: dict[str, Grid] | None) -> set[tuple[str, str, str]] | None:
@@ -455,6 +475,34 @@ async def ask(ask_all: AskAll, engine: Engine, model: str, items: list[Item], fa
     return await ask_all(jobs, one)
 
 
+async def ask_each(engine: Engine, model: str, items: list[Item], families: tuple[str, ...], params: GenParams,
+                   samples: int, design: Design, cross: tuple[str, ...], emit: Callable[[Sample], None],
+                   cells: set[tuple[str, str, str]] | None = None) -> None:
+    """`ask`, handing each sample to ``emit`` in the same order instead of returning them all: the
+    variants are written item by item as the requests go out (`engine.stream.in_order`), so neither
+    the prompts nor the samples of the whole run are ever held at once."""
+    def variants(item: Item) -> Iterator[Variant]:
+        return (v for v in expand(item, families, design, cross)
+                if cells is None or (item.id, v.family, v.name) in cells)
+
+    def jobs() -> Iterator[tuple[Item, Variant, int]]:
+        for item in items:
+            for v in variants(item):
+                for k in range(samples):
+                    yield item, v, k
+
+    async def one(job: tuple[Item, Variant, int]) -> Sample:
+        item, variant, k = job
+        p, index = decoding(params, variant, design, k)
+        return _sample(model, item, variant, k, await engine.chat(model, variant.messages, p, sample=index))
+
+    # the count first (the variants are made twice, and the first ones dropped: about 7 µs each), so
+    # the progress bar shows a total and an ETA from the start
+    engine.expect(samples * sum(sum(1 for _ in variants(item)) for item in items))
+    async for sample in in_order(jobs(), one, engine.window()):
+        emit(sample)
+
+
 def decoding(params: GenParams, variant: Variant, design: Design, k: int) -> tuple[GenParams, int]:
     """The generation parameters and sample index of a variant's ``k``-th request: the run's own,
     or for a draw of the seeds family the family's temperature, the backend seed ``run seed +
@@ -591,6 +639,7 @@ __all__ = [
     "Sample",
     "add_arguments",
     "ask",
+    "ask_each",
     "ask_loglik",
     "ask_math",
     "build_design",

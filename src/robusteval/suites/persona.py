@@ -16,6 +16,7 @@ import csv
 import io
 import json
 import random
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -173,6 +174,11 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     if len({c.name for c in contexts}) != len(contexts):
         raise UserError("--contexts: two entries give the same context")
     mds_method = options.mds or default_mds(questionnaire.name)
+    # A shard's items are personas (each with all its contexts and answers: the unit the stability
+    # figures resample). The population stays whole: a persona's post and partner are picked by its
+    # place in it, so a persona is asked exactly what the unsharded run asks it.
+    in_shard = ctx.shard_items(range(len(personas)), key=lambda i: personas[i].id)
+    simulated = [personas[i] for i in in_shard]
     samples: list[Sample] = []
     conversations: list[Conversation] = []
     metrics: dict[str, ModelStability] = {}
@@ -180,14 +186,14 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
         interlocutor = await ctx.model(options.interlocutor) if options.interlocutor else model
         model_samples, model_convs = await simulate(ctx.engine, model, interlocutor, personas, contexts, questionnaire,
                                                     ctx.params, options.turns, options.answer_tokens, config.seed,
-                                                    scoring=options.scoring)
+                                                    scoring=options.scoring, asked=in_shard)
         samples.extend(model_samples)
         conversations.extend(model_convs)
-        metrics[model] = model_record(model_samples, personas, contexts, questionnaire, seed=config.seed,
+        metrics[model] = model_record(model_samples, simulated, contexts, questionnaire, seed=config.seed,
                                        n_resamples=options.n_resamples, mds_method=mds_method)
     extra = {
         "leaderboard": leaderboard(metrics, [c.name for c in contexts]),
-        "population": [asdict(p) for p in personas],
+        "population": [asdict(p) for p in simulated],
         "contexts": [{"name": c.name, "kind": c.kind} for c in contexts],
         "questionnaire": {"name": questionnaire.name, "items": len(questionnaire.items),
                           "scale": list(questionnaire.scale)},
@@ -198,7 +204,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     }
     files: dict[str, str | bytes] = {
         "conversations.jsonl": "".join(json.dumps(_conv_dict(c)) + "\n" for c in conversations),
-        "value_scores.csv": scores_csv(samples, personas, contexts, questionnaire)}
+        "value_scores.csv": scores_csv(samples, simulated, contexts, questionnaire)}
     return SuiteResult(metrics=encode_metrics(metrics), samples=samples, extra=json_safe(extra), files=files)
 
 
@@ -249,10 +255,13 @@ def partner(personas: list[Persona], index: int, context: Context, seed: int) ->
 
 async def simulate(engine: Engine, model: str, interlocutor: str, personas: list[Persona], contexts: list[Context],
                    questionnaire: Questionnaire, params: GenParams, turns: int, answer_tokens: int,
-                   seed: int = 0, scoring: str = "generate") -> tuple[list[Sample], list[Conversation]]:
-    """Every persona in every context: the conversation, then the questionnaire on top of it."""
+                   seed: int = 0, scoring: str = "generate", asked: Sequence[int] | None = None
+                   ) -> tuple[list[Sample], list[Conversation]]:
+    """Every persona in every context: the conversation, then the questionnaire on top of it.
+    ``asked``: the indices of the personas to simulate (a shard's), default all of them."""
+    indices = range(len(personas)) if asked is None else asked
     talks = sum(c.kind != "no_conv" for c in contexts)
-    engine.expect(len(personas) * (talks * (2 * turns - 1) + len(contexts) * len(questionnaire.items)))
+    engine.expect(len(indices) * (talks * (2 * turns - 1) + len(contexts) * len(questionnaire.items)))
     prefill: tuple[Message, ...]
     if scoring == "generate":
         answer_params, prefill = replace(params, max_tokens=answer_tokens), ()
@@ -280,7 +289,7 @@ async def simulate(engine: Engine, model: str, interlocutor: str, personas: list
                                                                    conv, error)
         return out, talk
 
-    done = await gather_all(one(i, p, c) for c in contexts for i, p in enumerate(personas))
+    done = await gather_all(one(i, personas[i], c) for c in contexts for i in indices)
     return [s for group, _ in done for s in group], [t for _, t in done if t is not None]
 
 

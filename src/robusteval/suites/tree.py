@@ -417,7 +417,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     files: dict = {}
     if o.trees:
         stored, info = load_trees(o.trees)
-        trees = limit_trees(stored, config.limit, config.seed)
+        trees = ctx.shard_items(limit_trees(stored, config.limit, config.seed), key=_tree_id)
         info = {**info, "source": o.trees}
         data = info.get("data", DEFAULT_DATA)
         read = ctx.audit.source(f"trees {o.trees}")
@@ -429,6 +429,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     else:
         data = config.data or DEFAULT_DATA
         items, size = load_qa(data, limit=config.limit, seed=config.seed, audit=ctx.audit.source(data))
+        items = ctx.shard_items(items, key=_question_id)
         trees, info = await build_trees(ctx, items, size, data)
         files["trees.json"] = trees_document(trees, info)
         if o.save_trees:
@@ -466,6 +467,14 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     extra["cost"] = {"build": info.get("build_cost"), "evaluate": eval_cost,
                      **({"setup": {"local_models": setup.summary()}} if setup.spent else {})}
     return SuiteResult(metrics=encode_metrics(metrics_by_model), samples=samples, extra=extra, files=files)
+
+
+def _tree_id(tree: Tree) -> str:
+    return tree.item.id
+
+
+def _question_id(item: QAItem) -> str:
+    return item.id  # a tree's id is its question's: built or read back, a question is in one shard
 
 
 # ---------------------------------------------------------------------------------------------
