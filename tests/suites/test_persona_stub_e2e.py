@@ -55,7 +55,10 @@ def test_exact_metrics(stub_runs):
         assert [matrix["values"][0][1], matrix["values"][0][2], matrix["values"][1][2]] == pytest.approx(pairs)
         stability = m["rank_order_stability"]
         assert stability["value"] == pytest.approx(sum(pairs) / 3) and stability["n"] == 4
-        assert (stability["ci_low"], stability["ci_high"]) == pytest.approx((-1 / 3, 1.0))
+        # 4 personas: resamples that repeat personas may have no defined rank correlation; where more
+        # than stats.MAX_UNDEFINED of them have none (model B), no interval is given
+        interval = (stability["ci_low"], stability["ci_high"])
+        assert interval == ((None, None) if model == B else pytest.approx((-1 / 3, 1.0))), (model, interval)
         assert m["stability_per_value"] == {"warmth": pytest.approx(sum(pairs) / 3),
                                             "drive": pytest.approx(sum(pairs) / 3)}
         assert [m["validity"][c]["mds"]["stress1"] for c in CONTEXTS] == pytest.approx(stress, abs=1e-6)
