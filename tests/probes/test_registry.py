@@ -60,6 +60,25 @@ def test_a_rewrite_goes_through_the_engine_and_is_checked(tmp_path):
     assert QUESTION in backend.sent[0][0][-1].content
 
 
+def test_a_translated_question_must_still_end_with_a_question_mark(tmp_path):
+    """Seen on the embedded model: its "German" question was a statement with a commentary after
+    it. A translation cannot be checked by English question words or English embeddings, but a
+    question ends with a question mark in any script."""
+    replies = iter(["Das liegt auf das Kopf.\n\nIn German, this translates to the question.",
+                    "Welcher Planet ist der Sonne am nächsten, und wie lang ist sein Jahr?"])
+
+    async def go():
+        engine, _ = await scripted_engine(tmp_path, lambda m, p: next(replies))
+        try:
+            return await perturb_text("language:de", QUESTION, seed=1, rewriter=Rewriter(engine, "scripted"))
+        finally:
+            await engine.close()
+
+    out = asyncio.run(go())
+    assert out.text == "Welcher Planet ist der Sonne am nächsten, und wie lang ist sein Jahr?"
+    assert out.rejections == ("not_a_question",) and out.attempts == 2
+
+
 def test_a_rewrite_that_never_passes_is_rejected_not_used(tmp_path):
     async def go():
         engine, _ = await scripted_engine(tmp_path, lambda m, p: QUESTION)  # always unchanged

@@ -116,6 +116,16 @@ def clean_rewrite(reply: str | None) -> str | None:
     return text or None
 
 
+# Question marks across scripts (Latin and most others, full-width CJK, Arabic, Greek's ";").
+_QUESTION_MARKS = ("?", "？", "؟", ";")
+
+
+def _asks(text: str) -> bool:
+    """Whether ``text`` ends with a question mark of any script: the language-independent part of
+    `is_question`, for translations (a German question still ends with "?")."""
+    return text.rstrip().rstrip(_QUOTES).endswith(_QUESTION_MARKS)
+
+
 async def _check(p: Rewrite, original: str, candidate: str | None, checks: Checks,
                  encode: Encode | None) -> tuple[str | None, float | None]:
     """Why ``candidate`` fails, or None; and its similarity to the original (when measured)."""
@@ -125,6 +135,8 @@ async def _check(p: Rewrite, original: str, candidate: str | None, checks: Check
         return "unchanged", None
     if p.same_language and checks.question and is_question(original) and not is_question(candidate):
         return "not_a_question", None
+    if not p.same_language and checks.question and _asks(original) and not _asks(candidate):
+        return "not_a_question", None  # a translated question keeps its question mark in any script
     if leaked_answers(candidate, checks.answers, original):
         return "contains_answer", None
     if encode is None or not p.same_language:
