@@ -257,3 +257,46 @@ def test_a_replica_put_aside_is_probed_back_only_while_it_serves_the_model():
     assert (still_down.sent, still_down.healthy) == (1, False)  # no request sent to the wrong model
     assert other_hits == 0  # probes ask /models, which the counters leave out; no chat reached it
     assert back.healthy and back.answered == 5  # 10 requests, one at a time, alternate over two replicas
+
+
+@pytest.mark.slow
+def test_a_llama_cpp_replica_killed_mid_run_loses_no_request(tmp_path):
+    """The same failover with real servers: two llama.cpp servers (the embedded model, one slot each,
+    reproducible settings) behind one spec, one SIGKILLed after a third of the answers."""
+    n = 12
+    questions = _questions(n)
+    params = GenParams(max_tokens=8)
+    with ExitStack() as stack:
+        procs = []
+        for _ in range(2):
+            proc = subprocess.Popen([sys.executable, "-m", "robusteval.testing.llama_server", "--parallel", "1",
+                                     "--threads", "1"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            stack.callback(_stop, proc)
+            procs.append(proc)
+        urls = []
+        for proc in procs:
+            line = proc.stdout.readline()
+            assert line.strip().isdigit(), f"a llama.cpp server did not start: {line!r}"
+            urls.append(f"http://127.0.0.1:{int(line)}/v1")
+        killed = procs[1]
+
+        async def main():
+            engine = Engine(Store(tmp_path / "s.sqlite"), progress=_KillAfter(killed, after=n // 3))
+            backend = load_backend(parse_model_spec(f"openai:smollm2?base_url={urls[0]},{urls[1]}"))
+            await engine.add_model("pool", backend)
+            try:
+                responses = await asyncio.gather(*(engine.chat("pool", q, params) for q in questions))
+            finally:
+                await engine.close()
+                engine.store.close()
+            return responses, backend.stats(), engine.usage["pool"]
+
+        responses, stats, usage = asyncio.run(main())
+        assert killed.poll() == -signal.SIGKILL
+    assert all(r.ok and r.text for r in responses)
+    assert (usage.new, usage.failed) == (n, 0)
+    assert sum(s.answered for s in stats) == n and stats[1].put_aside >= 1 and not stats[1].healthy
+    store = Store(tmp_path / "s.sqlite")
+    stored = store.stats()
+    store.close()
+    assert (stored.responses, stored.failures) == (n, 0)
