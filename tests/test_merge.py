@@ -43,6 +43,28 @@ def test_three_shards_merge_into_the_unsharded_run(tmp_path, mcq_file):
     assert _results(tmp_path, "merged")["config"]["shard"] is None
 
 
+def test_a_merge_reads_the_stores_combined_elsewhere_with_cache_dir(tmp_path, mcq_file, capsys):
+    """Shards on other machines write their own stores; `cache merge` combines them anywhere and
+    `merge --cache-dir` reads them there, asking nothing."""
+    with StubServer() as stub:
+        for i in (1, 2):
+            assert _run(stub, tmp_path, mcq_file, f"s{i}", "--shard", f"{i}/2",
+                        "--cache-dir", str(tmp_path / f"cache{i}")) == 0
+        assert main(["cache", "merge", str(tmp_path / "cache1"), str(tmp_path / "cache2"),
+                     "--into", str(tmp_path / "combined")]) == 0
+        hits = stub.counters()["total"]
+        shards = [str(tmp_path / "runs" / f"s{i}") for i in (1, 2)]
+        capsys.readouterr()
+        assert main(["merge", *shards, "--out", str(tmp_path / "runs"), "--run-id", "m", "--quiet"]) == 2
+        err = capsys.readouterr().err  # each shard's own store: refused, saying what to do
+        assert "differs in cache_dir" in err and "`merge --cache-dir`" in err
+        assert main(["merge", *shards, "--out", str(tmp_path / "runs"), "--run-id", "m", "--quiet",
+                     "--cache-dir", str(tmp_path / "combined")]) == 0
+        assert stub.counters()["total"] == hits
+        assert _run(stub, tmp_path, mcq_file, "whole", "--cache-dir", str(tmp_path / "other")) == 0
+    assert _results(tmp_path, "m")["metrics"] == _results(tmp_path, "whole")["metrics"]
+
+
 @pytest.mark.parametrize("shards, message", [((1, 2), "shard 3/3 missing"), ((1, 1, 2, 3), "shard 1/3 is given twice")])
 def test_missing_or_repeated_shards_are_refused(tmp_path, mcq_file, capsys, shards, message):
     with StubServer() as stub:

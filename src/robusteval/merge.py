@@ -25,7 +25,8 @@ from robusteval.results.codec import RecordError, decode
 from robusteval.results.records import RunRecord, run_record
 from robusteval.suites import get_suite
 
-# Settings that may differ between the shards of one command.
+# Settings that may differ between the shards of one command (and the store, where the merge is told
+# where their answers are: `merge --cache-dir`).
 PER_SHARD = ("shard", "run_id", "out_dir", "overwrite", "estimate")
 
 
@@ -42,7 +43,7 @@ def read_shards(folders: list[str]) -> list[RunRecord]:
     return records
 
 
-def check_shards(records: list[RunRecord]) -> None:
+def check_shards(records: list[RunRecord], *, own_stores: bool = False) -> None:
     """One configuration, all N shards, none twice; a `UserError` saying what is wrong otherwise."""
     if not records:
         raise UserError("merge: give the run folders of the shards")
@@ -60,9 +61,11 @@ def check_shards(records: list[RunRecord]) -> None:
         if shard.count != shards[0].count:
             raise UserError(f"merge: run {r.run_id} is shard {shard}, {first.run_id} shard {shards[0]}: "
                             f"not one split")
-        if (diff := _differences(base, _shared_settings(r))):
+        if (diff := [d for d in _differences(base, _shared_settings(r)) if not (own_stores and d == "cache_dir")]):
+            hint = ("; shards with stores of their own: `robusteval cache merge` them and give the result to "
+                    "`merge --cache-dir`" if "cache_dir" in diff else "")
             raise UserError(f"merge: run {r.run_id} was not run with the settings of {first.run_id} "
-                            f"(differs in {', '.join(diff)})")
+                            f"(differs in {', '.join(diff)}){hint}")
         if _fingerprints(r) != _fingerprints(first):
             raise UserError(f"merge: run {r.run_id}'s models are not those of {first.run_id} "
                             f"(another model version or settings?)")
@@ -88,8 +91,10 @@ def _fingerprints(r: RunRecord) -> dict[str, str | None]:
     return {m.spec: m.fingerprint for m in r.models.values()}
 
 
-def merged_config(first: RunRecord, *, out_dir: str, run_id: str | None, overwrite: bool = False) -> RunConfig:
-    """The unsharded command's configuration, as the shards recorded it."""
+def merged_config(first: RunRecord, *, out_dir: str, run_id: str | None, overwrite: bool = False,
+                  cache_dir: str | None = None) -> RunConfig:
+    """The unsharded command's configuration, as the shards recorded it; ``cache_dir`` reads the
+    answers from another store than the shards' own path (their stores `cache merge`d elsewhere)."""
     raw = {k: v for k, v in first.config.items() if k in {f.name for f in fields(RunConfig)} and k != "options"}
     try:
         config = decode(RunConfig, raw)
@@ -97,6 +102,7 @@ def merged_config(first: RunRecord, *, out_dir: str, run_id: str | None, overwri
         options = decode(suite.Options, first.config.get("options") or {})
     except RecordError as exc:
         raise UserError(f"merge: the shards' configuration cannot be read back ({exc})") from None
+    config = replace(config, cache_dir=cache_dir) if cache_dir else config
     return replace(config, options=options, shard=None, out_dir=out_dir, run_id=run_id, overwrite=overwrite,
                    estimate=False, use_cache=True, check_determinism=0).validated()
 
@@ -112,11 +118,11 @@ def replay_models(records: list[RunRecord]) -> dict[str, str]:
 
 
 async def merge_runs(folders: list[str], *, out_dir: str, run_id: str | None = None, overwrite: bool = False,
-                     console=None, quiet: bool = True):
+                     cache_dir: str | None = None, console=None, quiet: bool = True):
     """Check the shards and write the merged run; returns what `run.run_suite` returns."""
     from robusteval.run import run_suite
 
     records = read_shards(folders)
-    check_shards(records)
-    config = merged_config(records[0], out_dir=out_dir, run_id=run_id, overwrite=overwrite)
+    check_shards(records, own_stores=cache_dir is not None)
+    config = merged_config(records[0], out_dir=out_dir, run_id=run_id, overwrite=overwrite, cache_dir=cache_dir)
     return await run_suite(config, console=console, quiet=quiet, replay=replay_models(records))

@@ -17,6 +17,9 @@ def add_parser(sub) -> None:
     merge.add_argument("--out", dest="out_dir", default="runs", help="folder for the merged run (default: runs)")
     merge.add_argument("--run-id", dest="run_id", help="folder name of the merged run (default: a new id)")
     merge.add_argument("--overwrite", action="store_true", help="replace an existing --run-id run")
+    merge.add_argument("--cache-dir", dest="cache_dir",
+                       help="the store holding the shards' answers (default: the --cache-dir the shards recorded); "
+                            "e.g. where `robusteval cache merge` combined their stores")
     merge.add_argument("--quiet", action="store_true", help="no tables")
 
 
@@ -27,5 +30,6 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
 
     started = time.time()
     run_dir, result, usages = run_loop(merge_runs(args.shard_runs, out_dir=args.out_dir, run_id=args.run_id,
-                                                  overwrite=args.overwrite, console=console))
+                                                  overwrite=args.overwrite, cache_dir=args.cache_dir,
+                                                  console=console))
     return finish(args, read_run(run_dir).suite, console, run_dir, result, usages, started)
