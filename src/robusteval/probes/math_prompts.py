@@ -8,16 +8,11 @@ A variant's ``labels`` and ``order`` are empty; its answer is read by `readers.m
 
 from __future__ import annotations
 
-import string
-from importlib import resources
-from pathlib import Path
 from typing import Protocol
-
-import yaml
 
 from robusteval.errors import UserError
 from robusteval.probes.design import Design, seed_settings
-from robusteval.probes.templates import Template
+from robusteval.probes.templates import Template, read_template_file, unique_names
 from robusteval.types import Message, Variant
 
 PLACEHOLDERS = {"question", "category"}
@@ -39,35 +34,16 @@ def load_math_templates(path: str | None = None) -> tuple[Template, ...]:
     """The templates of a YAML file ``{templates: [{name, template}, ...]}`` with ``{question}``
     (and optionally ``{category}``); the bundled set (`data/math_templates.yaml`) by default. The
     first is the base prompt the seeds family samples."""
-    where = path or "robusteval/data/math_templates.yaml"
-    try:
-        text = (Path(path).read_text(encoding="utf-8") if path else
-                resources.files("robusteval.data").joinpath("math_templates.yaml").read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UserError(f"--templates {path}: {exc.strerror}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise UserError(f"{where}:{mark.line + 1 if mark else '?'}: malformed YAML") from None
-    entries = data.get("templates") if isinstance(data, dict) else None
-    if not isinstance(entries, list) or not entries:
-        raise UserError(f"{where}: expected 'templates:' with a list of {{name, template}} entries")
+    where, entries = read_template_file(path, "math_templates.yaml")
     out = []
-    for n, entry in enumerate(entries, 1):
-        if not isinstance(entry, dict) or not isinstance(entry.get("template"), str):
-            raise UserError(f"{where}: template #{n} needs a 'template' string")
-        name = str(entry.get("name") or f"t{n}")
-        fields = {f for _, f, _, _ in string.Formatter().parse(entry["template"]) if f}
+    for name, text, fields in entries:
         if unknown := fields - PLACEHOLDERS:
             raise UserError(f"{where}: template {name!r} uses {sorted(unknown)}, which open-answer math has not "
                             f"(allowed: {sorted(PLACEHOLDERS)}; an mcq template file does not fit math)")
         if "question" not in fields:
             raise UserError(f"{where}: template {name!r} lacks {{question}}")
-        out.append(Template(name, entry["template"]))
-    if len({t.name for t in out}) != len(out):
-        raise UserError(f"{where}: template names must be unique")
-    return tuple(out)
+        out.append(Template(name, text))
+    return unique_names(where, out)
 
 
 def _variant(problem: Problem, family: str, name: str, template: Template, draw: int | None = None) -> Variant:

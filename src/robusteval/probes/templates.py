@@ -58,17 +58,16 @@ def check_placeholder(text: str, where: str) -> None:
                                 '"The best answer is [label]"')
 
 
-def load_templates(path: str | None = None) -> tuple[Template, ...]:
-    """The templates of a YAML file ``{templates: [{name, template}, ...]}``; the bundled set by default."""
-    if path is None:
-        text = resources.files("robusteval.data").joinpath("mcq_templates.yaml").read_text(encoding="utf-8")
-        where = "robusteval/data/mcq_templates.yaml"
-    else:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"--templates {path}: {exc.strerror}") from None
-        where = path
+def read_template_file(path: str | None, bundled: str) -> tuple[str, list[tuple[str, str, set[str]]]]:
+    """A YAML file ``{templates: [{name, template}, ...]}`` (``path``, else the package's ``bundled``
+    file): where it is (for messages) and each entry's name, text and placeholders. The mcq and the
+    math templates both read theirs here; each checks its own placeholders."""
+    where = path or f"robusteval/data/{bundled}"
+    try:
+        text = (Path(path).read_text(encoding="utf-8") if path else
+                resources.files("robusteval.data").joinpath(bundled).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UserError(f"--templates {path}: {exc.strerror}") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -81,15 +80,27 @@ def load_templates(path: str | None = None) -> tuple[Template, ...]:
     for n, entry in enumerate(entries, 1):
         if not isinstance(entry, dict) or not isinstance(entry.get("template"), str):
             raise UserError(f"{where}: template #{n} needs a 'template' string")
-        name = str(entry.get("name") or f"t{n}")
         fields = {f for _, f, _, _ in string.Formatter().parse(entry["template"]) if f}
+        out.append((str(entry.get("name") or f"t{n}"), entry["template"], fields))
+    return where, out
+
+
+def unique_names(where: str, templates: list[Template]) -> tuple[Template, ...]:
+    if len({t.name for t in templates}) != len(templates):
+        raise UserError(f"{where}: template names must be unique")
+    return tuple(templates)
+
+
+def load_templates(path: str | None = None) -> tuple[Template, ...]:
+    """The templates of a YAML file ``{templates: [{name, template}, ...]}``; the bundled set by default."""
+    where, entries = read_template_file(path, "mcq_templates.yaml")
+    out = []
+    for name, text, fields in entries:
         if unknown := fields - PLACEHOLDERS:
             raise UserError(f"{where}: template {name!r} uses unknown placeholder(s) {sorted(unknown)}; "
                             f"allowed: {sorted(PLACEHOLDERS)}")
         if missing := REQUIRED - fields:
             raise UserError(f"{where}: template {name!r} lacks {sorted(missing)}")
-        check_placeholder(entry["template"], f"{where}: template {name!r}")
-        out.append(Template(name, entry["template"]))
-    if len({t.name for t in out}) != len(out):
-        raise UserError(f"{where}: template names must be unique")
-    return tuple(out)
+        check_placeholder(text, f"{where}: template {name!r}")
+        out.append(Template(name, text))
+    return unique_names(where, out)
