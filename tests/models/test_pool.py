@@ -167,6 +167,20 @@ class _KillAfter:
             os.kill(self.proc.pid, signal.SIGKILL)
 
 
+async def _ask_pool(tmp_path, spec: str, questions, params: GenParams, progress):
+    """Every question through an engine (store in tmp_path) to the pool ``spec``: the responses, the
+    replicas' stats and the pool's usage."""
+    engine = Engine(Store(tmp_path / "s.sqlite"), progress=progress)
+    backend = load_backend(parse_model_spec(spec))
+    await engine.add_model("pool", backend)
+    try:
+        responses = await asyncio.gather(*(engine.chat("pool", q, params) for q in questions))
+    finally:
+        await engine.close()
+        engine.store.close()
+    return responses, backend.stats(), engine.usage["pool"]
+
+
 def test_a_replica_killed_mid_run_loses_no_request_and_answers_none_twice(tmp_path):
     n = 150
     questions = _questions(n)
@@ -174,19 +188,8 @@ def test_a_replica_killed_mid_run_loses_no_request_and_answers_none_twice(tmp_pa
         (_, url0, hits0), (killed, url1, _), (_, url2, hits2) = stubs
         sink = _KillAfter(killed, after=n // 3)
 
-        async def main():
-            engine = Engine(Store(tmp_path / "s.sqlite"), progress=sink)
-            backend = load_backend(parse_model_spec(
-                f"openai:stub-model?base_url={url0},{url1},{url2}&max_concurrency=4"))
-            await engine.add_model("pool", backend)
-            try:
-                responses = await asyncio.gather(*(engine.chat("pool", q, PARAMS) for q in questions))
-            finally:
-                await engine.close()
-                engine.store.close()
-            return responses, backend.stats(), engine.usage["pool"]
-
-        responses, stats, usage = asyncio.run(main())
+        responses, stats, usage = asyncio.run(_ask_pool(
+            tmp_path, f"openai:stub-model?base_url={url0},{url1},{url2}&max_concurrency=4", questions, PARAMS, sink))
         assert killed.poll() == -signal.SIGKILL
         for proc, _, _ in (stubs[0], stubs[2]):
             proc.terminate()  # writes the hits file a last time
@@ -280,18 +283,8 @@ def test_a_llama_cpp_replica_killed_mid_run_loses_no_request(tmp_path):
             urls.append(f"http://127.0.0.1:{int(line)}/v1")
         killed = procs[1]
 
-        async def main():
-            engine = Engine(Store(tmp_path / "s.sqlite"), progress=_KillAfter(killed, after=n // 3))
-            backend = load_backend(parse_model_spec(f"openai:smollm2?base_url={urls[0]},{urls[1]}"))
-            await engine.add_model("pool", backend)
-            try:
-                responses = await asyncio.gather(*(engine.chat("pool", q, params) for q in questions))
-            finally:
-                await engine.close()
-                engine.store.close()
-            return responses, backend.stats(), engine.usage["pool"]
-
-        responses, stats, usage = asyncio.run(main())
+        responses, stats, usage = asyncio.run(_ask_pool(
+            tmp_path, f"openai:smollm2?base_url={urls[0]},{urls[1]}", questions, params, _KillAfter(killed, n // 3)))
         assert killed.poll() == -signal.SIGKILL
     assert all(r.ok and r.text for r in responses)
     assert (usage.new, usage.failed) == (n, 0)
