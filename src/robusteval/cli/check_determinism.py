@@ -8,6 +8,7 @@ import argparse
 from rich.console import Console
 
 from robusteval import check_determinism as determinism
+from robusteval.cli.run import add_limit_arguments
 
 
 def add_parser(sub) -> None:
@@ -24,10 +25,7 @@ def add_parser(sub) -> None:
     p.add_argument("--families", help="mcq families the requests come from (default: order,format)")
     p.add_argument("--max-tokens", dest="max_tokens", type=int, help="reply length limit (default: 256)")
     p.add_argument("--seed", type=int, help="seed for the questions and the sample (default: 0)")
-    p.add_argument("--concurrency", type=int, help="max requests in flight per model (default: the backend's)")
-    p.add_argument("--rpm", type=float, help="requests per minute limit per model")
-    p.add_argument("--tpm", type=float, help="tokens per minute limit per model")
-    p.add_argument("--timeout", type=float, help="seconds before a request is abandoned and retried (default: 300)")
+    add_limit_arguments(p)
     p.add_argument("--cache-dir", dest="cache_dir", help="the response store the first pass reads and writes")
     p.add_argument("--no-cache", dest="no_cache", action="store_true",
                    help="ask the first pass fresh too (the default serves stored answers, as a resumed run would)")

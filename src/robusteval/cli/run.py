@@ -47,6 +47,16 @@ class _HidingParser(argparse.ArgumentParser):
         return super().add_argument(*args, **kwargs)
 
 
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """The engine's limits per model, as every command that asks a model takes them (run, tree build,
+    check-determinism)."""
+    parser.add_argument("--rpm", type=float, help="requests per minute limit per model")
+    parser.add_argument("--tpm", type=float, help="tokens per minute limit per model")
+    parser.add_argument("--concurrency", type=int, help="max requests in flight per model (default: the backend's)")
+    parser.add_argument("--timeout", type=float,
+                        help="seconds before a request is abandoned and retried (default: 300)")
+
+
 def common_run_arguments(hidden: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     """Flags every suite takes: models, data, sampling, limits, cache and output. Those in
     ``hidden`` (settings the suite does not read) are left out of its --help; giving one is an error
@@ -63,10 +73,7 @@ def common_run_arguments(hidden: tuple[str, ...] = ()) -> argparse.ArgumentParse
     run.add_argument("--top-p", dest="top_p", type=float, help="nucleus sampling mass (default: 1)")
     run.add_argument("--max-tokens", dest="max_tokens", type=int, help="reply length limit (default: 256)")
     run.add_argument("--samples", type=int, help="replies per variant; needs --temperature > 0 (default: 1)")
-    run.add_argument("--rpm", type=float, help="requests per minute limit per model")
-    run.add_argument("--tpm", type=float, help="tokens per minute limit per model")
-    run.add_argument("--concurrency", type=int, help="max requests in flight per model (default: the backend's)")
-    run.add_argument("--timeout", type=float, help="seconds before a request is abandoned and retried (default: 300)")
+    add_limit_arguments(run)
     run.add_argument("--max-retries", dest="max_retries", type=int,
                      help="retries per request on errors (default: 5); 429s get up to 20 more, paced")
     run.add_argument("--price-in", dest="price_in", type=float, help="price per 1M prompt tokens, for cost accounting")
