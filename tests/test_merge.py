@@ -59,7 +59,14 @@ def test_a_merge_reads_the_stores_combined_elsewhere_with_cache_dir(tmp_path, mc
         err = capsys.readouterr().err  # each shard's own store: refused, saying what to do
         assert "differs in cache_dir" in err and "`merge --cache-dir`" in err
         assert main(["merge", *shards, "--out", str(tmp_path / "runs"), "--run-id", "m", "--quiet",
-                     "--cache-dir", str(tmp_path / "combined")]) == 0
+                     "--cache-dir", str(tmp_path / "nothing-here")]) == 2  # no store: refused, none created
+        assert "no store there" in capsys.readouterr().err and not (tmp_path / "nothing-here").exists()
+        assert main(["merge", *shards, "--out", str(tmp_path / "runs"), "--run-id", "m", "--quiet",
+                     "--cache-dir", str(tmp_path / "cache1")]) == 3  # shard 2's answers are not there
+        err = capsys.readouterr().err
+        assert "a merge asks no model" in err and "run the same command again" not in err
+        assert main(["merge", *shards, "--out", str(tmp_path / "runs"), "--run-id", "m", "--quiet",
+                     "--overwrite", "--cache-dir", str(tmp_path / "combined")]) == 0
         assert stub.counters()["total"] == hits
         assert _run(stub, tmp_path, mcq_file, "whole", "--cache-dir", str(tmp_path / "other")) == 0
     assert _results(tmp_path, "m")["metrics"] == _results(tmp_path, "whole")["metrics"]

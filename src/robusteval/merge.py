@@ -20,6 +20,7 @@ from typing import Any
 
 from robusteval.config import RunConfig
 from robusteval.data.shard import parse_shard
+from robusteval.engine.store_merge import STORE_FILE
 from robusteval.errors import UserError
 from robusteval.results.codec import RecordError, decode
 from robusteval.results.records import RunRecord, run_record
@@ -122,6 +123,9 @@ async def merge_runs(folders: list[str], *, out_dir: str, run_id: str | None = N
     """Check the shards and write the merged run; returns what `run.run_suite` returns."""
     from robusteval.run import run_suite
 
+    if cache_dir is not None and not (Path(cache_dir).expanduser() / STORE_FILE).is_file():
+        raise UserError(f"merge --cache-dir {cache_dir}: no store there ({STORE_FILE}); give the folder that "
+                        f"`robusteval cache merge --into` wrote or a shard's --cache-dir")
     records = read_shards(folders)
     check_shards(records, own_stores=cache_dir is not None)
     config = merged_config(records[0], out_dir=out_dir, run_id=run_id, overwrite=overwrite, cache_dir=cache_dir)

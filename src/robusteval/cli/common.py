@@ -38,13 +38,17 @@ def written_text(folder: Path, paths: list[Path]) -> str:
     return f"{folder}/: {', '.join(names) if names else 'nothing'}"
 
 
-def failed_requests_warning(console: Console, failed: int) -> int:
-    """Say that ``failed`` requests failed after all retries; the exit code a run (or a tree build) ends with."""
+RETRY_HINT = "run the same command again to retry them"
+
+
+def failed_requests_warning(console: Console, failed: int, hint: str = RETRY_HINT) -> int:
+    """Say that ``failed`` requests failed after all retries, and what to do (``hint``); the exit
+    code a run (or a tree build, or a merge) ends with."""
     if not failed:
         return 0
     from robusteval.report.terminal import styled
 
     console.print(styled(f"{failed} requests failed", "yellow",
                          f" after all retries (listed in results.json, left out of every metric); the run "
-                         f"exits with code {EXIT_FAILED_REQUESTS}; run the same command again to retry them"))
+                         f"exits with code {EXIT_FAILED_REQUESTS}; {hint}"))
     return EXIT_FAILED_REQUESTS

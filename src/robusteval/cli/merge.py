@@ -32,4 +32,6 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     run_dir, result, usages = run_loop(merge_runs(args.shard_runs, out_dir=args.out_dir, run_id=args.run_id,
                                                   overwrite=args.overwrite, cache_dir=args.cache_dir,
                                                   console=console))
-    return finish(args, read_run(run_dir).suite, console, run_dir, result, usages, started)
+    return finish(args, read_run(run_dir).suite, console, run_dir, result, usages, started,
+                  retry_hint="a merge asks no model: their answers are in no shard's store given (a missing shard, "
+                             "or the wrong --cache-dir)")

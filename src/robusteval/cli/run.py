@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from robusteval.cli.common import failed_requests_warning, out_console, written_text
+from robusteval.cli.common import RETRY_HINT, failed_requests_warning, out_console, written_text
 from robusteval.config import RunConfig, check_text_files, default_cache_dir
 from robusteval.configure import build_config, load_config_file, unused_settings_message
 from robusteval.errors import UserError
@@ -131,7 +131,7 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
 
 
 def finish(args: argparse.Namespace, suite: str, console: Console, run_dir: Path, result: SuiteResult,
-           usages: dict, started: float) -> int:
+           usages: dict, started: float, retry_hint: str = RETRY_HINT) -> int:
     """After a run (or a merge): the suite's tables, the data audit, usage per model, the files
     written, and the exit code (3 when requests failed)."""
     from robusteval.data.audit import DataAudit
@@ -149,7 +149,7 @@ def finish(args: argparse.Namespace, suite: str, console: Console, run_dir: Path
             out.print(f"{model}: {usage['store_rejected']} stored answers had changed since they were stored "
                       "(checksum) and were asked again; `robusteval cache check` inspects the store")
     out.print(f"wrote {written_text(run_dir, result.written)} in {time.time() - started:.1f} s")
-    return failed_requests_warning(console, sum(u["failed"] for u in usages.values()))
+    return failed_requests_warning(console, sum(u["failed"] for u in usages.values()), retry_hint)
 
 
 def estimate_command(config: RunConfig, console: Console) -> int:
