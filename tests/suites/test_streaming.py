@@ -89,7 +89,7 @@ def stub():
         yield server
 
 
-@pytest.mark.parametrize("name", ["mcq-loglik", "mcq-math"])
+@pytest.mark.parametrize("name", ["mcq-loglik", "mcq-math", "persona"])
 def test_streamed_run_writes_what_the_held_run_wrote(name, tmp_path, stub, monkeypatch):
     from robusteval import run as run_module
 
