@@ -56,19 +56,28 @@ def cases(tmp: Path, url: str) -> dict[str, list[str]]:
     }
 
 
+def timeless(value):
+    """``value`` without the tree build's cost and latencies (seconds differ from run to run) and the date."""
+    if isinstance(value, dict):
+        return {k: timeless(v) for k, v in value.items() if k not in ("build_cost", "date", "latency_s")}
+    if isinstance(value, list):
+        return [timeless(v) for v in value]
+    return value
+
+
 def written(folder: Path, tmp: Path, url: str) -> dict:
     """What a run wrote, less what names the run or its time: its temporary folder is named TMP,
-    the stub's address STUB, and the samples' store keys (a hash of the model's fingerprint, which
+    the stub's address STUB, and the samples' store keys (hashes of the model's fingerprint, which
     holds the stub's port) are left out."""
     def read(path: Path) -> str:
         return path.read_text().replace(str(tmp), "TMP").replace(url, "STUB")
 
     def keyless(line: str) -> str:
-        return json.dumps({k: v for k, v in json.loads(line).items() if k != "key"}, ensure_ascii=False)
+        return json.dumps({k: v for k, v in json.loads(line).items() if k not in ("key", "keys")}, ensure_ascii=False)
 
-    results = json.loads(read(folder / "results.json"))
-    files = {p.name: read(p) for p in sorted(folder.iterdir())
-             if p.is_file() and p.suffix in (".md", ".csv", ".jsonl", ".json")
+    results = timeless(json.loads(read(folder / "results.json")))
+    files = {p.name: timeless(json.loads(read(p))) if p.suffix == ".json" else read(p)
+             for p in sorted(folder.iterdir()) if p.is_file() and p.suffix in (".md", ".csv", ".jsonl", ".json")
              and p.name not in ("results.json", "samples.jsonl", "report.md")}
     return {"samples": [keyless(line) for line in read(folder / "samples.jsonl").splitlines()],
             "results": {k: v for k, v in results.items() if k not in VOLATILE},
@@ -89,7 +98,7 @@ def stub():
         yield server
 
 
-@pytest.mark.parametrize("name", ["mcq-loglik", "mcq-math", "persona"])
+@pytest.mark.parametrize("name", ["mcq-loglik", "mcq-math", "persona", "tree"])
 def test_streamed_run_writes_what_the_held_run_wrote(name, tmp_path, stub, monkeypatch):
     from robusteval import run as run_module
 
