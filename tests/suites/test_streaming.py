@@ -98,7 +98,7 @@ def stub():
         yield server
 
 
-@pytest.mark.parametrize("name", ["mcq-loglik", "mcq-math", "persona", "tree", "hallucination"])
+@pytest.mark.parametrize("name", ["mcq-loglik", "mcq-math", "persona", "tree", "hallucination", "consistency"])
 def test_streamed_run_writes_what_the_held_run_wrote(name, tmp_path, stub, monkeypatch):
     from robusteval import run as run_module
 

@@ -19,7 +19,7 @@ CHUNK = 1 << 20  # characters read back at once
 
 
 class Spool:
-    """Text written piece by piece to a temporary file, read back once by `chunks`."""
+    """Text written piece by piece to a temporary file, read back by `chunks` (once) or `lines`."""
 
     def __init__(self) -> None:
         self._file: IO[str] | None = None
@@ -43,6 +43,15 @@ class Spool:
                 yield text
         finally:
             self.close()
+
+    def lines(self) -> Iterator[str]:
+        """The lines written, from the start (without their newline); the spool stays open, so
+        its lines can be read again (a file built from several spools side by side)."""
+        if self._file is None:
+            return
+        self._file.seek(0)
+        for line in self._file:
+            yield line.rstrip("\n")
 
     def close(self) -> None:
         if self._file is not None:
