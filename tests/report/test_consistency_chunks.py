@@ -33,7 +33,8 @@ def test_submission_chunks_are_one_json_dump():
 
 
 def test_chunks_equal_the_writers_over_samples():
-    answers = [SimpleNamespace(model=m, item_id=item.id, variant=v, sample=k, response=SAID[m][n][v] if k == 0 else "k1")
+    answers = [SimpleNamespace(model=m, item_id=item.id, variant=v, sample=k,
+                               response=SAID[m][n][v] if k == 0 else "k1")
                for m in SAID for n, item in enumerate(ITEMS) for v in range(len(item.variants)) for k in range(2)]
     ratings = [SimpleNamespace(model="x", item_id="a", judge="oracle", scope="variants", score=3.5),
                SimpleNamespace(model="y", item_id="b", judge="oracle", scope="sampling:0", score=1.0)]
