@@ -605,8 +605,11 @@ async def ask_loglik(engine: Engine, model: str, items: list[Item], families: tu
                                    if r.loglik is not None else r for p, r in enumerate(texts)]
         return [_loglik_sample(model, item, v, rule, responses) for rule, responses in scored.items()]
 
-    engine.expect(sum(len(v.labels) + (len(v.order) if with_text else 0) for _, v in variants()))
-    async for group in in_order(variants(), one, engine.window()):
+    per_variant = [len(v.labels) + (len(v.order) if with_text else 0) for _, v in variants()]
+    engine.expect(sum(per_variant))
+    # about a window of requests under way (a variant is one job of several requests)
+    window = max(1, engine.window() // max(per_variant, default=1))
+    async for group in in_order(variants(), one, window):
         for sample in group:
             emit(sample)
 
