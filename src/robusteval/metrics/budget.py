@@ -28,15 +28,19 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
 from robusteval.metrics.stats import Estimate
 from robusteval.results.budget import BudgetEstimate
 
 QUANTILES = (0.05, 0.5, 0.95)
+# The share of a budget asked first, stratified; the rest goes where that stage's fit is least sure.
+# Chosen on benchmarks/budget.py's synthetic grids (docs/performance.md).
+FIRST = 0.7
 
 
 def choose_cells(n_items: int, n_variants: int, budget: float, seed: int = 0) -> np.ndarray:
@@ -58,6 +62,44 @@ def choose_cells(n_items: int, n_variants: int, budget: float, seed: int = 0) ->
     return mask
 
 
+def more_cells(observed: np.ndarray, asked: np.ndarray, exists: np.ndarray, total: int, seed: int = 0) -> np.ndarray:
+    """The adaptive stage: ``asked`` plus ``total - asked.sum()`` more cells where the fit of the
+    answers so far is least sure. The new cells even out the variants' counts (as the first
+    stage's are even), and within a variant go to the unasked cells whose fitted probability is nearest
+    0.5: an unasked cell adds p(1 - p) to the variance of its variant's accuracy, so these are the
+    cells whose answers the estimate misses most."""
+    more = total - int(asked.sum())
+    open_cells = exists & ~asked
+    if more <= 0 or not open_cells.any():
+        return asked.copy()
+    rng = np.random.default_rng(seed)
+    fitted = fit_grid(np.where(asked, observed, np.nan))
+    fitted = np.where(np.isnan(fitted), 0.5, fitted)  # nothing answered yet: every cell equally unsure
+    # p(1 - p), a tiny random jitter breaking ties at random; closed cells last
+    need = np.where(open_cells, fitted * (1 - fitted) + rng.random(asked.shape) * 1e-9, -1.0)
+    order = np.argsort(-need, axis=0)  # per variant, the most unsure first
+    chosen = asked.copy()
+    share = _level_up(asked.sum(axis=0), open_cells.sum(axis=0), more, rng)
+    for j in range(asked.shape[1]):
+        chosen[order[:share[j], j], j] = True
+    return chosen
+
+
+def _level_up(counts: np.ndarray, capacity: np.ndarray, more: int, rng: np.random.Generator) -> np.ndarray:
+    """How many of ``more`` new cells each column takes (at most its ``capacity``) so that the columns'
+    ``counts`` end as even as they can: each cell goes to a column with the fewest, ties at random."""
+    share = np.zeros(len(counts), dtype=int)
+    while more > 0 and (share < capacity).any():
+        free = share < capacity
+        level = (counts + share)[free].min()
+        lowest = np.flatnonzero(free & (counts + share == level))
+        if len(lowest) > more:
+            lowest = rng.permutation(lowest)[:more]
+        share[lowest] += 1
+        more -= len(lowest)
+    return share
+
+
 def fit_grid(observed: np.ndarray, *, c: float = 1.0) -> np.ndarray:
     """The full grid: asked cells as observed, the others from the fitted Rasch model."""
     n_items, n_vars = observed.shape
@@ -69,14 +111,16 @@ def fit_grid(observed: np.ndarray, *, c: float = 1.0) -> np.ndarray:
     if np.all(y == y[0]) and y[0] in (0.0, 1.0):  # one class only: the model has nothing to separate
         full[np.isnan(full)] = y[0]
         return full
-    x = np.zeros((len(y), n_items + n_vars))
-    x[np.arange(len(y)), rows] = 1.0
-    x[np.arange(len(y)), n_items + cols] = 1.0
+    # one row per asked cell, a 1 in its item's and its variant's column: sparse, since a dense
+    # matrix of MMLU's 14,042 items at 10% would be 1.6 GB (and the solver 35x slower)
+    n = len(y)
+    x = sparse.csr_matrix((np.ones(2 * n), (np.tile(np.arange(n), 2), np.concatenate([rows, n_items + cols]))),
+                          shape=(n, n_items + n_vars))
     # fractional cells (means over samples) enter as weighted 1 and 0 rows
-    xx, yy = np.vstack([x, x]), np.concatenate([np.ones(len(y)), np.zeros(len(y))])
+    xx, yy = sparse.vstack([x, x]).tocsr(), np.concatenate([np.ones(n), np.zeros(n)])
     weight = np.concatenate([y, 1 - y])
     keep = weight > 0
-    model = LogisticRegression(C=c, max_iter=500)
+    model = LogisticRegression(C=c, max_iter=500, solver="newton-cg")
     model.fit(xx[keep], yy[keep], sample_weight=weight[keep])
     a, b = model.coef_[0][:n_items], model.coef_[0][n_items:]
     logits = model.intercept_[0] + a[:, None] + b[None, :]
@@ -132,15 +176,19 @@ class Grid:
     variants: tuple[str, ...]
     exists: np.ndarray
     asked: np.ndarray
+    total: int  # the cells the budget buys (at most those that exist); `grow` asks up to it
+    seed: int
 
     def cells(self) -> set[tuple[str, str, str]]:
         """The asked cells as (item id, family, variant name)."""
         return {(self.item_ids[i], self.family, self.variants[j]) for i, j in np.argwhere(self.asked)}
 
 
-def plan(item_ids: list[str], cells: Iterable[tuple[str, str, str]], budget: float, seed: int = 0) -> dict[str, Grid]:
-    """Per family, the cells to ask of ``cells`` (item id, family, variant name): `choose_cells` on
-    the family's grid, seeded from ``seed`` and the family's name (a stable hash, not Python's)."""
+def plan(item_ids: list[str], cells: Iterable[tuple[str, str, str]], budget: float, seed: int = 0,
+         first: float = FIRST) -> dict[str, Grid]:
+    """Per family, the first stage's cells of ``cells`` (item id, family, variant name): `choose_cells`
+    for ``first`` of the budget on the family's grid, seeded from ``seed`` and the family's name (a
+    stable hash, not Python's). `grow` adds the rest once these are answered."""
     by_family: dict[str, dict[str, None]] = {}
     present: set[tuple[str, str, str]] = set()
     for item_id, family, variant in cells:
@@ -150,9 +198,18 @@ def plan(item_ids: list[str], cells: Iterable[tuple[str, str, str]], budget: flo
     for family, names in by_family.items():
         variants = tuple(names)
         exists = np.array([[(i, family, v) in present for v in variants] for i in item_ids], dtype=bool)
-        chosen = choose_cells(len(item_ids), len(variants), budget, seed=zlib.crc32(f"{seed}:{family}".encode()))
-        out[family] = Grid(family, tuple(item_ids), variants, exists, chosen & exists)
+        family_seed = zlib.crc32(f"{seed}:{family}".encode())
+        total = min(int(exists.sum()), max(1, round(budget * exists.size)))
+        chosen = choose_cells(len(item_ids), len(variants), budget * first, seed=family_seed)
+        out[family] = Grid(family, tuple(item_ids), variants, exists, chosen & exists, total, family_seed)
     return out
+
+
+def grow(grid: Grid, observed: np.ndarray) -> Grid:
+    """The grid with its adaptive stage (`more_cells`) chosen from the first stage's answers
+    (``observed``, as `observed_grid` reads them): the same answers give the same cells, so a rerun
+    finds them all cached."""
+    return replace(grid, asked=more_cells(observed, grid.asked, grid.exists, grid.total, seed=grid.seed + 1))
 
 
 def observed_grid(grid: Grid, answers: Iterable[tuple[str, str, bool | None]]) -> np.ndarray:

@@ -26,7 +26,7 @@ import argparse
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
@@ -36,7 +36,7 @@ from robusteval.data.mcq import load_dev_items, load_file, load_items
 from robusteval.engine import Engine, gather_all
 from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
-from robusteval.metrics.budget import Grid, estimate, observed_grid, plan
+from robusteval.metrics.budget import Grid, estimate, grow, observed_grid, plan
 from robusteval.metrics.mcq import McqTally, family_metrics
 from robusteval.probes.apply import Checks, Perturbed, Rewriter, perturb_text
 from robusteval.probes.design import FAMILIES, Copy, Design, expand
@@ -185,7 +185,6 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
                                              for v in expand(i, options.families, design, options.cross)),
                      options.budget, seed=config.seed)
         design_info["budget"] = options.budget
-    cells = _asked_cells(grids)
     metrics_by_model, budget = {}, {}
     for model in ctx.models:
         # Each sample goes to samples.jsonl and into the compact tally as it is read, and is then
@@ -199,17 +198,23 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
             if grids is not None:
                 asked.append(Cell(sample.family, sample.item_id, sample.variant, sample.correct))
 
+        async def ask_cells(cells: set[tuple[str, str, str]] | None, keep: Callable[[Sample], None] = keep,
+                            model: str = model) -> None:
+            await ask_each(ctx.engine, model, items, options.families, ctx.params, config.samples, design,
+                           options.cross, keep, cells=cells)
+
         if options.scoring == "loglik":
             for sample in await ask_loglik(ctx.ask_all, ctx.engine, model, items, options.families, design,
                                            options.cross):
                 keep(sample)
+        elif grids is not None:
+            model_grids = await ask_budgeted(grids, ask_cells, asked)
         else:
-            await ask_each(ctx.engine, model, items, options.families, ctx.params, config.samples, design,
-                           options.cross, keep, cells=cells)
+            await ask_cells(None)
         if not ctx.engine.dry_run:  # --estimate: nothing was answered, nothing to measure
             metrics_by_model[model] = tally.metrics(options.families, cross=options.cross, seed=config.seed)
             if grids is not None:
-                budget[model] = budget_estimates(grids, asked, options.budget or 1.0, config.seed)
+                budget[model] = budget_estimates(model_grids, asked, options.budget or 1.0, config.seed)
     extra: dict[str, Any] = {"design": design_info}
     if counts:
         extra["perturbations"] = {c.family: encode(c) for c in counts}
@@ -231,12 +236,28 @@ def _asked_cells(grids: dict[str, Grid] | None) -> set[tuple[str, str, str]] | N
     return None if grids is None else set().union(*(g.cells() for g in grids.values()))
 
 
+async def ask_budgeted(grids: dict[str, Grid], ask_cells: Callable[[set[tuple[str, str, str]]], Awaitable[None]],
+                       answered: list) -> dict[str, Grid]:
+    """``--budget``'s two stages for one model: the grids' first-stage cells, then (`metrics.budget.grow`)
+    the cells where the fit of those answers is least sure. ``ask_cells`` asks a set of cells and
+    appends their answers to ``answered``; returns the grids with both stages. Under ``--estimate``
+    nothing is answered, and the second stage is counted as a seeded draw of the same size."""
+    first = _asked_cells(grids) or set()
+    await ask_cells(first)
+    grown = {family: grow(grid, observed_grid(grid, _answers(answered, family))) for family, grid in grids.items()}
+    await ask_cells((_asked_cells(grown) or set()) - first)
+    return grown
+
+
+def _answers(answered: Iterable, family: str) -> Iterator[tuple[str, str, bool | None]]:
+    return ((c.item_id, str(c.variant), c.correct) for c in answered if c.family == family)
+
+
 def budget_estimates(grids: dict[str, Grid], samples: list, budget: float, seed: int) -> dict[str, BudgetEstimate]:
     """Per family, the full grid's estimate from the cells this model answered."""
     out = {}
     for family, grid in grids.items():
-        answers = ((s.item_id, str(s.variant), s.correct) for s in samples if s.family == family)
-        out[family] = estimate(observed_grid(grid, answers), names=grid.variants, exists=grid.exists,
+        out[family] = estimate(observed_grid(grid, _answers(samples, family)), names=grid.variants, exists=grid.exists,
                                budget=budget, seed=seed)
     return out
 
@@ -262,18 +283,27 @@ async def execute_math(ctx: SuiteContext[Options], data: str) -> SuiteResult:
                                                 for v in expand_math(p, families, design)),
                      options.budget, seed=config.seed)
         design_info["budget"] = options.budget
-    cells = _asked_cells(grids)
     ids = [p.id for p in problems]
     samples: list[Sample] = []
     metrics_by_model, budget = {}, {}
     for model in ctx.models:
-        model_samples = await ask_math(ctx.ask_all, ctx.engine, model, problems, families, ctx.params,
-                                       config.samples, design, cells)
+        model_samples: list[MathSample] = []
+
+        async def ask_cells(cells: set[tuple[str, str, str]] | None, model: str = model,
+                            model_samples: list[MathSample] = model_samples) -> None:
+            model_samples += await ask_math(ctx.ask_all, ctx.engine, model, problems, families, ctx.params,
+                                            config.samples, design, cells)
+
+        model_grids = None
+        if grids is not None:
+            model_grids = await ask_budgeted(grids, ask_cells, model_samples)
+        else:
+            await ask_cells(None)
         samples.extend(model_samples)
         if not ctx.engine.dry_run:
             metrics_by_model[model] = {f: family_metrics(model_samples, f, ids, seed=config.seed) for f in families}
-            if grids is not None:
-                budget[model] = budget_estimates(grids, model_samples, options.budget or 1.0, config.seed)
+            if model_grids is not None:
+                budget[model] = budget_estimates(model_grids, model_samples, options.budget or 1.0, config.seed)
     extra: dict[str, Any] = {"design": design_info}
     if budget:
         extra["budget"] = budget_json(budget)
