@@ -1,10 +1,12 @@
 """Budgeted estimation: what the full items x variants grid would show, from a fraction of its cells.
 
-Design (`choose_cells`): every item gets ``k`` or ``k + 1`` of the variants (k = budget x variants),
-assigned round-robin from a seeded shuffle, so each variant is asked of nearly the same number of
-items. Below one cell per item (a 2% budget on 10 variants) a seeded sample of the items gets one
-cell each, so the budget is what is asked; an item never asked is predicted as an average item
-(its parameter stays at the penalty's zero). Stratified over items and variants; not adaptive.
+Design, in two stages. First (`choose_cells`, FIRST of the budget): every item gets ``k`` or
+``k + 1`` of the variants (k = share x variants), assigned round-robin from a seeded shuffle, so each
+variant is asked of nearly the same number of items; below one cell per item (a 2% budget on 10
+variants) a seeded sample of the items gets one cell each, so the budget is what is asked, and an
+item never asked is predicted as an average item (its parameter stays at the penalty's zero). Then,
+adaptive (`more_cells`): the model is fitted to the first stage's answers and the rest of the budget
+goes, variant by variant, to the unasked cells whose fitted probability is nearest 0.5.
 
 Model (`estimate`): correctness follows a Rasch (one-parameter IRT) model, as PromptEval fits with
 item and template parameters: logit P(item i right under variant j) = a_i + b_j, fitted by
@@ -19,9 +21,10 @@ Cells are values in [0, 1] (mean correctness over samples) or NaN (not asked, or
 family whose items have different variants (``order`` on 3- and 4-option questions) passes
 ``exists``: cells that are no variant of their item are neither asked nor averaged.
 
-In a suite (`plan`, `observed_grid`): one grid per family, its columns the family's variant names in
-order of first appearance, its cells chosen by `choose_cells` seeded from the run's seed and the
-family's name, so a rerun asks the same cells and a run without ``--budget`` finds them cached.
+In a suite (`plan`, `grow`, `observed_grid`): one grid per family, its columns the family's variant
+names in order of first appearance, its first stage seeded from the run's seed and the family's
+name and its second stage chosen from the first stage's answers, so a rerun asks the same cells
+and a run without ``--budget`` finds them cached.
 """
 
 from __future__ import annotations
