@@ -21,7 +21,7 @@ from typing import Any
 
 from robusteval.config import RunConfig
 from robusteval.data.shard import parse_shard
-from robusteval.engine.store_merge import STORE_FILE
+from robusteval.engine.store import STORE_FILE
 from robusteval.errors import UserError
 from robusteval.models.replay import Replay
 from robusteval.results.codec import RecordError, decode

@@ -19,6 +19,7 @@ from robusteval.config import RunConfig
 from robusteval.data.audit import DataAudit
 from robusteval.engine import Engine, RetryPolicy, Store
 from robusteval.engine.progress import RichProgress
+from robusteval.engine.store import STORE_FILE
 from robusteval.errors import UserError
 from robusteval.models import load_backend, parse_model_spec
 from robusteval.models.replay import Replay, ReplayBackend
@@ -28,8 +29,6 @@ from robusteval.results.samples_file import SampleWriter
 from robusteval.suites import get_suite
 from robusteval.suites.base import SuiteContext, SuiteResult
 from robusteval.types import GenParams
-
-STORE_FILE = "responses.sqlite"
 
 
 class ModelStarter:
