@@ -65,12 +65,15 @@ def test_the_adaptive_stage_fills_the_budget_where_the_fit_is_least_sure():
     per_variant = chosen.sum(axis=0)
     assert per_variant.max() - per_variant.min() <= 1  # as even as the first stage
     assert (more_cells(observed, first, exists, total, seed=3) == chosen).all()  # the same answers, the same cells
-    # the new cells are the unsure ones: fitted p(1 - p) is higher on them than on the cells left out
+    # the new cells go to the most unsure items (the fit's mean p(1 - p)), one per item (fewer new
+    # cells than items); an item whose open variants have taken their share is passed over, so
+    # nearly all, not all, of them are the most unsure
     fitted = fit_grid(observed)
-    unsure = fitted * (1 - fitted)
-    new, left = chosen & ~first, exists & ~chosen
-    for j in range(6):
-        assert unsure[new[:, j], j].min() >= unsure[left[:, j], j].max()
+    unsure = np.where(exists, fitted * (1 - fitted), 0.0).sum(axis=1) / exists.sum(axis=1)
+    given = (chosen & ~first).any(axis=1)
+    assert 0 < given.sum() == (chosen & ~first).sum() < 300
+    top = np.argsort(-unsure)[:given.sum()]
+    assert given[top].mean() >= 0.9 and unsure[given].mean() > unsure[~given].mean()
 
 
 def test_nothing_answered_yet_still_gives_the_budget():
