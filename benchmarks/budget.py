@@ -101,13 +101,14 @@ def row(truth_of: Callable[[int], tuple[np.ndarray, np.ndarray | None]], budget:
           f"{np.mean(s_err):10.3f}  {np.mean(c_acc):9.2f}  {np.mean(c_q):11.2f}  {np.mean(c_s):12.2f}", flush=True)
 
 
-def real_grid(limit: int, cache: str, out: str) -> np.ndarray:
+def real_grid(limit: int, cache: str, out: str, model: str | None = None) -> np.ndarray:
     """The embedded model's full MMLU x 10 templates grid (asked, or read from the store)."""
     from robusteval.configure import build_config
     from robusteval.run import run_suite
 
     config = build_config({}, {"suite": "mcq", "families": ("prompt",), "limit": limit, "max_tokens": 24,
-                               "cache_dir": cache, "out_dir": out, "run_id": f"budget-grid-{limit}"})
+                               "cache_dir": cache, "out_dir": out, "run_id": f"budget-grid-{limit}",
+                               **({"models": (model,)} if model else {})})
     run_dir, _, _ = asyncio.run(run_suite(config, quiet=True))
     results = json.loads((run_dir / "results.json").read_text())
     usage = next(iter(results["models"].values()))["usage"]
@@ -134,6 +135,8 @@ def main() -> None:
     ap.add_argument("--real-limit", type=int, default=0, help="also the embedded model's grid of this many questions")
     ap.add_argument("--real-cache", default=".robusteval/budget-cache")
     ap.add_argument("--real-out", default=".robusteval/budget-runs")
+    ap.add_argument("--real-model", help="the model spec (default: the embedded model; on a shared machine "
+                                         "'llamacpp?n_threads=1', which gives the same replies)")
     ap.add_argument("--skip-synthetic", action="store_true")
     ap.add_argument("--budgets", default=",".join(f"{b:g}" for b in BUDGETS), help="comma-separated shares")
     a = ap.parse_args()
@@ -144,7 +147,7 @@ def main() -> None:
         table(lambda r: rasch_grid(a.items, a.variants, np.random.default_rng(1000 + r)), a.repeats, a.resamples,
               budgets)
     if a.real_limit:
-        truth = real_grid(a.real_limit, a.real_cache, a.real_out)
+        truth = real_grid(a.real_limit, a.real_cache, a.real_out, a.real_model)
         print(f"real grid ({truth.shape[0]} x {truth.shape[1]}), {a.repeats} repeats of the cell choice")
         table(lambda r: (truth, None), a.repeats, a.resamples, budgets)
 
