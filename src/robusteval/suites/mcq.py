@@ -36,7 +36,7 @@ from robusteval.data.mcq import load_dev_items, load_file, load_items
 from robusteval.engine import Engine, gather_all
 from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
-from robusteval.metrics.budget import Grid, estimate, grow, observed_grid, plan
+from robusteval.metrics.budget import DESIGNS as BUDGET_DESIGNS, FIRST, Grid, estimate, grow, observed_grid, plan
 from robusteval.metrics.mcq import McqTally, family_metrics
 from robusteval.probes.apply import Checks, Perturbed, Rewriter, perturb_text
 from robusteval.probes.design import FAMILIES, Copy, Design, expand
@@ -75,6 +75,7 @@ class Options:
     seeds: int = 5
     seed_temperature: float = 0.7
     budget: float | None = None
+    budget_design: str = "stratified"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -103,6 +104,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget", type=float,
                    help="ask only this share (0 < F <= 1) of each family's (question, variant) cells and "
                         "estimate the full grid; the same command without it asks the rest")
+    p.add_argument("--budget-design", dest="budget_design",
+                   help="stratified: the cells spread evenly over questions and variants (default); adaptive: "
+                        f"{1 - FIRST:.0%} of them where the fit of the first {FIRST:.0%}'s answers is least sure")
 
 
 def validate(config: Any, options: Options) -> None:
@@ -126,6 +130,8 @@ def validate(config: Any, options: Options) -> None:
         (options.seed_temperature > 0, "--seed-temperature must be > 0 (greedy draws would all be one reply)"),
         (options.budget is None or 0 < options.budget <= 1, "--budget must be in (0, 1], e.g. --budget 0.1"),
         (options.budget is None or options.scoring == "generate", "--budget applies to --scoring generate only"),
+        (options.budget_design in BUDGET_DESIGNS, f"--budget-design must be one of {', '.join(BUDGET_DESIGNS)}"),
+        (options.budget is not None or options.budget_design == "stratified", "--budget-design applies with --budget"),
     ):
         if not ok:
             raise UserError(message)
@@ -183,8 +189,8 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     if options.budget is not None:
         grids = plan([i.id for i in items], ((i.id, v.family, v.name) for i in items
                                              for v in expand(i, options.families, design, options.cross)),
-                     options.budget, seed=config.seed)
-        design_info["budget"] = options.budget
+                     options.budget, seed=config.seed, first=_first(options))
+        design_info |= {"budget": options.budget, "budget_design": options.budget_design}
     metrics_by_model, budget = {}, {}
     for model in ctx.models:
         # Each sample goes to samples.jsonl and into the compact tally as it is read, and is then
@@ -230,6 +236,11 @@ class Cell(NamedTuple):
     item_id: str
     variant: str | int
     correct: bool | None
+
+
+def _first(options: Options) -> float:
+    """The share of the budget chosen before any answer: all of it, or FIRST when adaptive."""
+    return FIRST if options.budget_design == "adaptive" else 1.0
 
 
 def _asked_cells(grids: dict[str, Grid] | None) -> set[tuple[str, str, str]] | None:
@@ -281,8 +292,8 @@ async def execute_math(ctx: SuiteContext[Options], data: str) -> SuiteResult:
     if options.budget is not None:
         grids = plan([p.id for p in problems], ((p.id, v.family, v.name) for p in problems
                                                 for v in expand_math(p, families, design)),
-                     options.budget, seed=config.seed)
-        design_info["budget"] = options.budget
+                     options.budget, seed=config.seed, first=_first(options))
+        design_info |= {"budget": options.budget, "budget_design": options.budget_design}
     ids = [p.id for p in problems]
     samples: list[Sample] = []
     metrics_by_model, budget = {}, {}
