@@ -201,10 +201,11 @@ class Grid:
 
 
 def plan(item_ids: list[str], cells: Iterable[tuple[str, str, str]], budget: float, seed: int = 0,
-         first: float = FIRST) -> dict[str, Grid]:
-    """Per family, the first stage's cells of ``cells`` (item id, family, variant name): `choose_cells`
-    for ``first`` of the budget on the family's grid, seeded from ``seed`` and the family's name (a
-    stable hash, not Python's). `grow` adds the rest once these are answered."""
+         first: float = 1.0) -> dict[str, Grid]:
+    """Per family, the cells of ``cells`` (item id, family, variant name) to ask before any answer:
+    `choose_cells` for ``first`` of the budget (1: stratified; FIRST: adaptive) on the family's grid,
+    seeded from ``seed`` and the family's name (a stable hash, not Python's). `grow` adds the rest
+    of the budget once these are answered."""
     by_family: dict[str, dict[str, None]] = {}
     present: set[tuple[str, str, str]] = set()
     for item_id, family, variant in cells:
