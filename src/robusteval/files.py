@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from robusteval.errors import UserError
@@ -40,6 +40,25 @@ def atomic_write(path: str | Path, data: str | bytes) -> Path:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise UserError(f"could not write {path}: {exc.strerror or exc}") from None
+    return path
+
+
+def atomic_write_chunks(path: str | Path, chunks: Iterable[str]) -> Path:
+    """`atomic_write` of text given piece by piece (a file built from a run's samples read back
+    line by line, never held whole)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        with open(tmp, "x", encoding="utf-8", newline="") as f:
+            for chunk in chunks:
+                f.write(chunk)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UserError(f"could not write {path}: {exc.strerror or exc}") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return path
 
 

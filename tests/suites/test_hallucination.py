@@ -20,6 +20,7 @@ from robusteval.errors import UserError
 from robusteval.report.terminal_hallucination import matrix_csv, summary_markdown
 from robusteval.results.codec import decode
 from robusteval.results.hallucination import HallucinationMetrics
+from robusteval.results.samples_file import SampleWriter
 from robusteval.suites.base import SuiteContext
 from robusteval.suites.hallucination import (
     DetectionSample,
@@ -71,6 +72,18 @@ def judge(prompt: str) -> str:
     return "Yes." if re.search(r"Indeed\.$", prompt.split("\n\n")[0]) else "No."
 
 
+class KeptSamples(SampleWriter):
+    """samples.jsonl's writer, keeping what it is handed (the tests read the sample objects)."""
+
+    def __init__(self):
+        super().__init__()
+        self.kept: list = []
+
+    def write(self, sample) -> None:
+        super().write(sample)
+        self.kept.append(sample)
+
+
 async def _execute(tmp_path, options: Options, limit: int | None = 6, data: str | None = None):
     models = {"gen": generator, "oracle": oracle, "first": always_first, "judge": judge}
     store = Store(tmp_path / "s.sqlite")
@@ -84,10 +97,14 @@ async def _execute(tmp_path, options: Options, limit: int | None = 6, data: str 
 
     options = replace(options, bootstrap=100)  # CIs are not what these tests check; keep them quick
     config = RunConfig(suite="hallucination", models=("gen",), limit=limit, data=data, options=options)
+    kept = KeptSamples()
     ctx = SuiteContext(config=config, options=options, engine=engine, models=["gen"],
-                       params=GenParams(max_tokens=32), console=Console(), _add_model=add)
+                       params=GenParams(max_tokens=32), console=Console(), _add_model=add, samples=kept)
     try:
-        return await execute(ctx)
+        result = await execute(ctx)
+        assert result.samples == []  # streamed to ctx.samples, none held to the end
+        result.samples = kept.kept
+        return result
     finally:
         await engine.close()
         store.close()

@@ -188,6 +188,13 @@ class McqTally:
         return {name: family_metrics_of(tally, seed=seed, n_resamples=n_resamples)
                 for name, tally in self.families.items() if families is None or tally.base_family in wanted}
 
+    def metrics_in_order(self, families: Sequence[str], *, seed: int = 0,
+                         n_resamples: int = 1000) -> dict[str, FamilyMetrics]:
+        """Metrics of exactly ``families``, in that order, a family without samples included (as
+        `family_metrics` per family of a list gives them: open-answer math's results)."""
+        return {name: family_metrics_of(self.families.get(name) or _FamilyTally(len(self.item_ids), name),
+                                        seed=seed, n_resamples=n_resamples) for name in families}
+
 
 def tally(samples: Iterable[McqSample], item_ids: list[str]) -> McqTally:
     t = McqTally(item_ids)

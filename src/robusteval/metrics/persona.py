@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
@@ -39,35 +40,93 @@ from robusteval.results.persona import BoardEntry, Game, ModelStability, Persona
 WINDOW_ERROR = re.compile(r"context (size|length|window)|maximum context|context_length|too long|n_ctx", re.I)
 
 
+class _ContextTally:
+    """One context's answers: personas x items, and the counts its figures read."""
+
+    def __init__(self, n_personas: int, n_items: int):
+        self.answers = np.full((n_personas, n_items), np.nan)
+        self.rows = self.invalid = self.failed = 0
+        self.first_error: str | None = None  # of the first failed answer
+        self.letter_mass = array("d")  # logprob scorings: per answer that has one, in order
+
+
+class PersonaTally:
+    """A model's questionnaire answers as compact arrays, filled one sample at a time: per context
+    a personas x items matrix of answers and the counts of answers, invalid and failed ones. The
+    suite keeps this instead of its samples, so memory does not grow with the answers' texts; the
+    figures equal those of the samples (`model_metrics` is this tally over a list)."""
+
+    def __init__(self, personas: list[Persona], contexts: list[str], questionnaire: Questionnaire | None):
+        """``questionnaire`` None: the counts only (no answer is placed)."""
+        self.row = {p.id: i for i, p in enumerate(personas)} if questionnaire else {}
+        self.col = {item.id: j for j, item in enumerate(questionnaire.items)} if questionnaire else {}
+        self.contexts = {name: self._context() for name in contexts}
+        self.count = self.invalid = self.failed = 0
+
+    def _context(self) -> _ContextTally:
+        return _ContextTally(len(self.row), len(self.col))
+
+    def add(self, s) -> None:
+        self.count += 1
+        self.invalid += s.status == "invalid"
+        self.failed += s.status == "failed"
+        c = self.contexts.get(s.context)
+        if c is None:  # a context not asked for: counted in the totals, as a list's samples are
+            c = self.contexts[s.context] = self._context()
+        c.rows += 1
+        c.invalid += s.status == "invalid"
+        if s.status == "failed":
+            c.failed += 1
+            if c.first_error is None:
+                c.first_error = s.error or "request failed"
+        if s.letter_mass is not None:
+            c.letter_mass.append(s.letter_mass)
+        if s.answer is not None and s.persona_id in self.row:
+            c.answers[self.row[s.persona_id], self.col[s.item_id]] = s.answer
+
+    def add_all(self, samples) -> PersonaTally:
+        for s in samples:
+            self.add(s)
+        return self
+
+    def matrix(self, context: str) -> np.ndarray:
+        c = self.contexts.get(context)
+        return np.full((len(self.row), len(self.col)), np.nan) if c is None else c.answers.copy()
+
+
+def _tally(samples, personas: list[Persona], contexts: list[str], questionnaire: Questionnaire) -> PersonaTally:
+    return PersonaTally(personas, contexts, questionnaire).add_all(samples)
+
+
 def answer_matrix(samples: Sequence, personas: list[Persona], context: str,
                   questionnaire: Questionnaire) -> np.ndarray:
     """Personas x items answers (1..n) in one context; NaN for invalid or failed."""
-    row = {p.id: i for i, p in enumerate(personas)}
-    col = {item.id: j for j, item in enumerate(questionnaire.items)}
-    out = np.full((len(personas), len(questionnaire.items)), np.nan)
-    for s in samples:
-        if s.context == context and s.answer is not None and s.persona_id in row:
-            out[row[s.persona_id], col[s.item_id]] = s.answer
-    return out
+    return _tally(samples, personas, [context], questionnaire).matrix(context)
 
 
-def context_scores(samples: Sequence, personas: list[Persona], contexts: list[str],
+def context_scores(samples: Sequence | PersonaTally, personas: list[Persona], contexts: list[str],
                    questionnaire: Questionnaire) -> list[np.ndarray]:
+    """Value scores per context (personas x values), from the samples or a tally of them."""
+    tally = samples if isinstance(samples, PersonaTally) else _tally(samples, personas, contexts, questionnaire)
     reverse = np.array([item.reverse for item in questionnaire.items])
-    return [value_scores(answer_matrix(samples, personas, c, questionnaire), questionnaire.item_values,
+    return [value_scores(tally.matrix(c), questionnaire.item_values,
                          questionnaire.values, reverse=reverse, n_points=len(questionnaire.scale)) for c in contexts]
 
 
-def lost_contexts(samples: Sequence, contexts: list[str]) -> dict[str, dict]:
+def lost_contexts(samples: Sequence | PersonaTally, contexts: list[str]) -> dict[str, dict]:
     """Contexts with failed answers (a request or a conversation turn that failed): how many of
     how many, and the first error. A figure over such a context would be computed from what is
     left, so it is reported n/a instead."""
+    tally = samples if isinstance(samples, PersonaTally) else PersonaTally([], contexts, None).add_all(samples)
+    return _lost(tally, contexts)
+
+
+def _lost(tally: PersonaTally, contexts: list[str]) -> dict[str, dict]:
     out = {}
     for name in contexts:
-        rows = [s for s in samples if s.context == name]
-        failed = [s for s in rows if s.status == "failed"]
-        if failed:
-            out[name] = {"failed": len(failed), "answers": len(rows), "error": failed[0].error or "request failed"}
+        c = tally.contexts.get(name)
+        if c is not None and c.failed:
+            out[name] = {"failed": c.failed, "answers": c.rows, "error": c.first_error}
     return out
 
 
@@ -87,7 +146,7 @@ def lost_message(lost: dict[str, dict]) -> str:
 NA_FIT = {"cfi": None, "srmr": None, "rmsea": None}
 
 
-def model_metrics(samples: Sequence, personas: list[Persona], contexts: list[Context],
+def model_metrics(samples: Sequence | PersonaTally, personas: list[Persona], contexts: list[Context],
                   questionnaire: Questionnaire, *, seed: int = 0, n_resamples: int = 1000,
                   mds_method: str = "classic") -> dict:
     """Stability (with a persona bootstrap CI), the context matrix, per-value stability and validity.
@@ -96,8 +155,9 @@ def model_metrics(samples: Sequence, personas: list[Persona], contexts: list[Con
     ``na_reason``): its stability pairs, the overall and per-value means, its validity; figures of
     the other contexts stay."""
     names = [c.name for c in contexts]
-    lost = lost_contexts(samples, names)
-    scores = context_scores(samples, personas, names, questionnaire)
+    tally = samples if isinstance(samples, PersonaTally) else _tally(samples, personas, names, questionnaire)
+    lost = _lost(tally, names)
+    scores = context_scores(tally, personas, names, questionnaire)
     matrix = stability_matrix(scores).tolist()
     for i, a in enumerate(names):
         for j, b in enumerate(names):
@@ -118,16 +178,15 @@ def model_metrics(samples: Sequence, personas: list[Persona], contexts: list[Con
     reverse = np.array([item.reverse for item in questionnaire.items])
     validity: dict[str, dict[str, Any]] = {}
     for name in names:
-        rows = [s for s in samples if s.context == name]
-        counts = {"answers": len(rows), "invalid": sum(s.status == "invalid" for s in rows),
-                  "failed": sum(s.status == "failed" for s in rows), "invalid_rate": _rate(rows),
-                  "letter_mass": _mean([s.letter_mass for s in rows if s.letter_mass is not None])}
+        c = tally.contexts[name]
+        counts = {"answers": c.rows, "invalid": c.invalid, "failed": c.failed,
+                  "invalid_rate": _rate(c.invalid, c.failed, c.rows), "letter_mass": _mean(c.letter_mass)}
         if name in lost:
             validity[name] = {**counts, "mds": {"stress1": None, "error": "context lost answers"}, "cfa": {},
                               "cfa_mean": dict(NA_FIT), "mean_item_r": None,
                               "na_reason": lost_message({name: lost[name]})}
             continue
-        raw = answer_matrix(samples, personas, name, questionnaire)
+        raw = tally.matrix(name)
         raw = np.where(reverse[None, :], len(questionnaire.scale) + 1 - raw, raw)
         mds = mds_structure(raw, questionnaire.item_values, questionnaire.values, seed=seed, method=mds_method)
         fits = magnifying_glass(raw, questionnaire.item_values)
@@ -143,10 +202,10 @@ def model_metrics(samples: Sequence, personas: list[Persona], contexts: list[Con
         "stability_matrix": {"contexts": names, "values": matrix},
         "stability_per_value": per_value,
         "validity": validity,
-        "answers": len(samples),
-        "invalid": sum(s.status == "invalid" for s in samples),
-        "failed": sum(s.status == "failed" for s in samples),
-        "invalid_rate": _rate(samples),
+        "answers": tally.count,
+        "invalid": tally.invalid,
+        "failed": tally.failed,
+        "invalid_rate": _rate(tally.invalid, tally.failed, tally.count),
     }
     if lost:
         out["lost_contexts"] = lost
@@ -154,13 +213,14 @@ def model_metrics(samples: Sequence, personas: list[Persona], contexts: list[Con
     return out
 
 
-def _mean(xs: list[float]) -> float | None:
-    return float(np.mean(xs)) if xs else None
+def _mean(xs: Sequence[float]) -> float | None:
+    return float(np.mean(xs)) if len(xs) else None
 
 
-def _rate(rows: Sequence) -> float | None:
-    answered = [s for s in rows if s.status != "failed"]
-    return sum(s.status == "invalid" for s in answered) / len(answered) if answered else None
+def _rate(invalid: int, failed: int, rows: int) -> float | None:
+    """Invalid answers among those answered (failed ones left out)."""
+    answered = rows - failed
+    return invalid / answered if answered else None
 
 
 def games(metrics: Mapping[str, ModelStability | dict],
@@ -234,5 +294,5 @@ def json_safe(x):
     return x
 
 
-__all__ = ["WINDOW_ERROR", "answer_matrix", "context_scores", "games", "json_safe", "leaderboard", "lost_contexts",
-           "lost_message", "model_metrics", "model_record", "persona_board"]
+__all__ = ["WINDOW_ERROR", "PersonaTally", "answer_matrix", "context_scores", "games", "json_safe", "leaderboard",
+           "lost_contexts", "lost_message", "model_metrics", "model_record", "persona_board"]

@@ -13,7 +13,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
@@ -85,6 +85,35 @@ class TreeSample(Protocol):
 
     @property
     def failure_stage(self) -> str | None: ...
+
+
+class TreeRow(NamedTuple):
+    """The fields the numbers read of one sample, and nothing else (no prompt, reply, retrieved
+    passages): what the suite keeps of each sample once it is written to samples.jsonl."""
+
+    item_id: str
+    node: str
+    level: int
+    kind: str
+    perturbation: str
+    mode: str
+    status: str
+    correct: bool | None
+    f1: float | None
+    precision: float | None
+    recall: float | None
+    bleu: float | None
+    rouge1: float | None
+    rougeL: float | None
+    popularity: float | None
+    subject_found: bool | None
+    search_has_answer: bool | None
+    context_has_answer: bool | None
+    failure_stage: str | None
+
+    @classmethod
+    def of(cls, s) -> TreeRow:
+        return cls(*(getattr(s, name) for name in cls._fields))
 
 
 Value = Callable[[TreeSample], "float | bool | None"]

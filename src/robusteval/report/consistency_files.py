@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,37 +23,63 @@ VARIANTS_SCOPE = "variants"
 def submission(answers: Sequence[Any], items: list[PromptSet], model: str, team: str) -> str:
     """The model's answers in the ELOQUENT robustness submission layout: each item's variants, each
     with its language, prompt and response (sample 0)."""
-    by_key = {(a.item_id, a.variant): a for a in answers if a.model == model and a.sample == 0}
-    payload = {"eloquent-robustness-submission": {
-        "team": team, "system": model, "submissionid": f"{team}-{slug(model)}",
-        "date": time.strftime("%Y-%m-%d"),
-        "items": [{"id": item.id, "variation": item.variation,
-                   "variants": [{"language": v.language, "prompt": v.prompt,
-                                 "response": by_key[item.id, i].response if (item.id, i) in by_key else None}
-                                for i, v in enumerate(item.variants)]} for item in items]}}
-    return json.dumps(payload, indent=2, ensure_ascii=False)
+    return "".join(submission_chunks(((item, responses(answers, item, model)) for item in items), model, team))
+
+
+def responses(answers: Sequence[Any], item: PromptSet, model: str) -> list[str | None]:
+    """The model's sample-0 responses to the item's variants, in order (None: no answer)."""
+    by_variant = {a.variant: a.response for a in answers if a.model == model and a.item_id == item.id
+                  and a.sample == 0}
+    return [by_variant.get(i) for i in range(len(item.variants))]
+
+
+def submission_chunks(answered: Iterable[tuple[PromptSet, list[str | None]]], model: str,
+                      team: str) -> Iterator[str]:
+    """`submission`'s text piece by piece, an item at a time (each with the model's responses to
+    its variants), so a large run's file is never held whole; the same bytes as one `json.dumps`."""
+    head = {"team": team, "system": model, "submissionid": f"{team}-{slug(model)}",
+            "date": time.strftime("%Y-%m-%d"), "items": []}
+    text = json.dumps({"eloquent-robustness-submission": head}, indent=2, ensure_ascii=False)
+    before, after = text.split('"items": []')
+    yield before + '"items": ['
+    first = True
+    for item, said in answered:
+        entry = {"id": item.id, "variation": item.variation,
+                 "variants": [{"language": v.language, "prompt": v.prompt, "response": said[i]}
+                              for i, v in enumerate(item.variants)]}
+        dumped = json.dumps(entry, indent=2, ensure_ascii=False).replace("\n", "\n" + " " * 6)
+        yield ("\n" if first else ",\n") + " " * 6 + dumped
+        first = False
+    yield ("]" if first else "\n    ]") + after
 
 
 def answers_markdown(answers: Sequence[Any], ratings: Sequence[Any], items: list[PromptSet],
                      models: list[str]) -> str:
     """Per item, the variants side by side with each model's answers and the judges' ratings."""
-    by_key = {(a.model, a.item_id, a.variant): a for a in answers if a.sample == 0}
+    answered = ((item, {m: responses(answers, item, m) for m in models}) for item in items)
+    return "".join(answers_markdown_chunks(answered, ratings, models))
+
+
+def answers_markdown_chunks(answered: Iterable[tuple[PromptSet, dict[str, list[str | None]]]],
+                            ratings: Sequence[Any], models: list[str]) -> Iterator[str]:
+    """`answers_markdown` piece by piece: ``answered`` gives each item with every model's sample-0
+    responses to its variants, an item at a time."""
     scores = {(r.model, r.item_id, r.judge): r.score for r in ratings if r.scope == VARIANTS_SCOPE}
     judges = list(dict.fromkeys(r.judge for r in ratings))
-    lines = ["# Answers side by side", ""]
-    for item in items:
-        lines += [f"## {item.id} ({item.variation})", ""]
+    yield "# Answers side by side\n"
+    for item, said in answered:
+        lines = [f"## {item.id} ({item.variation})", ""]
         if item.hint:
             lines += [f"Judge hint: {item.hint}", ""]
         lines += ["| variant | language | prompt | " + " | ".join(models) + " |",
                   "|---|---|---|" + "---|" * len(models)]
         for i, v in enumerate(item.variants):
-            cells = [_cell(by_key[m, item.id, i].response if (m, item.id, i) in by_key else None) for m in models]
+            cells = [_cell(said[m][i] if m in said else None) for m in models]
             label = f"{i + 1} ({_cell(v.name)})" if v.name else str(i + 1)
             lines.append(f"| {label} | {v.language} | {_cell(v.prompt)} | " + " | ".join(cells) + " |")
         rated = ", ".join(f"{m} {j}: {rating_text(scores.get((m, item.id, j)))}" for m in models for j in judges)
         lines += ["", f"Ratings (0-5): {rated}", ""]
-    return "\n".join(lines)
+        yield "\n" + "\n".join(lines)
 
 
 def _cell(text: str | None) -> str:

@@ -41,6 +41,7 @@ class ExplorerItem:
     item_id: str
     rows: tuple[ExplorerRow, ...]
     verdicts_differ: bool
+    total: int = 0  # the item's rows in samples.jsonl (more than ``rows`` where the explorer cut them)
 
 
 def word_diff(base: str, other: str) -> tuple[DiffPart, ...]:
@@ -104,20 +105,29 @@ def _label(sample: dict) -> str:
 
 
 MAX_ITEMS = 200  # items the explorer shows: the first ones of samples.jsonl
+MAX_ROWS = 100  # rows it shows of one item (a persona run's questionnaire item has a row per persona)
+ITEM_ROWS = "_item_rows"  # set on an item's first row when rows were left out: how many it has
 
 
-def explorer_samples(samples: Iterable[dict], *, max_items: int = MAX_ITEMS) -> list[dict]:
-    """The samples `build_explorer` shows (every row of the first ``max_items`` items), picked while
-    reading: a report of a million samples holds only these."""
-    shown: set[str] = set()
+def explorer_samples(samples: Iterable[dict], *, max_items: int = MAX_ITEMS, max_rows: int = MAX_ROWS) -> list[dict]:
+    """The samples `build_explorer` shows (the first ``max_rows`` rows of each of the first
+    ``max_items`` items), picked while reading: a report of a million samples holds only these."""
+    counts: dict[str, int] = {}
+    first: dict[str, dict] = {}
     rows = []
     for s in samples:
         item_id = str(s.get("item_id", "?"))
-        if item_id not in shown:
-            if len(shown) >= max_items:
+        if item_id not in counts:
+            if len(counts) >= max_items:
                 continue
-            shown.add(item_id)
-        rows.append(s)
+            counts[item_id] = 0
+            first[item_id] = s
+        counts[item_id] += 1
+        if counts[item_id] <= max_rows:
+            rows.append(s)
+    for item_id, n in counts.items():
+        if n > max_rows:
+            first[item_id][ITEM_ROWS] = n
     return rows
 
 
@@ -134,7 +144,7 @@ def build_explorer(samples: list[dict], *, max_items: int = MAX_ITEMS) -> list[E
             response=_first(s, RESPONSE_KEYS) or (s.get("detail") if s.get("kind") == "rating" else None),
             verdict=verdict(s), status=str(s.get("status", ""))) for s in rows)
         answers = {s.get("answer_option", s.get("answer_label")) for s in rows if s.get("status") == "ok"}
-        items.append(ExplorerItem(item_id, built, len(answers) > 1))
+        items.append(ExplorerItem(item_id, built, len(answers) > 1, total=rows[0].get(ITEM_ROWS, len(rows))))
     return items
 
 

@@ -53,11 +53,19 @@ def bars_with_ci(labels: list[str], estimates: list[dict | None], *, title: str,
     return _png(fig)
 
 
+HEATMAP_ROWS = 100  # rows a heatmap draws at most (about 35 inches)
+
+
 def heatmap(matrix: np.ndarray, rows: list[str], columns: list[str], *, title: str, colorbar: str,
             vmin: float, vmax: float, fmt: str = "{:.2f}") -> bytes:
-    """A matrix with its values written in the cells; NaN cells grey."""
+    """A matrix with its values written in the cells; NaN cells grey. Only the first `HEATMAP_ROWS`
+    rows are drawn (the title says how many of how many): the figure's height grows with its rows,
+    and a consistency run's thousands of items (a row each) took hundreds of MB to draw."""
     matplotlib, plt = _pyplot()
     matrix = np.asarray(matrix, dtype=float)
+    if len(rows) > HEATMAP_ROWS:
+        title = f"{title} (first {HEATMAP_ROWS} of {len(rows)} rows)"
+        matrix, rows = matrix[:HEATMAP_ROWS], rows[:HEATMAP_ROWS]
     fig, ax = plt.subplots(figsize=(4.5 + 1.0 * len(columns), 1.4 + 0.32 * len(rows)))
     cmap = matplotlib.colormaps["viridis"].with_extremes(bad="lightgrey")
     image = ax.imshow(np.ma.masked_invalid(matrix), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")

@@ -27,7 +27,7 @@ from rich.console import Console
 
 from robusteval.data.audit import DataAudit
 from robusteval.engine import Engine, gather_all
-from robusteval.files import atomic_write
+from robusteval.files import atomic_write, atomic_write_chunks
 from robusteval.results.records import Failure
 from robusteval.results.samples_file import SampleWriter
 from robusteval.types import GenParams
@@ -110,8 +110,8 @@ class SuiteContext(Generic[OptionsT]):
     console: Console
     _add_model: Callable[[str], Awaitable[str]] | None = None
     audit: DataAudit = field(default_factory=DataAudit)  # loaders record what they read, left out, assumed
-    # samples.jsonl, written as samples are answered: a suite that streams (mcq) writes each sample
-    # here at once and returns none in `SuiteResult.samples`; the others return theirs (written after)
+    # samples.jsonl, written as samples are answered: every suite writes each sample here at once and
+    # returns none in `SuiteResult.samples` (a list returned there is written after them)
     samples: SampleWriter = field(default_factory=SampleWriter)
 
     def shard_items(self, items: Iterable[JobT], key: Callable[[JobT], str]) -> list[JobT]:
@@ -149,7 +149,9 @@ class SuiteResult:
     metrics: dict  # JSON-able, by model (or by whatever the suite compares)
     samples: list  # SampleLike
     extra: dict = field(default_factory=dict)  # more keys for results.json
-    files: dict[str, str | bytes] = field(default_factory=dict)  # more files in the run folder
+    # more files in the run folder; a callable gives a file's text piece by piece, called once the
+    # samples are written (a file built from the samples read back, or from a `results.spool.Spool`)
+    files: dict[str, str | bytes | Callable[[], Iterable[str]]] = field(default_factory=dict)
     written: list[Path] = field(default_factory=list)  # every file the run wrote (run_suite fills it)
 
     def write_files(self, run_dir: Path) -> list[Path]:
@@ -158,6 +160,9 @@ class SuiteResult:
         for name, content in self.files.items():
             path = run_dir / name
             path.parent.mkdir(parents=True, exist_ok=True)
+            if callable(content):
+                paths.append(atomic_write_chunks(path, content()))
+                continue
             text_or_bytes = content if isinstance(content, (str, bytes)) else json.dumps(content, indent=2)
             paths.append(atomic_write(path, text_or_bytes))
         return paths

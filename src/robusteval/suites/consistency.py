@@ -12,17 +12,21 @@ among themselves: the model's own run-to-run variation, the floor against which 
 from __future__ import annotations
 
 import argparse
+import json
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from robusteval.data.consistency import PromptSet, load_prompt_sets, prompt_sets_jsonl
 from robusteval.engine import gather_all
+from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
 from robusteval.files import atomic_write
 from robusteval.judges.base import Rating, SimilarityJudge
 from robusteval.metrics.similarity import VARIANTS_SCOPE, summarise
-from robusteval.report.consistency_files import answers_markdown, heatmap_png, submission
+from robusteval.report.consistency_files import answers_markdown_chunks, heatmap_png, submission_chunks
 from robusteval.report.model import slug
 from robusteval.results.codec import decode
 from robusteval.results.consistency import (
@@ -31,6 +35,7 @@ from robusteval.results.consistency import (
     LoaderReport,
     VariationCount,
 )
+from robusteval.results.spool import Spool
 from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg, print_noise_floor
 from robusteval.types import Message
 
@@ -161,29 +166,54 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
             ctx.console.print(Text(line, style="yellow"))
     judges = await _make_judges(ctx)
 
-    async def answer(job: tuple[str, PromptSet, int, int]) -> AnswerSample:
-        model, item, v, k = job
+    async def answer(model: str, item: PromptSet, v: int, k: int) -> AnswerSample:
         variant = item.variants[v]
         r = await ctx.engine.chat(model, (Message("user", variant.prompt),), ctx.params, sample=k)
         return AnswerSample(model=model, item_id=item.id, variation=item.variation, variant=v,
                             language=variant.language, sample=k, prompt=variant.prompt, response=r.text,
                             status="ok" if r.ok else "failed", error=r.error, cached=r.cached, key=r.key)
 
-    answers = await ctx.ask_all([(model, item, v, k) for model in ctx.models for item in items
-                                 for v in range(len(item.variants)) for k in range(config.samples)], answer)
-    groups = _rating_groups(answers, items, ctx.models, config.samples)
-    jobs = [(judge, group) for group in groups for judge in judges.values()]
+    async def one(job: tuple[str, PromptSet]) -> tuple[str, list[AnswerSample], list[RatingSample]]:
+        """A model's answers to one item's variants, then every judge's ratings of them (a rating
+        reads the answers of one item only)."""
+        model, item = job
+        answers = await gather_all(answer(model, item, v, k) for v in range(len(item.variants))
+                                   for k in range(config.samples))
+        jobs = [(judge, group) for group in _rating_groups(answers, [item], [model], config.samples)
+                for judge in judges.values()]
+        return model, answers, await gather_all(_rate(judge, group) for judge, group in jobs)
+
+    ctx.engine.expect(len(ctx.models) * config.samples * sum(len(i.variants) for i in items))
     if "oracle" in judges:
-        ctx.engine.expect(len(groups) * (1 if options.oracle_mode == "set" else 3))
-    ratings = await gather_all(_rate(judge, group) for judge, group in jobs)
+        n_groups = len(ctx.models) * sum(1 + (len(i.variants) if config.samples > 1 else 0) for i in items)
+        ctx.engine.expect(n_groups * (1 if options.oracle_mode == "set" else 3))
+    # Each answer goes to samples.jsonl as it comes (model by model, item by item: the order they
+    # always had), and is then dropped: the ratings (one per item and judge) are kept and written
+    # after the answers; the files that show every answer read each model's sample-0 responses back
+    # from a spool, an item at a time.
+    ratings: list[RatingSample] = []
+    said = {model: Spool() for model in ctx.models}  # per model, a line per item: its responses
+    async for model, answers, rated in in_order(((m, item) for m in ctx.models for item in items), one,
+                                                ctx.engine.window()):
+        for a in answers:
+            ctx.samples.write(a)
+        said[model].write(json.dumps([a.response for a in answers if a.sample == 0]) + "\n")
+        ratings += rated
+    ctx.samples.write_all(ratings)
 
     record = summarise(ratings, items, ctx.models, list(judges), seed=config.seed)
     loader = LoaderReport(report.source, list(report.fixes), list(report.skipped)) if report is not None else None
     record = ConsistencyMetrics(judges=record.judges, agreement=record.agreement, loader=loader,
                                 generation=generation)
-    files: dict[str, str | bytes] = {f"submission-{slug(m)}.json": submission(answers, items, m, options.team)
-                                     for m in ctx.models}
-    files["answers.md"] = answers_markdown(answers, ratings, items, ctx.models)
+    def responses(model: str) -> Iterator[list[str | None]]:
+        return (json.loads(line) for line in said[model].lines())
+
+    files: dict[str, Any] = {
+        f"submission-{slug(m)}.json": partial(lambda m: submission_chunks(zip(items, responses(m)), m, options.team), m)
+        for m in ctx.models}
+    files["answers.md"] = lambda: answers_markdown_chunks(
+        ((item, dict(zip(ctx.models, row))) for item, row in zip(items, zip(*(responses(m) for m in ctx.models)))),
+        ratings, ctx.models)
     if options.variations:
         files[PROMPT_SETS_FILE] = prompt_sets_jsonl(items)
     for name, judge_metrics in record.judges.items():
@@ -192,7 +222,7 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
             files[f"heatmap-{name}.png"] = png
     extra = {"items": len(items), "variants": sum(len(i.variants) for i in items),
              "judges": {name: _judge_info(j) for name, j in judges.items()}}
-    return SuiteResult(metrics=record.encode(), samples=[*answers, *ratings], extra=extra, files=files)
+    return SuiteResult(metrics=record.encode(), samples=[], extra=extra, files=files)
 
 
 async def _generate(ctx: SuiteContext[Options], source) -> tuple[list[PromptSet], Generation]:

@@ -16,9 +16,13 @@ scenarios: paraphrase (en, sv) and translation (en-de, de-en, en-fr, fr-en). Ste
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any, NamedTuple
 
 from robusteval.data.hallucigen import HALLUCINATION_TYPES, LANG_FORMAT, HalluItem, load_items
+from robusteval.engine import gather_all
+from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
 from robusteval.judges.hallucination_nli import entailed, nli_detect
 from robusteval.metrics.classification import majority_vote
@@ -215,48 +219,114 @@ class DetectionSample(SampleBase):
     reason: str | None
 
 
+class GenerationRow(NamedTuple):
+    """What the later steps and the figures read of a `GenerationSample`: the parsed pair (the
+    judge's and the cross step's input) without the prompts and raw replies."""
+
+    model: str
+    item_id: str
+    status: str
+    reason: str | None
+    type: str | None
+    hyp_plus: str | None
+    hyp_minus: str | None
+
+    @classmethod
+    def of(cls, s: GenerationSample) -> GenerationRow:
+        return cls(s.model, s.item_id, s.status, s.reason, s.type, s.hyp_plus, s.hyp_minus)
+
+
+class JudgeRow(NamedTuple):
+    """What the figures read of a `JudgeSample`."""
+
+    judge: str
+    generator: str
+    hypothesis: str
+    item_id: str
+    success: float | None
+
+    @classmethod
+    def of(cls, s: JudgeSample) -> JudgeRow:
+        return cls(s.model, s.generator, s.hypothesis, s.item_id, s.success)
+
+
+class DetectionRow(NamedTuple):
+    """What the figures and the votes read of a `DetectionSample` (no prompt or reply)."""
+
+    step: str
+    model: str
+    variant: str | int
+    config: str
+    generator: str | None
+    item_id: str
+    scenario: str
+    lang: str
+    type: str | None
+    order: str
+    predicted: str | None
+    predicted_position: int | None
+    gold: str
+    correct: bool | None
+    reason: str | None
+    status: str
+    cached: bool
+
+    @classmethod
+    def of(cls, s: DetectionSample) -> DetectionRow:
+        return cls(*(getattr(s, name) for name in cls._fields))
+
+
+Emit = Callable[[Any], None]  # a sample's way to samples.jsonl (`SuiteContext.samples.write`)
+
+
 # ---------------------------------------------------------------- steps
 
 
-async def run_generation(ctx: SuiteContext, models: list[str], items: list[HalluItem],
-                         options: Options) -> list[GenerationSample]:
-    """Every model's hyp+ and hyp− for every source: one request (joint) or two (separate) each."""
-    asks = {}
-    for model in models:
-        for item in items:
-            types = prompts.requested_types(item, options.gen_types)
-            messages = [prompts.generation_joint(item, types)] if options.gen_mode == "joint" else \
-                [prompts.generation_faithful(item), prompts.generation_hallucinated(item, types)]
-            asks[model, item.id] = (item, types, messages)
-    jobs = [(model, messages) for (model, _), (_, _, asked) in asks.items() for messages in asked]
-    replies = iter(await ctx.ask_all(jobs, lambda job: ctx.engine.chat(job[0], job[1], ctx.params)))
-    out = []
-    for (model, _), (item, types, asked) in asks.items():
-        responses = [next(replies) for _ in asked]
+async def run_generation(ctx: SuiteContext, models: list[str], items: list[HalluItem], options: Options,
+                         emit: Emit | None = None) -> list[GenerationRow]:
+    """Every model's hyp+ and hyp− for every source: one request (joint) or two (separate) each.
+    Each sample goes to ``emit`` as it is read (model by model, source by source; a bounded window
+    under way); what is returned is its `GenerationRow`, the parsed pair."""
+    def messages_of(item: HalluItem, types: tuple[str, ...]) -> list:
+        return [prompts.generation_joint(item, types)] if options.gen_mode == "joint" else \
+            [prompts.generation_faithful(item), prompts.generation_hallucinated(item, types)]
+
+    async def one(job: tuple[str, HalluItem]) -> GenerationSample:
+        model, item = job
+        types = prompts.requested_types(item, options.gen_types)
+        asked = messages_of(item, types)
+        responses = await gather_all(ctx.engine.chat(model, messages, ctx.params) for messages in asked)
         texts = tuple(r.text for r in responses)
         parsed: Generated = read_joint(texts[0], item.source) if options.gen_mode == "joint" \
             else read_separate(texts[0], texts[1], item.source)
         error = next((r.error for r in responses if not r.ok), None)
-        out.append(GenerationSample(
+        return GenerationSample(
             model=model, item_id=item.id, scenario=item.scenario, lang=item.lang,
             type=types[0] if len(types) == 1 else None, mode=options.gen_mode, source=item.source,
             prompts=tuple(m[-1].content for m in asked), responses=texts, hyp_plus=parsed.hyp_plus,
             hyp_minus=parsed.hyp_minus, status="failed" if error else parsed.status, reason=parsed.reason,
-            error=error, cached=all(r.cached for r in responses), keys=tuple(r.key for r in responses)))
+            error=error, cached=all(r.cached for r in responses), keys=tuple(r.key for r in responses))
+
+    ctx.engine.expect(len(models) * len(items) * (1 if options.gen_mode == "joint" else 2))
+    out = []
+    async for sample in in_order(((m, item) for m in models for item in items), one, ctx.engine.window()):
+        if emit is not None:
+            emit(sample)
+        out.append(GenerationRow.of(sample))
     return out
 
 
-def _judged_jobs(generated: list[GenerationSample]) -> list[tuple[GenerationSample, str, str]]:
+def _judged_jobs(generated: list[GenerationRow]) -> list[tuple[GenerationRow, str, str]]:
     """(generation, hyp+ or hyp-, its text) for every hypothesis of every pair that parsed."""
     return [(g, hyp, text) for g in generated if g.status == "ok"  # an ok pair has both texts
             for hyp, text in (("hyp+", g.hyp_plus), ("hyp-", g.hyp_minus)) if text is not None]
 
 
-async def run_llm_judge(ctx: SuiteContext, judge: str, items: dict[str, HalluItem], generated: list[GenerationSample],
-                        params: GenParams) -> list[JudgeSample]:
-    """The yes/no judge on every hypothesis that parsed (yes = faithful)."""
+async def run_llm_judge(ctx: SuiteContext, judge: str, items: dict[str, HalluItem], generated: list[GenerationRow],
+                        params: GenParams, emit: Emit | None = None) -> list[JudgeRow]:
+    """The yes/no judge on every hypothesis that parsed (yes = faithful); each sample to ``emit``."""
 
-    async def one(job: tuple[GenerationSample, str, str]) -> JudgeSample:
+    async def one(job: tuple[GenerationRow, str, str]) -> JudgeSample:
         g, hypothesis, text = job
         messages = prompts.judge(items[g.item_id], text)
         response = await ctx.engine.chat(judge, messages, params)
@@ -266,10 +336,18 @@ async def run_llm_judge(ctx: SuiteContext, judge: str, items: dict[str, HalluIte
                            prompt=messages[-1].content, response=response.text, status=status,
                            error=response.error, cached=response.cached, key=response.key)
 
-    return await ctx.ask_all(_judged_jobs(generated), one)
+    jobs = _judged_jobs(generated)
+    ctx.engine.expect(len(jobs))
+    return [_emitted(sample, emit, JudgeRow.of) async for sample in in_order(jobs, one, ctx.engine.window())]
 
 
-def run_nli_judge(nli, items: dict[str, HalluItem], generated: list[GenerationSample]) -> list[JudgeSample]:
+def _emitted(sample, emit: Emit | None, row: Callable):
+    if emit is not None:
+        emit(sample)
+    return row(sample)
+
+
+def run_nli_judge(nli, items: dict[str, HalluItem], generated: list[GenerationRow]) -> list[JudgeSample]:
     """The NLI judge: hyp+ succeeds when the source entails it, hyp− when it does not."""
     jobs = _judged_jobs(generated)
     results = nli.predict([(items[g.item_id].source, text) for g, _, text in jobs]) if jobs else []
@@ -304,8 +382,10 @@ def _detection_sample(step: str, model: str, config: str, generator: str | None,
 
 async def run_detection(ctx: SuiteContext, detectors: list[str], variants: tuple[str, ...], items: list[HalluItem],
                         orders: str, seed: int, params: GenParams, nli=None, *, step: str = "detection",
-                        generator: str | None = None) -> list[DetectionSample]:
-    """Every detector configuration on every item in the asked orders; invalid replies are kept."""
+                        generator: str | None = None, emit: Emit | None = None) -> list[DetectionRow]:
+    """Every detector configuration on every item in the asked orders; invalid replies are kept.
+    Each sample goes to ``emit`` as it is read (the NLI baseline's after the models'); what is
+    returned is its `DetectionRow`."""
     jobs = [(d, v, item, swapped) for item in items for swapped in shown_orders(item, orders, seed, generator)
             for d in detectors for v in variants]
 
@@ -322,10 +402,12 @@ async def run_detection(ctx: SuiteContext, detectors: list[str], variants: tuple
             predicted_position=read.position, status=read.status, reason=read.reason, error=response.error,
             cached=response.cached, key=response.key)
 
-    samples = await ctx.ask_all(jobs, one)
+    ctx.engine.expect(len(jobs))
+    rows = [_emitted(sample, emit, DetectionRow.of) async for sample in in_order(jobs, one, ctx.engine.window())]
     if nli is not None:
-        samples += nli_detection(nli, items, orders, seed, step=step, generator=generator)
-    return samples
+        rows += [_emitted(sample, emit, DetectionRow.of)
+                 for sample in nli_detection(nli, items, orders, seed, step=step, generator=generator)]
+    return rows
 
 
 def nli_detection(nli, items: list[HalluItem], orders: str, seed: int, *, step: str,
@@ -347,11 +429,11 @@ def nli_detection(nli, items: list[HalluItem], orders: str, seed: int, *, step: 
     return out
 
 
-def vote(samples: list[DetectionSample], members: tuple[str, ...]) -> list[DetectionSample]:
+def vote(samples: Sequence[DetectionSample | DetectionRow], members: tuple[str, ...]) -> list[DetectionSample]:
     """Majority vote of ``members`` on each shown pair; invalid votes abstain, a tie is invalid
     ("no majority"), a pair no member answered (all failed) is failed."""
     name = f"{VOTE_PREFIX}{ENSEMBLE_SEP.join(members)})"
-    by_pair: dict[tuple, dict[str, DetectionSample]] = {}
+    by_pair: dict[tuple, dict[str, DetectionSample | DetectionRow]] = {}
     for s in samples:
         if s.config in members:
             by_pair.setdefault((s.generator, s.item_id, s.order), {})[s.config] = s
@@ -363,8 +445,10 @@ def vote(samples: list[DetectionSample], members: tuple[str, ...]) -> list[Detec
         status = "failed" if not answered else ("ok" if winner else "invalid")
         swapped = first.order == "21"
         position = None if winner is None else (1 if (winner == "hyp1") != swapped else 2)
-        out.append(replace(
-            first, model="ensemble", variant="", config=name, prompt=None, predicted=winner,
+        out.append(DetectionSample(
+            step=first.step, item_id=first.item_id, generator=first.generator, scenario=first.scenario,
+            lang=first.lang, type=first.type, order=first.order, gold=first.gold,
+            model="ensemble", variant="", config=name, prompt=None, predicted=winner,
             predicted_position=position,
             response=" ".join(f"{m}={votes[m].predicted or votes[m].status}" for m in members if m in votes),
             correct=None if status == "failed" else winner == first.gold, status=status,
@@ -373,7 +457,7 @@ def vote(samples: list[DetectionSample], members: tuple[str, ...]) -> list[Detec
     return out
 
 
-def cross_items(generated: list[GenerationSample], items: dict[str, HalluItem],
+def cross_items(generated: Sequence[GenerationSample | GenerationRow], items: dict[str, HalluItem],
                 seed: int) -> dict[str, list[HalluItem]]:
     """Each generator's valid (hyp+, hyp−) pairs as labelled items; the hallucinated one is put at
     hyp1 or hyp2 by a seeded coin, so the intended labels are balanced."""
@@ -404,38 +488,38 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     configs = detector_configs(detectors, options.prompts, nli is not None)
     ensemble_specs = options.ensembles or (("all",) if len(configs) > 1 else ())
     ensembles = [ensemble_members(spec, configs) for spec in ensemble_specs]
-    samples: list = []
+    # Each sample goes to samples.jsonl as it is read; the steps and the figures read compact rows
+    # (the parsed pairs, the verdicts), never the prompts and replies.
+    emit = ctx.samples.write
     generation: dict[str, GeneratorMetrics] | None = None
     step_records: dict[str, StepMetrics] = {}
-    generated: list[GenerationSample] = []
+    generated: list[GenerationRow] = []
     if "generation" in steps:
-        generated = await run_generation(ctx, ctx.models, items, options)
-        judged: list[JudgeSample] = []
+        generated = await run_generation(ctx, ctx.models, items, options, emit)
+        judged: list[JudgeRow] = []
         if options.judge != "none":
             judge = await ctx.model(options.judge)
-            judged += await run_llm_judge(ctx, judge, by_id, generated, label_params)
+            judged += await run_llm_judge(ctx, judge, by_id, generated, label_params, emit)
         if nli is not None:
-            judged += run_nli_judge(nli, by_id, generated)
-        samples += generated + judged
+            judged += [_emitted(s, emit, JudgeRow.of) for s in run_nli_judge(nli, by_id, generated)]
         generation = generation_record(generated, judged, seed=config.seed, n_resamples=options.bootstrap)
     for step in ("detection", "cross"):
         if step not in steps:
             continue
         groups = {None: items} if step == "detection" else cross_items(generated, by_id, config.seed)
-        found: list[DetectionSample] = []
+        found: list[DetectionRow] = []
         for generator, group in groups.items():
             found += await run_detection(ctx, detectors, options.prompts, group, options.orders, config.seed,
-                                         label_params, nli, step=step, generator=generator)
-        for members in ensembles:
-            found += vote(found, members)
-        samples += found
+                                         label_params, nli, step=step, generator=generator, emit=emit)
+        for members in ensembles:  # a vote reads every member's verdict on a pair: after the step
+            found += [_emitted(s, emit, DetectionRow.of) for s in vote(found, members)]
         step_records[step] = step_metrics(found, configs, seed=config.seed, n_resamples=options.bootstrap,
                                           cross=step == "cross")
     record = HallucinationMetrics(generation=generation, **step_records)
     extra = {"hallucination": {"steps": list(steps), "items": len(items), "detector_configs": configs,
                                "ensembles": [f"{VOTE_PREFIX}{ENSEMBLE_SEP.join(m)})" for m in ensembles],
                                "judge": options.judge, "nli_model": options.nli_model}}
-    result = SuiteResult(metrics=record.encode(), samples=samples, extra=extra)
+    result = SuiteResult(metrics=record.encode(), samples=[], extra=extra)
     result.files["summary.md"] = summary_markdown(record)
     if record.cross is not None:
         result.files["matrix.csv"] = matrix_csv(record.cross.matrix or {})

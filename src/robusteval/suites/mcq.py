@@ -37,7 +37,7 @@ from robusteval.engine import Engine, gather_all
 from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
 from robusteval.metrics.budget import DESIGNS as BUDGET_DESIGNS, FIRST, Grid, estimate, grow, observed_grid, plan
-from robusteval.metrics.mcq import McqTally, family_metrics
+from robusteval.metrics.mcq import McqTally
 from robusteval.probes.apply import Checks, Perturbed, Rewriter, perturb_text
 from robusteval.probes.design import FAMILIES, Copy, Design, expand
 from robusteval.probes.fewshot import ShotPool
@@ -210,9 +210,7 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
                            options.cross, keep, cells=cells)
 
         if options.scoring == "loglik":
-            for sample in await ask_loglik(ctx.ask_all, ctx.engine, model, items, options.families, design,
-                                           options.cross):
-                keep(sample)
+            await ask_loglik(ctx.engine, model, items, options.families, design, options.cross, keep)
         elif grids is not None:
             model_grids = await ask_budgeted(grids, ask_cells, asked)
         else:
@@ -295,30 +293,35 @@ async def execute_math(ctx: SuiteContext[Options], data: str) -> SuiteResult:
                      options.budget, seed=config.seed, first=_first(options))
         design_info |= {"budget": options.budget, "budget_design": options.budget_design}
     ids = [p.id for p in problems]
-    samples: list[Sample] = []
     metrics_by_model, budget = {}, {}
     for model in ctx.models:
-        model_samples: list[MathSample] = []
+        # as the generate path: each sample to samples.jsonl and the compact tally, then dropped
+        tally = McqTally(ids)
+        asked: list[Cell] = []
 
-        async def ask_cells(cells: set[tuple[str, str, str]] | None, model: str = model,
-                            model_samples: list[MathSample] = model_samples) -> None:
-            model_samples += await ask_math(ctx.ask_all, ctx.engine, model, problems, families, ctx.params,
-                                            config.samples, design, cells)
+        def keep(sample: Sample, tally: McqTally = tally, asked: list[Cell] = asked) -> None:
+            ctx.samples.write(sample)
+            tally.add(sample)
+            if grids is not None:
+                asked.append(Cell(sample.family, sample.item_id, sample.variant, sample.correct))
+
+        async def ask_cells(cells: set[tuple[str, str, str]] | None, keep: Callable[[Sample], None] = keep,
+                            model: str = model) -> None:
+            await ask_math(ctx.engine, model, problems, families, ctx.params, config.samples, design, keep, cells)
 
         model_grids = None
         if grids is not None:
-            model_grids = await ask_budgeted(grids, ask_cells, model_samples)
+            model_grids = await ask_budgeted(grids, ask_cells, asked)
         else:
             await ask_cells(None)
-        samples.extend(model_samples)
         if not ctx.engine.dry_run:
-            metrics_by_model[model] = {f: family_metrics(model_samples, f, ids, seed=config.seed) for f in families}
+            metrics_by_model[model] = tally.metrics_in_order(families, seed=config.seed)
             if model_grids is not None:
-                budget[model] = budget_estimates(model_grids, model_samples, options.budget or 1.0, config.seed)
+                budget[model] = budget_estimates(model_grids, asked, options.budget or 1.0, config.seed)
     extra: dict[str, Any] = {"design": design_info}
     if budget:
         extra["budget"] = budget_json(budget)
-    return SuiteResult(metrics=to_json(metrics_by_model), samples=samples, extra=extra)
+    return SuiteResult(metrics=to_json(metrics_by_model), samples=[], extra=extra)
 
 
 def _problem_id(problem: MathItem) -> str:
@@ -565,19 +568,29 @@ class MathSample(Sample):
     extraction: str | None = None
 
 
-async def ask_math(ask_all: AskAll, engine: Engine, model: str, problems: list[MathItem], families: tuple[str, ...],
-                   params: GenParams, samples: int = 1, design: Design = Design(),
-                   cells: set[tuple[str, str, str]] | None = None) -> list[MathSample]:
-    """Ask every variant of every problem (``cells``: only those) and read the final answers."""
-    jobs = [(p, v, k) for p in problems for v in expand_math(p, families, design)
-            if cells is None or (p.id, v.family, v.name) in cells for k in range(samples)]
+async def ask_math(engine: Engine, model: str, problems: list[MathItem], families: tuple[str, ...],
+                   params: GenParams, samples: int, design: Design, emit: Callable[[Sample], None],
+                   cells: set[tuple[str, str, str]] | None = None) -> None:
+    """Ask every variant of every problem (``cells``: only those), read the final answers and hand
+    each sample to ``emit`` in the variants' order, as `ask_each` does (a bounded window of requests)."""
+    def variants(problem: MathItem) -> Iterator[Variant]:
+        return (v for v in expand_math(problem, families, design)
+                if cells is None or (problem.id, v.family, v.name) in cells)
+
+    def jobs() -> Iterator[tuple[MathItem, Variant, int]]:
+        for problem in problems:
+            for v in variants(problem):
+                for k in range(samples):
+                    yield problem, v, k
 
     async def one(job: tuple[MathItem, Variant, int]) -> MathSample:
         problem, variant, k = job
         gen, index = decoding(params, variant, design, k)
         return _math_sample(model, problem, variant, k, await engine.chat(model, variant.messages, gen, sample=index))
 
-    return await ask_all(jobs, one)
+    engine.expect(samples * sum(sum(1 for _ in variants(problem)) for problem in problems))
+    async for sample in in_order(jobs(), one, engine.window()):
+        emit(sample)
 
 
 def _math_sample(model: str, problem: MathItem, variant: Variant, k: int, response: Response) -> MathSample:
@@ -600,8 +613,8 @@ def _answer_id(normalized: str) -> int:
 ANSWER_PREFIX = "The best answer is"
 
 
-async def ask_loglik(ask_all: AskAll, engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
-                     design: Design = Design(), cross: tuple[str, ...] = ()) -> list[Sample]:
+async def ask_loglik(engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
+                     design: Design, cross: tuple[str, ...], emit: Callable[[Sample], None]) -> None:
     """Score each shown option by log-likelihood instead of asking the model to write (base models).
 
     After the prompt and the reply prefix "The best answer is", three rules pick an option:
@@ -609,30 +622,35 @@ async def ask_loglik(ask_all: AskAll, engine: Engine, model: str, items: list[It
     character, as lm-evaluation-harness's acc_norm). Each rule's answers form their own family,
     e.g. ``order/loglik-label``, with all the usual metrics. Backends that return no prompt
     log-probabilities (llama.cpp) score labels only.
+
+    Each variant is one job (its options' scores asked together) in a bounded window
+    (`engine.stream.in_order`); its samples go to ``emit`` in the variants' order, rule by rule.
     """
     with_text = engine.supports_text_loglik(model)
-    variants = [(item, v) for item in items for v in expand(item, families, design, cross)]
-    jobs = [(v, f" {label}") for _, v in variants for label in v.labels]
-    if with_text:
-        jobs += [(v, f" {_shown_options(item, v)[p]}") for item, v in variants for p in range(len(v.order))]
 
-    async def one(job: tuple[Variant, str]) -> Response:
-        v, continuation = job
-        return await engine.loglik(model, v.messages, continuation, ANSWER_PREFIX)
+    def variants() -> Iterator[tuple[Item, Variant]]:
+        return ((item, v) for item in items for v in expand(item, families, design, cross))
 
-    replies = iter(await ask_all(jobs, one))
-    labels = [[next(replies) for _ in v.labels] for _, v in variants]
-    texts = [[next(replies) for _ in v.order] for _, v in variants] if with_text else []
-    out = []
-    for n, (item, v) in enumerate(variants):
-        scored = {"label": labels[n]}
+    async def one(job: tuple[Item, Variant]) -> list[Sample]:
+        item, v = job
+        shown = _shown_options(item, v) if with_text else []
+        continuations = [f" {label}" for label in v.labels] + [f" {text}" for text in shown]
+        replies = await gather_all(engine.loglik(model, v.messages, c, ANSWER_PREFIX) for c in continuations)
+        scored = {"label": replies[:len(v.labels)]}
         if with_text:
-            shown = _shown_options(item, v)
-            scored["text"] = texts[n]
+            texts = replies[len(v.labels):]
+            scored["text"] = texts
             scored["text-norm"] = [replace(r, loglik=r.loglik / max(1, len(shown[p]) + 1))
-                                   if r.loglik is not None else r for p, r in enumerate(texts[n])]
-        out += [_loglik_sample(model, item, v, rule, responses) for rule, responses in scored.items()]
-    return out
+                                   if r.loglik is not None else r for p, r in enumerate(texts)]
+        return [_loglik_sample(model, item, v, rule, responses) for rule, responses in scored.items()]
+
+    per_variant = [len(v.labels) + (len(v.order) if with_text else 0) for _, v in variants()]
+    engine.expect(sum(per_variant))
+    # about a window of requests under way (a variant is one job of several requests)
+    window = max(1, engine.window() // max(per_variant, default=1))
+    async for group in in_order(variants(), one, window):
+        for sample in group:
+            emit(sample)
 
 
 def _shown_options(item: Item, v: Variant) -> list[str]:

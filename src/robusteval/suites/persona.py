@@ -16,8 +16,9 @@ import csv
 import io
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -31,8 +32,9 @@ from robusteval.data.persona import (
     load_questionnaire,
 )
 from robusteval.engine import Engine, gather_all
+from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
-from robusteval.metrics.persona import context_scores, json_safe, leaderboard, model_record
+from robusteval.metrics.persona import PersonaTally, context_scores, json_safe, leaderboard, model_record
 from robusteval.metrics.psychometrics import MDS_METHODS
 from robusteval.probes.persona import (
     CONTEXT_HELP,
@@ -50,6 +52,7 @@ from robusteval.readers.scale import read_scale, read_scale_logprobs
 from robusteval.report.terminal_persona import print_tables
 from robusteval.results.codec import decode
 from robusteval.results.persona import ModelStability, PersonaBoard, decode_metrics, encode_metrics
+from robusteval.results.spool import Spool
 from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg
 from robusteval.types import GenParams, Message
 
@@ -179,17 +182,24 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     # place in it, so a persona is asked exactly what the unsharded run asks it.
     in_shard = ctx.shard_items(range(len(personas)), key=lambda i: personas[i].id)
     simulated = [personas[i] for i in in_shard]
-    samples: list[Sample] = []
-    conversations: list[Conversation] = []
+    names = [c.name for c in contexts]
+    conversations = Spool()  # conversations.jsonl, a line per conversation as it ends
+    tallies: dict[str, PersonaTally] = {}
     metrics: dict[str, ModelStability] = {}
     for model in ctx.models:
         interlocutor = await ctx.model(options.interlocutor) if options.interlocutor else model
-        model_samples, model_convs = await simulate(ctx.engine, model, interlocutor, personas, contexts, questionnaire,
-                                                    ctx.params, options.turns, options.answer_tokens, config.seed,
-                                                    scoring=options.scoring, asked=in_shard)
-        samples.extend(model_samples)
-        conversations.extend(model_convs)
-        metrics[model] = model_record(model_samples, simulated, contexts, questionnaire, seed=config.seed,
+        # Each answer goes to samples.jsonl and into the compact tally as it is read, then dropped:
+        # memory holds the personas x items answers per context, not the samples (metrics/persona.py).
+        tally = tallies[model] = PersonaTally(simulated, names, questionnaire)
+        async for group, talk in simulate_each(ctx.engine, model, interlocutor, personas, contexts, questionnaire,
+                                               ctx.params, options.turns, options.answer_tokens, config.seed,
+                                               scoring=options.scoring, asked=in_shard):
+            for sample in group:
+                ctx.samples.write(sample)
+                tally.add(sample)
+            if talk is not None:
+                conversations.write(json.dumps(_conv_dict(talk)) + "\n")
+        metrics[model] = model_record(tally, simulated, contexts, questionnaire, seed=config.seed,
                                        n_resamples=options.n_resamples, mds_method=mds_method)
     extra = {
         "leaderboard": leaderboard(metrics, [c.name for c in contexts]),
@@ -202,10 +212,9 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
         "context_max_tokens": options.context_max_tokens,
         "mds": mds_method,
     }
-    files: dict[str, str | bytes] = {
-        "conversations.jsonl": "".join(json.dumps(_conv_dict(c)) + "\n" for c in conversations),
-        "value_scores.csv": scores_csv(samples, simulated, contexts, questionnaire)}
-    return SuiteResult(metrics=encode_metrics(metrics), samples=samples, extra=json_safe(extra), files=files)
+    files: dict[str, Any] = {"conversations.jsonl": conversations.chunks,
+                             "value_scores.csv": scores_csv(tallies, simulated, contexts, questionnaire)}
+    return SuiteResult(metrics=encode_metrics(metrics), samples=[], extra=json_safe(extra), files=files)
 
 
 def load_context(spec: str, openers, personas: list[Persona], seed: int, max_tokens: int | None,
@@ -257,8 +266,28 @@ async def simulate(engine: Engine, model: str, interlocutor: str, personas: list
                    questionnaire: Questionnaire, params: GenParams, turns: int, answer_tokens: int,
                    seed: int = 0, scoring: str = "generate", asked: Sequence[int] | None = None
                    ) -> tuple[list[Sample], list[Conversation]]:
+    """`simulate_each`, collected: every sample and conversation (tests, small runs)."""
+    samples: list[Sample] = []
+    conversations: list[Conversation] = []
+    async for group, talk in simulate_each(engine, model, interlocutor, personas, contexts, questionnaire, params,
+                                           turns, answer_tokens, seed, scoring=scoring, asked=asked):
+        samples += group
+        if talk is not None:
+            conversations.append(talk)
+    return samples, conversations
+
+
+async def simulate_each(engine: Engine, model: str, interlocutor: str, personas: list[Persona],
+                        contexts: list[Context], questionnaire: Questionnaire, params: GenParams, turns: int,
+                        answer_tokens: int, seed: int = 0, scoring: str = "generate",
+                        asked: Sequence[int] | None = None
+                        ) -> AsyncIterator[tuple[list[Sample], Conversation | None]]:
     """Every persona in every context: the conversation, then the questionnaire on top of it.
-    ``asked``: the indices of the personas to simulate (a shard's), default all of them."""
+    ``asked``: the indices of the personas to simulate (a shard's), default all of them.
+
+    Yields each (context, persona)'s answers and conversation (None without one), context by
+    context and persona by persona; at most a window of them is under way at once
+    (`engine.stream.in_order`), so a large population never holds all its conversations."""
     indices = range(len(personas)) if asked is None else asked
     talks = sum(c.kind != "no_conv" for c in contexts)
     engine.expect(len(indices) * (talks * (2 * turns - 1) + len(contexts) * len(questionnaire.items)))
@@ -269,7 +298,9 @@ async def simulate(engine: Engine, model: str, interlocutor: str, personas: list
         answer_params = replace(params, max_tokens=1, logprobs=True, top_logprobs=TOP_LOGPROBS)
         prefill = (Message("assistant", ANSWER_PREFIX),)
 
-    async def one(index: int, persona: Persona, context: Context) -> tuple[list[Sample], Conversation | None]:
+    async def one(job: tuple[int, Context]) -> tuple[list[Sample], Conversation | None]:
+        index, context = job
+        persona = personas[index]
         system = persona_system(persona)
         conv: tuple[Turn, ...] = ()
         error: str | None = None
@@ -289,8 +320,9 @@ async def simulate(engine: Engine, model: str, interlocutor: str, personas: list
                                                                    conv, error)
         return out, talk
 
-    done = await gather_all(one(i, personas[i], c) for c in contexts for i in indices)
-    return [s for group, _ in done for s in group], [t for _, t in done if t is not None]
+    window = max(1, engine.window() // max(1, len(questionnaire.items)))  # about a window of requests
+    async for done in in_order(((i, c) for c in contexts for i in indices), one, window):
+        yield done
 
 
 async def converse(engine: Engine, model: str, interlocutor: str, personas: list[Persona], index: int,
@@ -343,15 +375,23 @@ def _sample(model: str, persona: Persona, context: Context, questionnaire: Quest
                   probs=dist.probs, letter_mass=dist.mass if response.ok else None)
 
 
-def scores_csv(samples: list[Sample], personas: list[Persona], contexts: list[Context],
+def scores_csv(tallies: dict[str, PersonaTally] | Sequence[Sample], personas: list[Persona], contexts: list[Context],
                questionnaire: Questionnaire) -> str:
-    """Centred value scores: one row per model, context and persona."""
+    """Centred value scores: one row per model, context and persona (models that answered nothing
+    have no rows). ``tallies``: each model's answers (`metrics.persona.PersonaTally`), or samples."""
+    if not isinstance(tallies, dict):
+        samples, tallies = tallies, {}
+        for s in samples:
+            if s.model not in tallies:
+                tallies[s.model] = PersonaTally(personas, [c.name for c in contexts], questionnaire)
+            tallies[s.model].add(s)
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(["model", "context", "persona_id", "persona", *questionnaire.values])
-    for model in dict.fromkeys(s.model for s in samples):
-        rows = [s for s in samples if s.model == model]
-        for c, scores in zip(contexts, context_scores(rows, personas, [c.name for c in contexts], questionnaire)):
+    for model, tally in tallies.items():
+        if not tally.count:
+            continue
+        for c, scores in zip(contexts, context_scores(tally, personas, [c.name for c in contexts], questionnaire)):
             for p, row in zip(personas, scores):
                 writer.writerow([model, c.name, p.id, p.name, *("" if np.isnan(x) else f"{x:.4f}" for x in row)])
     return out.getvalue()
@@ -364,4 +404,4 @@ def print_summary(console, result: SuiteResult) -> None:
 
 
 __all__ = ["ANSWER_PREFIX", "DEFAULT_CONTEXTS", "NAME", "SCORINGS", "Options", "Sample", "add_arguments",
-           "default_mds", "execute", "print_summary", "scores_csv", "simulate", "validate"]
+           "default_mds", "execute", "print_summary", "scores_csv", "simulate", "simulate_each", "validate"]

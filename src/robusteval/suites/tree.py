@@ -17,15 +17,17 @@ import argparse
 import random
 import time
 from collections import Counter, defaultdict
+from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from robusteval.data.qa import NAMED, QAItem, load_qa
 from robusteval.engine import gather_all
 from robusteval.engine.local import LocalWork
+from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
 from robusteval.metrics.text import score_answer
-from robusteval.metrics.tree import cost_summary, metrics, shape_table
+from robusteval.metrics.tree import TreeRow, cost_summary, metrics, shape_table
 from robusteval.probes.apply import Rewriter
 from robusteval.probes.lexical import PERTURBATIONS
 from robusteval.probes.paraphrase import Cost, Invariants, LLMParaphraser
@@ -393,11 +395,18 @@ class Evaluator:
         return out
 
     async def run(self, trees: list[Tree]) -> list[Sample]:
-        jobs = [(t, n) for t in trees for n in t.evaluated]
+        """Every sample of `each`, collected (tests, small runs)."""
+        return [s async for group in self.each(trees) for s in group]
+
+    async def each(self, trees: list[Tree]) -> AsyncIterator[list[Sample]]:
+        """Each evaluated node's samples, tree by tree and node by node, with at most a window of
+        nodes under way (`engine.stream.in_order`): nothing of the whole run is held at once."""
         per_node = ("closed" in self.ctx.options.modes) + (
             ("rag" in self.ctx.options.modes) * (len(self.retrievers) + (self.ctx.options.ner == "llm")))
-        self.ctx.engine.expect(len(jobs) * per_node)
-        return [s for group in await gather_all(self.node(t, n) for t, n in jobs) for s in group]
+        self.ctx.engine.expect(sum(len(t.evaluated) for t in trees) * per_node)
+        jobs = ((t, n) for t in trees for n in t.evaluated)
+        async for group in in_order(jobs, lambda job: self.node(*job), self.ctx.engine.window()):
+            yield group
 
 
 def make_kb(config, o: Options, data: str):
@@ -449,24 +458,28 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
         encoder = await setup.run("embedding_load", load_embedder, o.embedder) if "dense" in o.retrievers else None
         retrievers = {name: make_retriever(name, encoder) for name in o.retrievers}
     ner_model = await ctx.model(o.ner_model) if o.ner_model else None
-    samples, metrics_by_model, eval_cost = [], {}, {}
+    metrics_by_model, eval_cost = {}, {}
     dataset_size = int(info.get("dataset_size") or len(trees))
     try:
         for model in ctx.models:
             ledger = Ledger()
             started = time.monotonic()
             evaluator = Evaluator(ctx, model, ner_model or model, kb, retrievers, ledger, ctx.params)
-            model_samples = await evaluator.run(trees)
+            # each sample to samples.jsonl as it is scored; the numbers read only its TreeRow
+            rows: list[TreeRow] = []
+            async for group in evaluator.each(trees):
+                for sample in group:
+                    ctx.samples.write(sample)
+                    rows.append(TreeRow.of(sample))
             wall = time.monotonic() - started
-            samples += model_samples
-            metrics_by_model[model] = metrics(model_samples, trees, seed=config.seed)
+            metrics_by_model[model] = metrics(rows, trees, seed=config.seed)
             eval_cost[model] = ledger.summary(len(trees), dataset_size, wall, config.price_in, config.price_out)
     finally:
         if kb is not None and hasattr(kb, "close"):
             await kb.close()
     extra["cost"] = {"build": info.get("build_cost"), "evaluate": eval_cost,
                      **({"setup": {"local_models": setup.summary()}} if setup.spent else {})}
-    return SuiteResult(metrics=encode_metrics(metrics_by_model), samples=samples, extra=extra, files=files)
+    return SuiteResult(metrics=encode_metrics(metrics_by_model), samples=[], extra=extra, files=files)
 
 
 def _tree_id(tree: Tree) -> str:
