@@ -7,7 +7,7 @@ import json
 import pytest
 
 from robusteval.cli import main
-from robusteval.testing.openai_stub import StubServer
+from robusteval.testing.openai_stub import StubConfig, StubServer
 
 
 def _run(stub, tmp_path, mcq_file, run_id, *extra):
@@ -62,14 +62,31 @@ def test_a_merge_reads_the_stores_combined_elsewhere_with_cache_dir(tmp_path, mc
                      "--cache-dir", str(tmp_path / "nothing-here")]) == 2  # no store: refused, none created
         assert "no store there" in capsys.readouterr().err and not (tmp_path / "nothing-here").exists()
         assert main(["merge", *shards, "--out", str(tmp_path / "runs"), "--run-id", "m", "--quiet",
-                     "--cache-dir", str(tmp_path / "cache1")]) == 3  # shard 2's answers are not there
+                     "--cache-dir", str(tmp_path / "cache1")]) == 2  # shard 2's answers are not there: refused
         err = capsys.readouterr().err
-        assert "a merge asks no model" in err and "run the same command again" not in err
+        assert "the store given lacks answers the shards had" in err and "cache merge" in err
+        assert not (tmp_path / "runs" / "m").exists()  # nothing written
         assert main(["merge", *shards, "--out", str(tmp_path / "runs"), "--run-id", "m", "--quiet",
                      "--overwrite", "--cache-dir", str(tmp_path / "combined")]) == 0
         assert stub.counters()["total"] == hits
         assert _run(stub, tmp_path, mcq_file, "whole", "--cache-dir", str(tmp_path / "other")) == 0
     assert _results(tmp_path, "m")["metrics"] == _results(tmp_path, "whole")["metrics"]
+
+
+def test_requests_that_failed_in_their_shard_fail_in_the_merge_too(tmp_path, mcq_file, capsys):
+    """A shard's failed requests are in no store; the merge fails them again, as the shards did, and
+    is not refused for them (only answers beyond the shards' failures count as missing)."""
+    with StubServer(StubConfig(p_500=0.3, seed=3)) as stub:
+        codes = [_run(stub, tmp_path, mcq_file, f"s{i}", "--shard", f"{i}/2", "--max-retries", "0") for i in (1, 2)]
+        failed = sum(_results(tmp_path, f"s{i}")["models"]["openai:stub"]["usage"]["failed"] for i in (1, 2))
+        assert failed > 0 and 3 in codes
+        hits = stub.counters()["total"]
+        capsys.readouterr()
+        assert main(["merge", *(str(tmp_path / "runs" / f"s{i}") for i in (1, 2)), "--out", str(tmp_path / "runs"),
+                     "--run-id", "m", "--quiet"]) == 3
+        assert stub.counters()["total"] == hits
+    assert "a merge asks no model" in capsys.readouterr().err
+    assert _results(tmp_path, "m")["models"]["openai:stub"]["usage"]["failed"] == failed
 
 
 @pytest.mark.parametrize("shards, message", [((1, 2), "shard 3/3 missing"), ((1, 1, 2, 3), "shard 1/3 is given twice")])

@@ -23,8 +23,6 @@ if TYPE_CHECKING:
     from robusteval.engine.determinism import DeterminismResult
     from robusteval.types import Request
 
-STORE_FILE = "responses.sqlite"
-
 
 async def plan_requests(config: RunConfig, spec_text: str) -> list[Request]:
     """The distinct requests ``config``'s suite would send to the model ``spec_text``, in the order
@@ -32,6 +30,7 @@ async def plan_requests(config: RunConfig, spec_text: str) -> list[Request]:
     from rich.console import Console
 
     from robusteval.engine import Engine, Store
+    from robusteval.engine.store import STORE_FILE
     from robusteval.models import load_backend, parse_model_spec
     from robusteval.suites import get_suite
     from robusteval.suites.base import SuiteContext
@@ -70,6 +69,7 @@ async def check(config: RunConfig, spec_text: str, n: int) -> DeterminismResult:
     run would use; new answers are stored) unless ``config.use_cache`` is off; the second bypasses it."""
     from robusteval.engine import Store
     from robusteval.engine.determinism import RecordingEngine, ask_twice
+    from robusteval.engine.store import STORE_FILE
     from robusteval.errors import UserError
     from robusteval.models import load_backend, parse_model_spec
 

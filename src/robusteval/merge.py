@@ -8,7 +8,8 @@ computed exactly as for a run that asked everything in one process (a test asser
 
 Checked before anything runs: the runs are shards of one configuration (same suite, settings,
 models and fingerprints), all N are present and none twice. The shards' stores must be one store
-(the same ``--cache-dir``), or be combined first with ``robusteval cache merge``.
+(the same ``--cache-dir``), or be combined first with ``robusteval cache merge``; a store that lacks
+answers the shards had stops the merge before it writes anything (`models.replay`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from typing import Any
 
 from robusteval.config import RunConfig
 from robusteval.data.shard import parse_shard
-from robusteval.engine.store_merge import STORE_FILE
+from robusteval.engine.store import STORE_FILE
 from robusteval.errors import UserError
+from robusteval.models.replay import Replay
 from robusteval.results.codec import RecordError, decode
 from robusteval.results.records import RunRecord, run_record
 from robusteval.suites import get_suite
@@ -108,13 +110,15 @@ def merged_config(first: RunRecord, *, out_dir: str, run_id: str | None, overwri
                    estimate=False, use_cache=True, check_determinism=0).validated()
 
 
-def replay_models(records: list[RunRecord]) -> dict[str, str]:
-    """spec -> fingerprint of every model the shards started (under test and helpers)."""
-    out: dict[str, str] = {}
+def replay_models(records: list[RunRecord]) -> dict[str, Replay]:
+    """spec -> what replays it, for every model the shards started (under test and helpers): its
+    fingerprint, and how many of its requests failed in the shards (they fail again in the merge)."""
+    out: dict[str, Replay] = {}
     for r in records:
         for m in r.models.values():
             if m.fingerprint is not None:
-                out[m.spec] = m.fingerprint
+                failed = int(m.usage.get("failed") or 0)
+                out[m.spec] = Replay(m.fingerprint, failed + (out[m.spec].failed if m.spec in out else 0))
     return out
 
 

@@ -19,8 +19,10 @@ from robusteval.config import RunConfig
 from robusteval.data.audit import DataAudit
 from robusteval.engine import Engine, RetryPolicy, Store
 from robusteval.engine.progress import RichProgress
+from robusteval.engine.store import STORE_FILE
 from robusteval.errors import UserError
 from robusteval.models import load_backend, parse_model_spec
+from robusteval.models.replay import Replay, ReplayBackend
 from robusteval.report.terminal import literal_console, styled
 from robusteval.results import reserve_run_folder, write_run
 from robusteval.results.samples_file import SampleWriter
@@ -28,17 +30,15 @@ from robusteval.suites import get_suite
 from robusteval.suites.base import SuiteContext, SuiteResult
 from robusteval.types import GenParams
 
-STORE_FILE = "responses.sqlite"
-
 
 class ModelStarter:
     """Starts each model spec once (models under test, then judges or interlocutors a suite asks for);
     calling it returns the model's label for ``engine.chat``."""
 
-    def __init__(self, engine: Engine, config: RunConfig, replay: dict[str, str] | None = None):
+    def __init__(self, engine: Engine, config: RunConfig, replay: dict[str, Replay] | None = None):
         self.engine, self.config = engine, config
         self.started: dict[str, str] = {}  # label -> spec text
-        self.replay = replay  # spec text -> fingerprint: answer from the store only (`robusteval merge`)
+        self.replay = replay  # spec text -> fingerprint and failures: answer from the store only (`robusteval merge`)
 
     async def __call__(self, spec_text: str) -> str:
         spec = parse_model_spec(spec_text)
@@ -60,18 +60,16 @@ class ModelStarter:
     def _backend(self, spec_text: str, spec):
         if self.replay is None:
             return load_backend(spec)
-        from robusteval.models.replay import ReplayBackend
-
-        fingerprint = self.replay.get(spec_text)
-        if fingerprint is None:
+        replay = self.replay.get(spec_text)
+        if replay is None:
             raise UserError(f"merge: the shards recorded no model {spec_text!r}; were they run with the same models?")
-        return ReplayBackend(fingerprint)
+        return ReplayBackend(replay.fingerprint, allowance=replay.failed, spec=spec_text)
 
 
 async def run_suite(config: RunConfig, *, console: Console | None = None, quiet: bool = False,
-                    replay: dict[str, str] | None = None) -> tuple[Path, SuiteResult, dict]:
+                    replay: dict[str, Replay] | None = None) -> tuple[Path, SuiteResult, dict]:
     """Run ``config`` and write ``runs/<id>/``; returns the run folder, the suite's result (its
-    ``written`` lists every file written) and the usage per model. ``replay`` (spec -> fingerprint)
+    ``written`` lists every file written) and the usage per model. ``replay`` (spec -> `Replay`)
     answers every model from the store only (`merge.merge_runs`).
 
     The run folder is taken before any model starts (a bad ``--out`` or ``--run-id`` costs no
@@ -102,7 +100,7 @@ async def run_suite(config: RunConfig, *, console: Console | None = None, quiet:
     return run_dir, result, {m: info["usage"] for m, info in model_info.items()}
 
 
-async def _execute(config: RunConfig, suite, console: Console, quiet: bool, replay: dict[str, str] | None = None,
+async def _execute(config: RunConfig, suite, console: Console, quiet: bool, replay: dict[str, Replay] | None = None,
                    samples: SampleWriter | None = None) -> tuple[SuiteResult, dict]:
     """Start the models and run the suite through one engine; the result and each model's record.
     The suite's samples go to ``samples``: as they are answered where the suite streams them

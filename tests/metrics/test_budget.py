@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from robusteval.metrics.budget import QUANTILES, choose_cells, estimate, fit_grid
+from robusteval.metrics.budget import FIRST, QUANTILES, choose_cells, estimate, fit_grid, more_cells
 
 
 @pytest.mark.parametrize("items, variants, budget", [(100, 10, 0.1), (37, 10, 0.25), (50, 4, 0.02), (20, 3, 1.0)])
@@ -51,3 +51,34 @@ def test_the_intervals_hold_their_values():
     est = estimate(np.where(choose_cells(200, 6, 0.25, seed=0), truth, np.nan), n_resamples=20)
     assert est.asked == 300 and est.cells == 1200
     assert all(e.low <= e.value <= e.high for e in (*est.variants.values(), *est.quantiles.values(), est.spread))
+
+
+def test_the_adaptive_stage_fills_the_budget_where_the_fit_is_least_sure():
+    truth = _rasch_grid(300, 6, seed=5)
+    exists = np.ones(truth.shape, dtype=bool)
+    exists[:50, 5] = False  # a variant some items do not have
+    total = round(0.2 * exists.size)
+    first = choose_cells(300, 6, 0.2 * FIRST, seed=2) & exists
+    observed = np.where(first, truth, np.nan)
+    chosen = more_cells(observed, first, exists, total, seed=3)
+    assert chosen.sum() == total and (chosen >= first).all() and not (chosen & ~exists).any()
+    per_variant = chosen.sum(axis=0)
+    assert per_variant.max() - per_variant.min() <= 1  # as even as the first stage
+    assert (more_cells(observed, first, exists, total, seed=3) == chosen).all()  # the same answers, the same cells
+    # the new cells go to the most unsure items (the fit's mean p(1 - p)), one per item (fewer new
+    # cells than items); an item whose open variants have taken their share is passed over, so
+    # nearly all, not all, of them are the most unsure
+    fitted = fit_grid(observed)
+    unsure = np.where(exists, fitted * (1 - fitted), 0.0).sum(axis=1) / exists.sum(axis=1)
+    given = (chosen & ~first).any(axis=1)
+    assert 0 < given.sum() == (chosen & ~first).sum() < 300
+    top = np.argsort(-unsure)[:given.sum()]
+    assert given[top].mean() >= 0.9 and unsure[given].mean() > unsure[~given].mean()
+
+
+def test_nothing_answered_yet_still_gives_the_budget():
+    # --estimate answers nothing: the second stage is then a random draw of the same size
+    exists = np.ones((40, 5), dtype=bool)
+    first = choose_cells(40, 5, 0.1, seed=1)
+    chosen = more_cells(np.full(exists.shape, np.nan), first, exists, 30, seed=1)
+    assert chosen.sum() == 30 and (chosen >= first).all()

@@ -128,6 +128,8 @@ def test_math_refuses_families_that_need_options(cli_run, flags, message):
     (("--families", "seeds", "--temperature", "0.5", "--samples", "2"), "give the draws with --seeds K"),
     (("--budget", "0"), "--budget must be in (0, 1]"),
     (("--budget", "1.5"), "--budget must be in (0, 1]"),
+    (("--budget", "0.1", "--budget-design", "greedy"), "--budget-design must be one of stratified, adaptive"),
+    (("--budget-design", "adaptive"), "--budget-design applies with --budget"),
 ])
 def test_bad_seeds_and_budget_flags_are_one_message(cli_run, flags, message):
     out = cli_run("run", "mcq", "--data", FIXTURES / "mcq_small.jsonl", *flags)
@@ -177,6 +179,21 @@ def test_budget_asks_a_share_and_the_full_run_finds_it_cached(cli_run, stub):
     cached = {s["key"] for s in full.samples() if s["cached"]}
     assert cached == {s["key"] for s in asked}  # every budgeted cell, and only those, was a cache hit
     assert "budget" not in full.results()
+
+
+def test_the_adaptive_design_asks_the_budget_in_two_stages_and_a_rerun_the_same_cells(cli_run, stub):
+    flags = ("--model", _model(stub), "--families", "prompt", "--limit", "30", "--budget", "0.2",
+             "--budget-design", "adaptive")
+    first = cli_run("run", "mcq", *flags, "--run-id", "a1")
+    assert first.code == 0, first.err
+    asked = first.samples()
+    assert len(asked) == 60 and first.results()["design"]["budget_design"] == "adaptive"
+    stratified = cli_run("run", "mcq", *flags[:-1], "stratified", "--run-id", "s1").samples()
+    assert len(stratified) == 60 and {s["key"] for s in stratified} != {s["key"] for s in asked}
+    again = cli_run("run", "mcq", *flags, "--run-id", "a2")
+    usage = again.results()["models"]["openai:stub"]["usage"]
+    assert usage["requests"] == 60 and usage["cached"] == 60 and usage["new"] == 0
+    assert [s["key"] for s in again.samples()] == [s["key"] for s in asked]  # the same cells, same order
 
 
 def test_estimate_counts_only_the_budgeted_cells(tmp_path, stub):

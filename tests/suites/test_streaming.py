@@ -20,6 +20,7 @@ from robusteval.cli import main
 from robusteval.testing.openai_stub import StubServer
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
+REPO = FIXTURES.parent.parent  # named REPO in the captures: a checkout's own path is not what a run found
 GOLDEN = FIXTURES / "streaming"
 # results.json keys that name this run, its time or its machine, not what it found
 VOLATILE = {"run_id", "config", "versions", "started", "wall_time_s", "models", "data", "cost"}
@@ -67,10 +68,10 @@ def timeless(value):
 
 def written(folder: Path, tmp: Path, url: str) -> dict:
     """What a run wrote, less what names the run or its time: its temporary folder is named TMP,
-    the stub's address STUB, and the samples' store keys (hashes of the model's fingerprint, which
+    the checkout REPO, the stub's address STUB, and the samples' store keys (hashes of the model's fingerprint, which
     holds the stub's port) are left out."""
     def read(path: Path) -> str:
-        return path.read_text().replace(str(tmp), "TMP").replace(url, "STUB")
+        return path.read_text().replace(str(tmp), "TMP").replace(url, "STUB").replace(str(REPO), "REPO")
 
     def keyless(line: str) -> str:
         return json.dumps({k: v for k, v in json.loads(line).items() if k not in ("key", "keys")}, ensure_ascii=False)

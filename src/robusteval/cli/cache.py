@@ -9,8 +9,6 @@ from robusteval.cli.common import EXIT_CHECK_FAILED
 from robusteval.config import default_cache_dir
 from robusteval.errors import UserError
 
-STORE_FILE = "responses.sqlite"
-
 
 def add_parser(sub) -> None:
     cache = sub.add_parser("cache", help="inspect, check, clear or merge response stores")
@@ -23,7 +21,7 @@ def add_parser(sub) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from robusteval.engine.store import Store, clear_store
+    from robusteval.engine.store import STORE_FILE, Store, clear_store
     from robusteval.engine.store_check import check_store, describe
 
     if args.action == "merge" or args.sources or args.into:

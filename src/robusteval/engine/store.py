@@ -30,6 +30,7 @@ from robusteval.types import Completion, Request, TokenLogprob
 
 # PRAGMA user_version: 2 = every answer has a checksum (stores of version 0 get them on first open).
 SCHEMA_VERSION = 2
+STORE_FILE = "responses.sqlite"  # a --cache-dir's store: <cache dir>/responses.sqlite
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (

@@ -20,10 +20,9 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from robusteval.engine.store import Store, StoreError, answer_checksum, connect_readonly, store_error
+from robusteval.engine.store import STORE_FILE, Store, StoreError, answer_checksum, connect_readonly, store_error
 from robusteval.errors import UserError
 
-STORE_FILE = "responses.sqlite"
 EXAMPLES = 20  # conflicts and damaged answers listed per source (all are counted)
 COLUMNS = ("key, fingerprint, request, text, prompt_tokens, completion_tokens, finish_reason, logprobs, latency_s, "
            "created_at, extra, checksum")

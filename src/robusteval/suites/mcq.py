@@ -26,7 +26,7 @@ import argparse
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
@@ -36,7 +36,7 @@ from robusteval.data.mcq import load_dev_items, load_file, load_items
 from robusteval.engine import Engine, gather_all
 from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
-from robusteval.metrics.budget import Grid, estimate, observed_grid, plan
+from robusteval.metrics.budget import DESIGNS as BUDGET_DESIGNS, FIRST, Grid, estimate, grow, observed_grid, plan
 from robusteval.metrics.mcq import McqTally
 from robusteval.probes.apply import Checks, Perturbed, Rewriter, perturb_text
 from robusteval.probes.design import FAMILIES, Copy, Design, expand
@@ -75,6 +75,7 @@ class Options:
     seeds: int = 5
     seed_temperature: float = 0.7
     budget: float | None = None
+    budget_design: str = "stratified"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -103,6 +104,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget", type=float,
                    help="ask only this share (0 < F <= 1) of each family's (question, variant) cells and "
                         "estimate the full grid; the same command without it asks the rest")
+    p.add_argument("--budget-design", dest="budget_design",
+                   help="stratified: the cells spread evenly over questions and variants (default); adaptive: "
+                        f"{1 - FIRST:.0%} of them where the fit of the first {FIRST:.0%}'s answers is least sure")
 
 
 def validate(config: Any, options: Options) -> None:
@@ -126,6 +130,8 @@ def validate(config: Any, options: Options) -> None:
         (options.seed_temperature > 0, "--seed-temperature must be > 0 (greedy draws would all be one reply)"),
         (options.budget is None or 0 < options.budget <= 1, "--budget must be in (0, 1], e.g. --budget 0.1"),
         (options.budget is None or options.scoring == "generate", "--budget applies to --scoring generate only"),
+        (options.budget_design in BUDGET_DESIGNS, f"--budget-design must be one of {', '.join(BUDGET_DESIGNS)}"),
+        (options.budget is not None or options.budget_design == "stratified", "--budget-design applies with --budget"),
     ):
         if not ok:
             raise UserError(message)
@@ -183,9 +189,8 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     if options.budget is not None:
         grids = plan([i.id for i in items], ((i.id, v.family, v.name) for i in items
                                              for v in expand(i, options.families, design, options.cross)),
-                     options.budget, seed=config.seed)
-        design_info["budget"] = options.budget
-    cells = _asked_cells(grids)
+                     options.budget, seed=config.seed, first=_first(options))
+        design_info |= {"budget": options.budget, "budget_design": options.budget_design}
     metrics_by_model, budget = {}, {}
     for model in ctx.models:
         # Each sample goes to samples.jsonl and into the compact tally as it is read, and is then
@@ -199,15 +204,21 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
             if grids is not None:
                 asked.append(Cell(sample.family, sample.item_id, sample.variant, sample.correct))
 
-        if options.scoring == "loglik":
-            await ask_loglik(ctx.engine, model, items, options.families, design, options.cross, keep)
-        else:
+        async def ask_cells(cells: set[tuple[str, str, str]] | None, keep: Callable[[Sample], None] = keep,
+                            model: str = model) -> None:
             await ask_each(ctx.engine, model, items, options.families, ctx.params, config.samples, design,
                            options.cross, keep, cells=cells)
+
+        if options.scoring == "loglik":
+            await ask_loglik(ctx.engine, model, items, options.families, design, options.cross, keep)
+        elif grids is not None:
+            model_grids = await ask_budgeted(grids, ask_cells, asked)
+        else:
+            await ask_cells(None)
         if not ctx.engine.dry_run:  # --estimate: nothing was answered, nothing to measure
             metrics_by_model[model] = tally.metrics(options.families, cross=options.cross, seed=config.seed)
             if grids is not None:
-                budget[model] = budget_estimates(grids, asked, options.budget or 1.0, config.seed)
+                budget[model] = budget_estimates(model_grids, asked, options.budget or 1.0, config.seed)
     extra: dict[str, Any] = {"design": design_info}
     if counts:
         extra["perturbations"] = {c.family: encode(c) for c in counts}
@@ -225,16 +236,37 @@ class Cell(NamedTuple):
     correct: bool | None
 
 
+def _first(options: Options) -> float:
+    """The share of the budget chosen before any answer: all of it, or FIRST when adaptive."""
+    return FIRST if options.budget_design == "adaptive" else 1.0
+
+
 def _asked_cells(grids: dict[str, Grid] | None) -> set[tuple[str, str, str]] | None:
     return None if grids is None else set().union(*(g.cells() for g in grids.values()))
+
+
+async def ask_budgeted(grids: dict[str, Grid], ask_cells: Callable[[set[tuple[str, str, str]]], Awaitable[None]],
+                       answered: list) -> dict[str, Grid]:
+    """``--budget``'s two stages for one model: the grids' first-stage cells, then (`metrics.budget.grow`)
+    the cells where the fit of those answers is least sure. ``ask_cells`` asks a set of cells and
+    appends their answers to ``answered``; returns the grids with both stages. Under ``--estimate``
+    nothing is answered, and the second stage is counted as a seeded draw of the same size."""
+    first = _asked_cells(grids) or set()
+    await ask_cells(first)
+    grown = {family: grow(grid, observed_grid(grid, _answers(answered, family))) for family, grid in grids.items()}
+    await ask_cells((_asked_cells(grown) or set()) - first)
+    return grown
+
+
+def _answers(answered: Iterable, family: str) -> Iterator[tuple[str, str, bool | None]]:
+    return ((c.item_id, str(c.variant), c.correct) for c in answered if c.family == family)
 
 
 def budget_estimates(grids: dict[str, Grid], samples: list, budget: float, seed: int) -> dict[str, BudgetEstimate]:
     """Per family, the full grid's estimate from the cells this model answered."""
     out = {}
     for family, grid in grids.items():
-        answers = ((s.item_id, str(s.variant), s.correct) for s in samples if s.family == family)
-        out[family] = estimate(observed_grid(grid, answers), names=grid.variants, exists=grid.exists,
+        out[family] = estimate(observed_grid(grid, _answers(samples, family)), names=grid.variants, exists=grid.exists,
                                budget=budget, seed=seed)
     return out
 
@@ -258,9 +290,8 @@ async def execute_math(ctx: SuiteContext[Options], data: str) -> SuiteResult:
     if options.budget is not None:
         grids = plan([p.id for p in problems], ((p.id, v.family, v.name) for p in problems
                                                 for v in expand_math(p, families, design)),
-                     options.budget, seed=config.seed)
-        design_info["budget"] = options.budget
-    cells = _asked_cells(grids)
+                     options.budget, seed=config.seed, first=_first(options))
+        design_info |= {"budget": options.budget, "budget_design": options.budget_design}
     ids = [p.id for p in problems]
     metrics_by_model, budget = {}, {}
     for model in ctx.models:
@@ -274,11 +305,19 @@ async def execute_math(ctx: SuiteContext[Options], data: str) -> SuiteResult:
             if grids is not None:
                 asked.append(Cell(sample.family, sample.item_id, sample.variant, sample.correct))
 
-        await ask_math(ctx.engine, model, problems, families, ctx.params, config.samples, design, keep, cells)
+        async def ask_cells(cells: set[tuple[str, str, str]] | None, keep: Callable[[Sample], None] = keep,
+                            model: str = model) -> None:
+            await ask_math(ctx.engine, model, problems, families, ctx.params, config.samples, design, keep, cells)
+
+        model_grids = None
+        if grids is not None:
+            model_grids = await ask_budgeted(grids, ask_cells, asked)
+        else:
+            await ask_cells(None)
         if not ctx.engine.dry_run:
             metrics_by_model[model] = tally.metrics_in_order(families, seed=config.seed)
-            if grids is not None:
-                budget[model] = budget_estimates(grids, asked, options.budget or 1.0, config.seed)
+            if model_grids is not None:
+                budget[model] = budget_estimates(model_grids, asked, options.budget or 1.0, config.seed)
     extra: dict[str, Any] = {"design": design_info}
     if budget:
         extra["budget"] = budget_json(budget)
