@@ -106,7 +106,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "estimate the full grid; the same command without it asks the rest")
     p.add_argument("--budget-design", dest="budget_design",
                    help="stratified: the cells spread evenly over questions and variants (default); adaptive: "
-                        f"{1 - FIRST:.0%} of them where the fit of the first {FIRST:.0%}'s answers is least sure")
+                        # argparse %-formats help: the shares' % signs doubled
+                        f"{1 - FIRST:.0%}% of them where the fit of the first {FIRST:.0%}%'s answers is least sure")
 
 
 def validate(config: Any, options: Options) -> None:
