@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from pathlib import Path
 from typing import NamedTuple
 
@@ -12,6 +13,12 @@ import pytest
 # A report that cannot be written is a warning for users (their results are safe) but an error in
 # every test's run, in-process or in a subprocess (which inherits the environment).
 os.environ["ROBUSTEVAL_STRICT_REPORT"] = "1"
+
+# A script that starts pytest in the background (`cmd &` without job control) leaves SIGINT ignored,
+# and every child inherits that: the tests that stop a run or `serve` with SIGINT, as a user's
+# Ctrl-C does, would wait forever. Handled here, SIGINT is the default again in every child.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Real files from the public releases, beside the repository (never copied into it).
