@@ -523,23 +523,32 @@ async def ask(ask_all: AskAll, engine: Engine, model: str, items: list[Item], fa
 async def ask_each(engine: Engine, model: str, items: list[Item], families: tuple[str, ...], params: GenParams,
                    samples: int, design: Design, cross: tuple[str, ...], emit: Callable[[Sample], None],
                    cells: set[tuple[str, str, str]] | None = None) -> None:
-    """`ask`, handing each sample to ``emit`` in the same order instead of returning them all: the
-    variants are written item by item as the requests go out (`engine.stream.in_order`), so neither
-    the prompts nor the samples of the whole run are ever held at once."""
-    def variants(item: Item) -> Iterator[Variant]:
-        return (v for v in expand(item, families, design, cross)
-                if cells is None or (item.id, v.family, v.name) in cells)
+    """`ask`, handing each sample to ``emit`` in the same order instead of returning them all
+    (`_stream`): neither the prompts nor the samples of the whole run are ever held at once."""
+    await _stream(engine, model, items, lambda item: expand(item, families, design, cross), _sample,
+                  params, samples, design, emit, cells)
 
-    def jobs() -> Iterator[tuple[Item, Variant, int]]:
+
+async def _stream(engine: Engine, model: str, items: list, expand_item: Callable[[Any], Iterable[Variant]],
+                  make_sample: Callable[[str, Any, Variant, int, Response], Sample], params: GenParams,
+                  samples: int, design: Design, emit: Callable[[Sample], None],
+                  cells: set[tuple[str, str, str]] | None) -> None:
+    """Ask every variant of every item (``cells``: only those), ``samples`` times each, and hand each
+    sample to ``emit`` in the variants' order: the variants are made item by item as the requests go
+    out (`engine.stream.in_order`, a bounded window of requests)."""
+    def variants(item: Any) -> Iterator[Variant]:
+        return (v for v in expand_item(item) if cells is None or (item.id, v.family, v.name) in cells)
+
+    def jobs() -> Iterator[tuple[Any, Variant, int]]:
         for item in items:
             for v in variants(item):
                 for k in range(samples):
                     yield item, v, k
 
-    async def one(job: tuple[Item, Variant, int]) -> Sample:
+    async def one(job: tuple[Any, Variant, int]) -> Sample:
         item, variant, k = job
         p, index = decoding(params, variant, design, k)
-        return _sample(model, item, variant, k, await engine.chat(model, variant.messages, p, sample=index))
+        return make_sample(model, item, variant, k, await engine.chat(model, variant.messages, p, sample=index))
 
     # the count first (the variants are made twice, and the first ones dropped: about 7 µs each), so
     # the progress bar shows a total and an ETA from the start
@@ -573,25 +582,9 @@ async def ask_math(engine: Engine, model: str, problems: list[MathItem], familie
                    params: GenParams, samples: int, design: Design, emit: Callable[[Sample], None],
                    cells: set[tuple[str, str, str]] | None = None) -> None:
     """Ask every variant of every problem (``cells``: only those), read the final answers and hand
-    each sample to ``emit`` in the variants' order, as `ask_each` does (a bounded window of requests)."""
-    def variants(problem: MathItem) -> Iterator[Variant]:
-        return (v for v in expand_math(problem, families, design)
-                if cells is None or (problem.id, v.family, v.name) in cells)
-
-    def jobs() -> Iterator[tuple[MathItem, Variant, int]]:
-        for problem in problems:
-            for v in variants(problem):
-                for k in range(samples):
-                    yield problem, v, k
-
-    async def one(job: tuple[MathItem, Variant, int]) -> MathSample:
-        problem, variant, k = job
-        gen, index = decoding(params, variant, design, k)
-        return _math_sample(model, problem, variant, k, await engine.chat(model, variant.messages, gen, sample=index))
-
-    engine.expect(samples * sum(sum(1 for _ in variants(problem)) for problem in problems))
-    async for sample in in_order(jobs(), one, engine.window()):
-        emit(sample)
+    each sample to ``emit`` in the variants' order, as `ask_each` does (`_stream`)."""
+    await _stream(engine, model, problems, lambda problem: expand_math(problem, families, design), _math_sample,
+                  params, samples, design, emit, cells)
 
 
 def _math_sample(model: str, problem: MathItem, variant: Variant, k: int, response: Response) -> MathSample:
