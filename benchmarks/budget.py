@@ -1,6 +1,7 @@
 """Budgeted estimation (metrics/budget.py) against full grids whose truth is known.
 
     .venv/bin/python benchmarks/budget.py [--items 1000] [--variants 10] [--repeats 40] [--resamples 100]
+                                          [--interaction 1.5]
     .venv/bin/python benchmarks/budget.py --real-limit 5 --real-cache DIR   # also the embedded model's grid
 
 Two grids, the same table for each: per budget (2, 5, 10, 25%), design (``stratified``: every cell
@@ -14,7 +15,8 @@ cells: no estimator of those cells can expect to do much better, so it shows wha
 allows.
 
 - synthetic: a Rasch grid drawn anew per repeat (item abilities ~ N(0, 1.5), variant eases spread
-  over [-1, 1]), the ground truth a stub-like backend would give;
+  over [-1, 1]), the ground truth a stub-like backend would give; with ``--interaction S``, also one
+  whose cells each add an N(0, S) term to the logit, so the fitted model is wrong as on real grids;
 - real (``--real-limit N``): MMLU (offline) x the 10 bundled prompt templates asked of the embedded
   model (``robusteval run mcq --families prompt --max-tokens 24``) through the store in
   ``--real-cache``, so a rerun or a longer run reuses what was asked. The truth is that asked grid.
@@ -37,12 +39,18 @@ BUDGETS = (0.02, 0.05, 0.10, 0.25)
 DESIGNS = ("stratified", "adaptive")
 
 
-def rasch_grid(items: int, variants: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """A drawn 0/1 grid and each item's true ability."""
+def rasch_grid(items: int, variants: int, rng: np.random.Generator,
+               interaction: float = 0.0) -> tuple[np.ndarray, np.ndarray | None]:
+    """A drawn 0/1 grid and each item's true ability (None when the grid is not Rasch: with an
+    ``interaction``, each cell's logit also gets its own N(0, interaction) term, an item that one
+    template suits and another does not, which the fitted model cannot express)."""
     ability = rng.normal(0, 1.5, items)
     ease = np.linspace(-1, 1, variants)
-    p = 1 / (1 + np.exp(-(ability[:, None] + ease[None, :])))
-    return (rng.random((items, variants)) < p).astype(float), ability
+    logit = ability[:, None] + ease[None, :]
+    if interaction:
+        logit = logit + rng.normal(0, interaction, logit.shape)
+    grid = (rng.random((items, variants)) < 1 / (1 + np.exp(-logit))).astype(float)
+    return grid, None if interaction else ability
 
 
 def cells(truth: np.ndarray, budget: float, design: str, seed: int) -> np.ndarray:
@@ -137,6 +145,8 @@ def main() -> None:
     ap.add_argument("--real-out", default=".robusteval/budget-runs")
     ap.add_argument("--real-model", help="the model spec (default: the embedded model; on a shared machine "
                                          "'llamacpp?n_threads=1', which gives the same replies)")
+    ap.add_argument("--interaction", type=float, default=0.0,
+                    help="also a synthetic grid that is not Rasch: each cell's logit gets an N(0, this) term")
     ap.add_argument("--skip-synthetic", action="store_true")
     ap.add_argument("--budgets", default=",".join(f"{b:g}" for b in BUDGETS), help="comma-separated shares")
     a = ap.parse_args()
@@ -146,6 +156,11 @@ def main() -> None:
               f"{a.resamples} bootstrap refits")
         table(lambda r: rasch_grid(a.items, a.variants, np.random.default_rng(1000 + r)), a.repeats, a.resamples,
               budgets)
+        if a.interaction:
+            print(f"synthetic grid with item x variant interaction N(0, {a.interaction:g}) on the logit "
+                  f"(not Rasch): {a.items} items x {a.variants} variants")
+            table(lambda r: rasch_grid(a.items, a.variants, np.random.default_rng(1000 + r), a.interaction),
+                  a.repeats, a.resamples, budgets)
     if a.real_limit:
         truth = real_grid(a.real_limit, a.real_cache, a.real_out, a.real_model)
         print(f"real grid ({truth.shape[0]} x {truth.shape[1]}), {a.repeats} repeats of the cell choice")

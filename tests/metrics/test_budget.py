@@ -53,6 +53,23 @@ def test_the_intervals_hold_their_values():
     assert all(e.low <= e.value <= e.high for e in (*est.variants.values(), *est.quantiles.values(), est.spread))
 
 
+def test_the_spread_interval_holds_a_small_spread_its_noisy_estimate_overstates():
+    # Ten variants that are all alike: the full grid's spread is only the answers' noise (0.04-0.11),
+    # and the spread of ten estimates from a quarter of the cells sits well above it. A percentile
+    # interval of the refits sits higher still and held it in 0 of these 10 grids; the basic
+    # (reflected) interval holds it in 9.
+    held = 0
+    for r in range(10):
+        rng = np.random.default_rng(r)
+        ability = rng.normal(0, 1.5, 300)
+        truth = (rng.random((300, 10)) < 1 / (1 + np.exp(-ability[:, None]))).astype(float)
+        spread = estimate(np.where(choose_cells(300, 10, 0.25, seed=r), truth, np.nan), n_resamples=50,
+                          seed=r).spread
+        held += spread.low <= np.ptp(truth.mean(axis=0)) <= spread.high
+        assert 0 <= spread.low <= spread.value <= spread.high <= 1
+    assert held >= 8
+
+
 def test_the_adaptive_stage_fills_the_budget_where_the_fit_is_least_sure():
     truth = _rasch_grid(300, 6, seed=5)
     exists = np.ones(truth.shape, dtype=bool)

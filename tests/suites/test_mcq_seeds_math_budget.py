@@ -196,6 +196,31 @@ def test_the_adaptive_design_asks_the_budget_in_two_stages_and_a_rerun_the_same_
     assert [s["key"] for s in again.samples()] == [s["key"] for s in asked]  # the same cells, same order
 
 
+def test_budget_under_loglik_scores_a_share_and_estimates_every_rule(cli_run, stub):
+    flags = ("--model", _model(stub), "--families", "order", "--limit", "30", "--scoring", "loglik")
+    part = cli_run("run", "mcq", *flags, "--budget", "0.25", "--run-id", "part")
+    assert part.code == 0, part.err
+    asked = part.samples()
+    rules = {s["family"] for s in asked}
+    assert rules == {"order/loglik-label", "order/loglik-text", "order/loglik-text-norm"}  # the stub scores text
+    cells = {(s["item_id"], s["variant"]) for s in asked}
+    assert len(asked) == 3 * len(cells)  # each asked cell scored under every rule, no other cell
+    estimates = part.results()["budget"]["openai:stub"]
+    assert set(estimates) == rules
+    for family, est in estimates.items():
+        assert est["asked"] == len(cells) and est["budget"] == 0.25
+        assert est["asked"] == round(0.25 * est["cells"])
+        assert set(est["variants"]) == {s["variant"] for s in asked if s["family"] == family}
+
+    full = cli_run("run", "mcq", *flags, "--run-id", "full")
+    assert full.code == 0, full.err
+    whole = {(s["item_id"], s["variant"]) for s in full.samples()}
+    assert cells < whole and len(whole) == estimates["order/loglik-label"]["cells"]
+    # the budgeted cells' scores came from the store: the same requests
+    assert all(s["cached"] for s in full.samples() if (s["item_id"], s["variant"]) in cells)
+    assert not any(s["cached"] for s in full.samples() if (s["item_id"], s["variant"]) not in cells)
+
+
 def test_estimate_counts_only_the_budgeted_cells(tmp_path, stub):
     from robusteval.run import estimate_suite
 

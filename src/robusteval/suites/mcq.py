@@ -130,7 +130,6 @@ def validate(config: Any, options: Options) -> None:
         (options.seeds >= 2, "--seeds must be >= 2 (the seeds family compares draws)"),
         (options.seed_temperature > 0, "--seed-temperature must be > 0 (greedy draws would all be one reply)"),
         (options.budget is None or 0 < options.budget <= 1, "--budget must be in (0, 1], e.g. --budget 0.1"),
-        (options.budget is None or options.scoring == "generate", "--budget applies to --scoring generate only"),
         (options.budget_design in BUDGET_DESIGNS, f"--budget-design must be one of {', '.join(BUDGET_DESIGNS)}"),
         (options.budget is not None or options.budget_design == "stratified", "--budget-design applies with --budget"),
     ):
@@ -207,12 +206,13 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
 
         async def ask_cells(cells: set[tuple[str, str, str]] | None, keep: Callable[[Sample], None] = keep,
                             model: str = model) -> None:
-            await ask_each(ctx.engine, model, items, options.families, ctx.params, config.samples, design,
-                           options.cross, keep, cells=cells)
+            if options.scoring == "loglik":
+                await ask_loglik(ctx.engine, model, items, options.families, design, options.cross, keep, cells)
+            else:
+                await ask_each(ctx.engine, model, items, options.families, ctx.params, config.samples, design,
+                               options.cross, keep, cells=cells)
 
-        if options.scoring == "loglik":
-            await ask_loglik(ctx.engine, model, items, options.families, design, options.cross, keep)
-        elif grids is not None:
+        if grids is not None:
             model_grids = await ask_budgeted(grids, ask_cells, asked)
         else:
             await ask_cells(None)
@@ -260,14 +260,20 @@ async def ask_budgeted(grids: dict[str, Grid], ask_cells: Callable[[set[tuple[st
 
 
 def _answers(answered: Iterable, family: str) -> Iterator[tuple[str, str, bool | None]]:
-    return ((c.item_id, str(c.variant), c.correct) for c in answered if c.family == family)
+    """A family's answers; under --scoring loglik, a grid's (``order``) are its label rule's
+    (``order/loglik-label``), the rule every backend scores."""
+    return ((c.item_id, str(c.variant), c.correct) for c in answered
+            if c.family in (family, f"{family}/{LOGLIK}label"))
 
 
 def budget_estimates(grids: dict[str, Grid], samples: list, budget: float, seed: int) -> dict[str, BudgetEstimate]:
-    """Per family, the full grid's estimate from the cells this model answered."""
+    """Per family answered, the full grid's estimate from the cells this model answered: under
+    --scoring loglik each rule's family (``order/loglik-text``) on its grid's (``order``) cells."""
     out = {}
-    for family, grid in grids.items():
-        out[family] = estimate(observed_grid(grid, _answers(samples, family)), names=grid.variants, exists=grid.exists,
+    for family in dict.fromkeys(c.family for c in samples):
+        grid = grids[family.split(f"/{LOGLIK}")[0]]
+        answers = ((c.item_id, str(c.variant), c.correct) for c in samples if c.family == family)
+        out[family] = estimate(observed_grid(grid, answers), names=grid.variants, exists=grid.exists,
                                budget=budget, seed=seed)
     return out
 
@@ -605,10 +611,12 @@ def _answer_id(normalized: str) -> int:
 
 
 ANSWER_PREFIX = "The best answer is"
+LOGLIK = "loglik-"  # a loglik rule's family: order/loglik-label
 
 
 async def ask_loglik(engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
-                     design: Design, cross: tuple[str, ...], emit: Callable[[Sample], None]) -> None:
+                     design: Design, cross: tuple[str, ...], emit: Callable[[Sample], None],
+                     cells: set[tuple[str, str, str]] | None = None) -> None:
     """Score each shown option by log-likelihood instead of asking the model to write (base models).
 
     After the prompt and the reply prefix "The best answer is", three rules pick an option:
@@ -619,11 +627,13 @@ async def ask_loglik(engine: Engine, model: str, items: list[Item], families: tu
 
     Each variant is one job (its options' scores asked together) in a bounded window
     (`engine.stream.in_order`); its samples go to ``emit`` in the variants' order, rule by rule.
+    ``cells`` (item id, family, variant name: ``--budget``): only those variants.
     """
     with_text = engine.supports_text_loglik(model)
 
     def variants() -> Iterator[tuple[Item, Variant]]:
-        return ((item, v) for item in items for v in expand(item, families, design, cross))
+        return ((item, v) for item in items for v in expand(item, families, design, cross)
+                if cells is None or (item.id, v.family, v.name) in cells)
 
     async def one(job: tuple[Item, Variant]) -> list[Sample]:
         item, v = job
@@ -660,7 +670,7 @@ def _loglik_sample(model: str, item: Item, v: Variant, rule: str, responses: lis
     reply = None if position is None else f"{ANSWER_PREFIX} {v.labels[position]}"
     response = Response(key=responses[0].key, text=reply, error=failed.error if failed else None,
                         cached=all(r.cached for r in responses))
-    sample = _sample(model, item, replace(v, family=f"{v.family}/loglik-{rule}"), 0, response)
+    sample = _sample(model, item, replace(v, family=f"{v.family}/{LOGLIK}{rule}"), 0, response)
     return replace(sample, response=text, base_family=v.family, rule=rule, logliks=() if failed else tuple(scores))
 
 
