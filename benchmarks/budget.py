@@ -115,7 +115,7 @@ def real_grid(limit: int, cache: str, out: str, model: str | None = None) -> np.
     from robusteval.run import run_suite
 
     config = build_config({}, {"suite": "mcq", "families": ("prompt",), "limit": limit, "max_tokens": 24,
-                               "cache_dir": cache, "out_dir": out, "run_id": f"budget-grid-{limit}",
+                               "cache_dir": cache, "out_dir": out, "run_id": f"budget-grid-{limit}", "overwrite": True,
                                **({"models": (model,)} if model else {})})
     run_dir, _, _ = asyncio.run(run_suite(config, quiet=True))
     results = json.loads((run_dir / "results.json").read_text())

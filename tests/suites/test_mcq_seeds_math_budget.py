@@ -172,6 +172,8 @@ def test_budget_asks_a_share_and_the_full_run_finds_it_cached(cli_run, stub):
     report = [s for s in sections(Run(part.folder, part.results())) if s.title == "mcq · budgeted estimate"]
     assert len(report) == 1 and len(report[0].tables[0].rows) == 10 + 3 + 1
     assert "estimate of the full grid from 60 of 300 cells" in part.out
+    # the terminal says the family metrics above the estimate are of the asked cells only
+    assert "of the asked cells only" in " ".join(part.out.split())
 
     full = cli_run("run", "mcq", *flags, "--run-id", "full")
     usage = full.results()["models"]["openai:stub"]["usage"]

@@ -15,7 +15,10 @@ from robusteval.results.budget import BudgetEstimate, read_budget
 NOTE = ("--budget: only the cells counted as asked were asked; the rest are predicted by a Rasch model "
         "(logit = item + variant) fitted to them, and the intervals come from a bootstrap over items that "
         "refits the model. The same command without --budget asks the remaining cells (the asked ones are "
-        "cached) and gives the full grid's numbers.")
+        "cached) and gives the full grid's numbers. The family metrics and sensitivity measures elsewhere in "
+        "a budgeted run are of the asked cells only: a question asked under one variant is its own worst and "
+        "best case, so the per-question measures (worst-case accuracy, consistency, flips) understate "
+        "sensitivity there.")
 
 
 def rows(estimate: BudgetEstimate) -> list[tuple[str, str]]:
@@ -38,6 +41,8 @@ def print_budget(console: Console, model: str, estimates: dict[str, BudgetEstima
         for what, value in rows(e):
             table.add_row(Text(what), value)
         console.print(table)
+    if estimates:
+        console.print(Text(NOTE, style="dim"))
 
 
 def budget_section(run: Run) -> Section | None:
