@@ -254,16 +254,21 @@ async def ask_budgeted(grids: dict[str, Grid], ask_cells: Callable[[set[tuple[st
     nothing is answered, and the second stage is counted as a seeded draw of the same size."""
     first = _asked_cells(grids) or set()
     await ask_cells(first)
-    grown = {family: grow(grid, observed_grid(grid, _answers(answered, family))) for family, grid in grids.items()}
+    # under --scoring loglik a grid's (``order``) answers are its label rule's, the rule every backend scores
+    grown = {family: grow(grid, observed_grid(grid, _answers(answered, family, f"{family}/{LOGLIK}label")))
+             for family, grid in grids.items()}
     await ask_cells((_asked_cells(grown) or set()) - first)
     return grown
 
 
-def _answers(answered: Iterable, family: str) -> Iterator[tuple[str, str, bool | None]]:
-    """A family's answers; under --scoring loglik, a grid's (``order``) are its label rule's
-    (``order/loglik-label``), the rule every backend scores."""
-    return ((c.item_id, str(c.variant), c.correct) for c in answered
-            if c.family in (family, f"{family}/{LOGLIK}label"))
+def _chosen(cells: set[tuple[str, str, str]] | None, item_id: str, variant: Variant) -> bool:
+    """Whether a variant is asked: every one without ``cells``, else those ``--budget`` chose."""
+    return cells is None or (item_id, variant.family, variant.name) in cells
+
+
+def _answers(answered: Iterable, *families: str) -> Iterator[tuple[str, str, bool | None]]:
+    """The (item id, variant name, correct) answers of any of ``families``."""
+    return ((c.item_id, str(c.variant), c.correct) for c in answered if c.family in families)
 
 
 def budget_estimates(grids: dict[str, Grid], samples: list, budget: float, seed: int) -> dict[str, BudgetEstimate]:
@@ -272,8 +277,7 @@ def budget_estimates(grids: dict[str, Grid], samples: list, budget: float, seed:
     out = {}
     for family in dict.fromkeys(c.family for c in samples):
         grid = grids[family.split(f"/{LOGLIK}")[0]]
-        answers = ((c.item_id, str(c.variant), c.correct) for c in samples if c.family == family)
-        out[family] = estimate(observed_grid(grid, answers), names=grid.variants, exists=grid.exists,
+        out[family] = estimate(observed_grid(grid, _answers(samples, family)), names=grid.variants, exists=grid.exists,
                                budget=budget, seed=seed)
     return out
 
@@ -516,7 +520,7 @@ async def ask(ask_all: AskAll, engine: Engine, model: str, items: list[Item], fa
     """Ask every variant of every item (``samples`` times each) and read the replies; with
     ``cells`` (item id, family, variant name: ``--budget``), only those variants."""
     jobs = [(item, v, k) for item in items for v in expand(item, families, design, cross)
-            if cells is None or (item.id, v.family, v.name) in cells for k in range(samples)]
+            if _chosen(cells, item.id, v) for k in range(samples)]
 
     async def one(job: tuple[Item, Variant, int]) -> Sample:
         item, variant, k = job
@@ -543,7 +547,7 @@ async def _stream(engine: Engine, model: str, items: list, expand_item: Callable
     sample to ``emit`` in the variants' order: the variants are made item by item as the requests go
     out (`engine.stream.in_order`, a bounded window of requests)."""
     def variants(item: Any) -> Iterator[Variant]:
-        return (v for v in expand_item(item) if cells is None or (item.id, v.family, v.name) in cells)
+        return (v for v in expand_item(item) if _chosen(cells, item.id, v))
 
     def jobs() -> Iterator[tuple[Any, Variant, int]]:
         for item in items:
@@ -633,7 +637,7 @@ async def ask_loglik(engine: Engine, model: str, items: list[Item], families: tu
 
     def variants() -> Iterator[tuple[Item, Variant]]:
         return ((item, v) for item in items for v in expand(item, families, design, cross)
-                if cells is None or (item.id, v.family, v.name) in cells)
+                if _chosen(cells, item.id, v))
 
     async def one(job: tuple[Item, Variant]) -> list[Sample]:
         item, v = job
