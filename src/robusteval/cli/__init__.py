@@ -16,7 +16,7 @@ import signal
 import sys
 
 from robusteval import __version__
-from robusteval.cli import cache, check_determinism, compare, data, merge, report, run, serve, tree
+from robusteval.cli import cache, check_determinism, compare, data, exchange, merge, report, run, serve, tree
 from robusteval.cli.common import (
     EXIT_CHECK_FAILED,
     EXIT_FAILED_REQUESTS,
@@ -40,8 +40,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="robusteval", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--version", action="version", version=f"robusteval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True,
-                                metavar="{run,report,compare,serve,merge,tree,check-determinism,cache,data}")
+                                metavar="{run,import-results,report,compare,serve,merge,tree,check-determinism,cache,data}")
     run.add_parser(sub, wanted={a for a in argv if a in SUITES})
+    exchange.add_parser(sub)
     report.add_parser(sub)
     compare.add_parser(sub)
     serve.add_parser(sub)
@@ -56,13 +57,17 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from robusteval.report.terminal import literal_console, styled
 
+    argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv).parse_args(argv)
+    args.argv = list(argv)
     console = literal_console(stderr=True)
     # SIGTERM ends a run like Ctrl-C does: cleanly, with the store intact.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         if args.command == "run":
             return run.run_command(args, console)
+        if args.command == "import-results":
+            return exchange.run_command(args, console)
         if args.command == "compare":
             return compare.run_command(args)
         if args.command == "report":

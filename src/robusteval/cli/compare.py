@@ -27,7 +27,7 @@ def add_parser(sub) -> None:
 def run_command(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from robusteval.compare import compare, compare_headlines, persona_leaderboard
+    from robusteval.compare import compare, compare_headlines, persona_leaderboard, rank_text
     from robusteval.report.table import fmt_estimate
 
     if len(args.runs) < 2:
@@ -36,12 +36,15 @@ def run_command(args: argparse.Namespace) -> int:
     board = compare_headlines(args.runs, out_dir=args.compare_out)
     if board is not None:
         table = Table(title="headline metrics across runs (95% CI)", title_justify="left")
-        for column in ("run", "model", *board.metrics):
+        for column in ("rank", "run", "model", *board.metrics):
             table.add_column(column)
         for row in board.rows:
-            table.add_row(row.run_id, row.model, *[fmt_estimate(row.values.get(m))
-                                                   for m in board.metrics])
+            table.add_row(rank_text(row), row.run_id, row.model, *[fmt_estimate(row.values.get(m))
+                                                                   for m in board.metrics])
         out.print(table)
+        if board.metrics:
+            out.print(f"rank: by {board.metrics[0]}; '=' marks models that cannot be told apart (paired test over "
+                      "shared items, else 95% intervals)")
     if (board is not None and board.suite == "persona"
             and (persona_board := persona_leaderboard(args.runs)) is not None):
         _print_persona_board(out, persona_board, args.compare_out)

@@ -99,6 +99,10 @@ def common_run_arguments(hidden: tuple[str, ...] = ()) -> argparse.ArgumentParse
     run.add_argument("--estimate", action="store_true", default=None,
                      help="ask nothing: print the requests (after dedupe and cache), tokens, time and cost "
                           "a run would take")
+    run.add_argument("--export-requests", dest="export_requests", metavar="FILE",
+                     help="ask nothing: write the requests the store lacks to FILE as OpenAI batch input lines "
+                          "(vllm run-batch, Ray Data, a batch API); `robusteval import-results` brings the "
+                          "answers back")
     return run
 
 
@@ -123,6 +127,10 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     from robusteval.run import run_suite
 
     config = config_from_args(args)
+    if args.export_requests:
+        from robusteval.cli.exchange import export_command
+
+        return export_command(config, args.export_requests, getattr(args, "argv", []), console)
     if config.estimate:
         return estimate_command(config, console)
     started = time.time()

@@ -153,6 +153,29 @@ def _clip(value: object, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def parse_echo_loglik(out: object, context_chars: int, *, source: str = "server") -> Completion:
+    """log P(continuation | context) from a ``/completions`` reply that echoed the prompt's token
+    log-probabilities (``echo: true, logprobs: 1, max_tokens: 0``): the sum over the tokens that start
+    at or after character ``context_chars``, and whether each was the most likely token. Anything else
+    is a BackendError: a live reply and an imported batch line are checked alike."""
+    try:
+        lp = out["choices"][0]["logprobs"]  # type: ignore[index]
+        offsets, tokens, values = lp["text_offset"], lp["tokens"], lp["token_logprobs"]
+        picked = [i for i, off in enumerate(offsets) if off >= context_chars and values[i] is not None]
+        if not picked:
+            raise BackendError(f"{source}: the server echoed no log-probabilities for the continuation",
+                               retryable=False)
+        top = lp.get("top_logprobs") or [None] * len(tokens)
+        greedy = all(top[i] and max(top[i], key=top[i].get) == tokens[i] for i in picked)
+        loglik = sum(values[i] for i in picked)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        raise BackendError(f"{source}: bad /completions response (no echoed log-probabilities): "
+                           f"{type(exc).__name__}: {_clip(exc)}") from None
+    if isinstance(loglik, bool) or not isinstance(loglik, (int, float)) or not loglik <= 0:
+        raise BackendError(f"{source}: bad /completions response: log-likelihood {loglik!r} is not a number <= 0")
+    return Completion(text="", loglik=float(loglik), greedy=bool(greedy))
+
+
 def plain_prompt(messages: tuple[Message, ...]) -> str:
     """The conversation as plain text, for base models scored through a completions endpoint."""
     return "\n\n".join(m.content for m in messages) + "\n"

@@ -28,7 +28,7 @@ import aiohttp
 
 from robusteval import __version__
 from robusteval.errors import BackendError, UserError
-from robusteval.models.chat_format import chat_body, parse_chat_completion, plain_prompt
+from robusteval.models.chat_format import chat_body, parse_chat_completion, parse_echo_loglik, plain_prompt
 from robusteval.redact import add_secret, redact
 from robusteval.types import Completion, GenParams, Message
 
@@ -172,20 +172,7 @@ class OpenAIBackend:
         context = plain_prompt(messages) + prefix
         out = await self._post("/completions", {"model": self.model, "prompt": context + continuation,
                                                 "max_tokens": 0, "echo": True, "logprobs": 1, "temperature": 0})
-        try:
-            lp = out["choices"][0]["logprobs"]
-            offsets, tokens, values = lp["text_offset"], lp["tokens"], lp["token_logprobs"]
-            picked = [i for i, off in enumerate(offsets) if off >= len(context) and values[i] is not None]
-            if not picked:
-                raise BackendError("the server echoed no log-probabilities for the continuation", retryable=False)
-            top = lp.get("top_logprobs") or [None] * len(tokens)
-            greedy = all(top[i] and max(top[i], key=top[i].get) == tokens[i] for i in picked)
-            loglik = sum(values[i] for i in picked)
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-            raise BackendError(f"bad /completions response (no echoed log-probabilities): {_describe(exc)}") from None
-        if isinstance(loglik, bool) or not isinstance(loglik, (int, float)) or not loglik <= 0:
-            raise BackendError(f"bad /completions response: log-likelihood {loglik!r} is not a number <= 0")
-        return Completion(text="", loglik=float(loglik), greedy=bool(greedy))
+        return parse_echo_loglik(out, len(context), source=self.base_url)
 
     async def close(self) -> None:
         session, self._session = getattr(self, "_session", None), None

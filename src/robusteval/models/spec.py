@@ -21,7 +21,7 @@ from robusteval.errors import UserError
 from robusteval.models.base import Backend
 from robusteval.redact import redact
 
-KINDS = ("llamacpp", "openai", "hf")
+KINDS = ("llamacpp", "openai", "hf", "batchfile")
 DEFAULT_SPEC = "llamacpp"
 # The options each backend reads in its ``from_spec``; any other is a mistake (a typo would
 # otherwise be ignored in silence). A backend that reads a new option lists it here.
@@ -29,6 +29,7 @@ OPTIONS = {
     "llamacpp": ("n_parallel", "n_ctx", "n_threads", "cache_ram_mib", "cache_prompt", "flash_attn"),
     "openai": ("base_url", "api_key_env", "max_concurrency", "timeout", "batch", "batch_window", "batch_poll"),
     "hf": ("device", "dtype", "max_concurrency"),
+    "batchfile": (),
 }
 # Options that may list several values (comma-separated or repeated): the replicas of a pool.
 POOL_OPTIONS = ("base_url",)
@@ -88,7 +89,7 @@ def parse_model_spec(text: str | None) -> ModelSpec:
         pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
     except ValueError:
         raise UserError(f"--model {redact(text)!r}: options after '?' must look like key=value&key=value") from None
-    if kind in ("openai", "hf") and not name:
+    if kind in ("openai", "hf", "batchfile") and not name:
         raise UserError(f"--model {redact(text)!r}: {kind} needs a model name, e.g. {kind}:NAME")
     _check_options(kind, head, dict(pairs))
     return ModelSpec(kind=kind, name=name, options=_fold_repeats(head, pairs))
@@ -120,7 +121,7 @@ def _check_options(kind: str, head: str, options: dict[str, str]) -> None:
                 f"results.json and the report; put the key in an environment variable instead and name the "
                 f"variable with api_key_env=VAR (e.g. export MY_KEY=...; --model '{head}?api_key_env=MY_KEY')")
         raise UserError(f"--model {head!r}: unknown option {redact(key)!r} for {kind}; "
-                        f"valid options: {', '.join(valid)}")
+                        f"valid options: {', '.join(valid) or 'none'}")
 
 
 def load_backend(spec: ModelSpec) -> Backend:
@@ -141,6 +142,10 @@ def load_backend(spec: ModelSpec) -> Backend:
             return PoolBackend.from_spec(spec)
 
         return OpenAIBackend.from_spec(spec)
+    if spec.kind == "batchfile":
+        from robusteval.models.batch_file import BatchFileBackend
+
+        return BatchFileBackend(spec.name)
     from robusteval.models.hf import HFBackend
 
     return HFBackend.from_spec(spec)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +71,7 @@ class RunRecord:
     metrics: Any = None  # the suite's record (see `SUITE_METRICS`), or plain JSON
     failures: list[Failure] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # suite-specific keys beside the metrics
+    path: Path | None = None  # the run folder it was read from (`read_run`); not in results.json
 
     @property
     def models_under_test(self) -> list[str]:
@@ -90,7 +91,7 @@ def run_record(results: dict) -> RunRecord:
     """A parsed results.json as a `RunRecord` (raises `RecordError` when it does not fit)."""
     if not isinstance(results, dict):
         raise RecordError("results.json: not a JSON object")
-    known = {f.name for f in fields(RunRecord)}
+    known = {f.name for f in fields(RunRecord)} - {"path"}
     base = {k: v for k, v in results.items() if k in known and k not in ("metrics", "extra")}
     base.setdefault("run_id", "?")
     base.setdefault("suite", "?")
@@ -104,6 +105,7 @@ def run_record(results: dict) -> RunRecord:
 
 
 def read_run(folder: Path | str) -> RunRecord:
-    """``folder/results.json`` as a `RunRecord`."""
+    """``folder/results.json`` as a `RunRecord` (its ``path`` the folder)."""
     path = Path(folder) / "results.json"
-    return run_record(json.loads(path.read_text(encoding="utf-8")))
+    record = run_record(json.loads(path.read_text(encoding="utf-8")))
+    return replace(record, path=Path(folder))

@@ -1,0 +1,77 @@
+"""The Python API: the same runs as the command line, from a script, a notebook or a pipeline.
+
+    import robusteval
+    record = robusteval.evaluate("mcq", models=["llamacpp"], families=["order"], limit=5)
+    record.metrics["llamacpp"]["order"].accuracy      # typed records, as the report reads them
+    robusteval.load_run(record.path)                   # any run folder, read back the same way
+
+``evaluate`` takes the settings ``robusteval run SUITE`` takes, by their YAML names (``families``,
+``limit``, ``data``, ``max_tokens``, ``cache_dir``, ``out_dir``, a suite's own options...), checked by the
+same decoder: a bad value is the same `UserError` with the same message. It writes the same run
+folder (results.json, samples.jsonl, the report) and returns its `RunRecord`.
+
+Why a thread inside a running event loop: a notebook cell runs inside the kernel's loop, where
+``asyncio.run`` refuses to start a second one. ``evaluate`` then runs the suite on its own loop in a
+worker thread and waits for it; ``await evaluate_async(...)`` runs it on the caller's loop instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from robusteval.results.records import RunRecord, read_run
+
+__all__ = ["evaluate", "evaluate_async", "load_run"]
+
+
+def _config(suite: str, models: Sequence[str] | None, settings: dict[str, Any]):
+    from robusteval.config import check_text_files
+    from robusteval.configure import build_config
+
+    values: dict[str, Any] = {"suite": suite, **settings}
+    if models is not None:
+        values["models"] = [models] if isinstance(models, str) else list(models)
+    config = build_config(values, {})
+    check_text_files(config)
+    return config
+
+
+async def evaluate_async(suite: str, models: Sequence[str] | None = None, *, quiet: bool = True,
+                         **settings: Any) -> RunRecord:
+    """Run ``suite`` on the running event loop; the run's `RunRecord` (``.path`` is its folder)."""
+    from robusteval.run import run_suite
+
+    run_dir, _, _ = await run_suite(_config(suite, models, settings), quiet=quiet)
+    return load_run(run_dir)
+
+
+def evaluate(suite: str, models: Sequence[str] | None = None, *, quiet: bool = True, **settings: Any) -> RunRecord:
+    """Run ``suite`` against ``models`` (model specs; default: the embedded model) with ``settings`` as
+    in a run's YAML file; returns the run's `RunRecord` once its folder is written. Works in a plain
+    script and inside a running event loop (a notebook)."""
+    from robusteval.engine.loop import run as run_loop
+
+    config = _config(suite, models, settings)  # a bad setting fails here, in the caller's thread
+
+    async def go() -> RunRecord:
+        from robusteval.run import run_suite
+
+        run_dir, _, _ = await run_suite(config, quiet=quiet)
+        return load_run(run_dir)
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return run_loop(go())
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="robusteval") as pool:
+        return pool.submit(run_loop, go()).result()
+
+
+def load_run(path: Path | str) -> RunRecord:
+    """A run folder (or its results.json) read back as the `RunRecord` every report reads."""
+    path = Path(path)
+    return read_run(path.parent if path.name == "results.json" else path)

@@ -1,0 +1,163 @@
+"""Export a run's requests as batch lines, answer them elsewhere, import, complete from the store."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from robusteval.testing.openai_stub import StubServer
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ray_batch.py"
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location("ray_batch", EXAMPLE)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _answer_file(requests: Path, answers: Path, base_url: str) -> list[dict]:
+    """The engine's part, done line by line without Ray (the Ray test below does it through Ray Data)."""
+    lines = [_example().answer_line(text, base_url) for text in requests.read_text().splitlines()]
+    answers.write_text("".join(line + "\n" for line in lines))
+    return [json.loads(line) for line in lines]
+
+
+def _metrics(run) -> dict:
+    results = run.results()
+    (model,) = results["metrics"]
+    return results["metrics"][model]
+
+
+def _close(a, b, path=""):
+    """Every number equal within a relative 1e-9, every other value equal."""
+    if isinstance(a, dict):
+        assert set(a) == set(b), path
+        for k in a:
+            _close(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            _close(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) and isinstance(b, float):
+        assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) or (math.isnan(a) and math.isnan(b)), path
+    else:
+        assert a == b, path
+
+
+def _usage(run) -> dict:
+    (usage,) = [m["usage"] for m in run.results()["models"].values()]
+    return usage
+
+
+@pytest.mark.parametrize("scoring", ["generate", "loglik"])
+def test_export_answer_import_completes_with_the_direct_runs_metrics(cli_run, tmp_path, mcq_file, scoring):
+    flags = ["--data", str(mcq_file), "--families", "order", "--quiet", "--scoring", scoring]
+    requests, answers = tmp_path / "requests.jsonl", tmp_path / "answers.jsonl"
+    with StubServer() as stub:
+        direct = cli_run("run", "mcq", *flags, "--model", f"openai:stub?base_url={stub.base_url}",
+                         "--run-id", "direct", "--cache-dir", str(tmp_path / "direct-cache"))
+        assert direct.code == 0
+        exported = cli_run("run", "mcq", *flags, "--model", "batchfile:stub", "--export-requests", str(requests))
+        assert exported.code == 0 and exported.folder is None  # nothing run, no run folder
+        lines = [json.loads(x) for x in requests.read_text().splitlines()]
+        assert len(lines) == _usage(direct)["new"] > 0
+        assert {line["url"] for line in lines} == {"/v1/chat/completions" if scoring == "generate"
+                                                   else "/v1/completions"}
+        assert len({line["custom_id"] for line in lines}) == len(lines)
+        assert f"wrote {len(lines)} requests" in exported.out and "import-results" in exported.out
+        _answer_file(requests, answers, stub.base_url)
+        asked = stub.counters()["total"]
+    imported = cli_run("import-results", str(answers), "--cache-dir", str(tmp_path / "cache"))
+    assert imported.code == 0, imported.err
+    assert f"stored {len(lines)} answers" in imported.out
+    final = cli_run("run", "mcq", *flags, "--model", "batchfile:stub", "--run-id", "final")
+    assert final.code == 0, final.err
+    usage = _usage(final)
+    assert usage["new"] == 0 and usage["failed"] == 0 and usage["cached"] == usage["requests"] > 0
+    _close(_metrics(final), _metrics(direct))
+    assert asked == stub.counters()["total"]  # the final run asked the server nothing
+    again = cli_run("run", "mcq", *flags, "--model", "batchfile:stub", "--export-requests", str(requests))
+    assert again.code == 0 and "nothing to export" in again.out
+
+
+def test_bad_lines_are_counted_and_the_rest_stored(cli_run, tmp_path, mcq_file):
+    flags = ["--data", str(mcq_file), "--families", "order", "--limit", "3", "--quiet"]
+    requests, answers = tmp_path / "requests.jsonl", tmp_path / "answers.jsonl"
+    assert cli_run("run", "mcq", *flags, "--model", "batchfile:m", "--export-requests", str(requests)).code == 0
+    with StubServer() as stub:
+        good = _answer_file(requests, answers, stub.base_url)
+    n = len(good)
+    assert n > 6
+    broken = [dict(good[1], response={"status_code": 500, "body": {"error": {"message": "overloaded"}}}),
+              dict(good[2], custom_id="f" * 64),  # never exported
+              json.loads(json.dumps(good[3]))]
+    broken[2]["response"]["body"]["choices"][0]["message"]["content"] = None  # not an answer
+    text = [json.dumps(good[0]), "{not json", json.dumps(broken[0]), json.dumps(broken[1]), json.dumps(broken[2]),
+            json.dumps({"response": {}}), *[json.dumps(g) for g in good[4:]]]
+    answers.write_text("\n".join(text) + "\n")  # a partial file: good[1:4] never answered well
+    imported = cli_run("import-results", str(answers), "--cache-dir", str(tmp_path / "cache"))
+    assert imported.code == 3
+    assert f"stored {n - 3} answers" in imported.out  # good[0] and good[4:]
+    assert "5 lines were not stored" in imported.err and "(1 with a custom_id no export recorded)" in imported.err
+    assert "answers.jsonl:2: not JSON" in imported.err and "HTTP 500: overloaded" in imported.err
+    assert "message.content is null" in imported.err
+    assert "still waiting: 3 exported requests" in imported.out
+    # what was not stored is exported again, and only that
+    assert cli_run("run", "mcq", *flags, "--model", "batchfile:m", "--export-requests", str(requests)).code == 0
+    assert {json.loads(x)["custom_id"] for x in requests.read_text().splitlines()} == {
+        g["custom_id"] for g in good[1:4]}
+    # importing the same file again stores nothing twice
+    again = cli_run("import-results", str(answers), "--cache-dir", str(tmp_path / "cache"))
+    assert "stored" not in again.out.replace("stored nothing", "")
+    assert f"{n - 3} lines answered requests the store already held" in again.out
+
+
+def test_a_batchfile_model_without_answers_says_what_to_do(cli_run, mcq_file):
+    run = cli_run("run", "mcq", "--data", str(mcq_file), "--families", "order", "--limit", "1", "--quiet",
+                  "--model", "batchfile:m")
+    assert run.code == 3
+    assert "--export-requests" in json.dumps(run.results()["failures"] if "failures" in run.results() else
+                                             run.results())
+
+
+def test_import_refuses_what_it_cannot_read(cli_run, tmp_path):
+    assert cli_run("import-results", str(tmp_path / "none.jsonl"), "--cache-dir", str(tmp_path / "c")).code == 2
+    (tmp_path / "c").mkdir()
+    from robusteval.engine.store import STORE_FILE, Store
+
+    Store(tmp_path / "c" / STORE_FILE).close()
+    missing = cli_run("import-results", str(tmp_path / "none.jsonl"), "--cache-dir", str(tmp_path / "c"))
+    assert missing.code == 2 and "cannot read" in missing.err
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes('{"custom_id": "é"}\n'.encode("latin-1"))
+    bad = cli_run("import-results", str(latin), "--cache-dir", str(tmp_path / "c"))
+    assert bad.code == 2 and "not UTF-8" in bad.err
+
+
+@pytest.mark.slow
+def test_ray_data_answers_the_exported_file(cli_run, tmp_path, mcq_file):
+    """The exported file through Ray Data on a local cluster, the map step posting to the stub."""
+    import ray  # installed by `make setup` (the ray extra): this test never skips
+    flags = ["--data", str(mcq_file), "--families", "order", "--limit", "4", "--quiet"]
+    requests, answers = tmp_path / "requests.jsonl", tmp_path / "answers.jsonl"
+    with StubServer() as stub:
+        direct = cli_run("run", "mcq", *flags, "--model", f"openai:stub?base_url={stub.base_url}",
+                         "--run-id", "direct", "--cache-dir", str(tmp_path / "direct-cache"))
+        assert cli_run("run", "mcq", *flags, "--model", "batchfile:stub", "--export-requests", str(requests)).code == 0
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        try:
+            written = _example().run(str(requests), str(answers), stub.base_url, concurrency=2)
+        finally:
+            ray.shutdown()
+    assert written == len(requests.read_text().splitlines()) > 0
+    assert cli_run("import-results", str(answers), "--cache-dir", str(tmp_path / "cache")).code == 0
+    final = cli_run("run", "mcq", *flags, "--model", "batchfile:stub", "--run-id", "final")
+    assert final.code == 0 and _usage(final)["new"] == 0
+    _close(_metrics(final), _metrics(direct))
