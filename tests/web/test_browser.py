@@ -64,16 +64,25 @@ def test_report_draws_plots_and_hostile_answer_stays_inert(browser, hostile_run)
     assert (ARTIFACTS / "report.png").stat().st_size > 10_000
 
 
-def test_leaderboard_sorts_filters_and_links_to_reports(browser, real_mcq_run, tmp_path):
+def _runs_with_accuracy(real_run: Path, tmp_path: Path, accuracy: dict[str, float], *, n: int,
+                        samples: bool = True) -> Path:
+    """Copies of a real run under tmp/runs, one per name, each with its order accuracy set (CI +- 0.05)."""
     runs = tmp_path / "runs"
     runs.mkdir()
-    # three rows with known values to sort (the real run's own accuracy may be anything, 0 included)
-    for run_id, accuracy in (("real", 0.5), ("low", 0.05), ("high", 0.95)):
-        shutil.copytree(real_mcq_run, runs / run_id)
+    for run_id, value in accuracy.items():
+        shutil.copytree(real_run, runs / run_id)
+        if not samples:
+            (runs / run_id / "samples.jsonl").unlink()
         results = json.loads((runs / run_id / "results.json").read_text())
-        results["metrics"]["llamacpp"]["order"]["accuracy"] = {"value": accuracy, "ci_low": accuracy - 0.05,
-                                                               "ci_high": accuracy + 0.05, "n": 3}
+        results["metrics"]["llamacpp"]["order"]["accuracy"] = {"value": value, "ci_low": value - 0.05,
+                                                               "ci_high": value + 0.05, "n": n}
         (runs / run_id / "results.json").write_text(json.dumps(results))
+    return runs
+
+
+def test_leaderboard_sorts_filters_and_links_to_reports(browser, real_mcq_run, tmp_path):
+    # three rows with known values to sort (the real run's own accuracy may be anything, 0 included)
+    runs = _runs_with_accuracy(real_mcq_run, tmp_path, {"real": 0.5, "low": 0.05, "high": 0.95}, n=3)
     server = make_server(runs, port=0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     page, errors = _page(browser)
@@ -111,15 +120,9 @@ def test_leaderboard_sorts_filters_and_links_to_reports(browser, real_mcq_run, t
 
 def test_leaderboard_ranks_inseparable_models_together(browser, real_mcq_run, tmp_path):
     """Three models, two of which cannot be told apart: they share rank 1, the third is 3rd."""
-    runs = tmp_path / "runs"
-    runs.mkdir()
-    for run_id, accuracy in (("mid", 0.88), ("weak", 0.30), ("best", 0.90)):
-        shutil.copytree(real_mcq_run, runs / run_id)
-        (runs / run_id / "samples.jsonl").unlink()  # identical samples would make every pair inseparable
-        results = json.loads((runs / run_id / "results.json").read_text())
-        results["metrics"]["llamacpp"]["order"]["accuracy"] = {"value": accuracy, "ci_low": accuracy - 0.05,
-                                                               "ci_high": accuracy + 0.05, "n": 200}
-        (runs / run_id / "results.json").write_text(json.dumps(results))
+    # without samples (identical copies would make every pair inseparable): ranked by intervals
+    runs = _runs_with_accuracy(real_mcq_run, tmp_path, {"mid": 0.88, "weak": 0.30, "best": 0.90}, n=200,
+                               samples=False)
     server = make_server(runs, port=0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     page, errors = _page(browser)
