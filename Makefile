@@ -30,7 +30,7 @@ demo: setup
 
 # ruff and mypy (pinned in the dev extra, configured in pyproject.toml); `make test` runs them first.
 lint: setup
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks examples
 	$(VENV)/bin/mypy src
 
 test: setup browser lint
