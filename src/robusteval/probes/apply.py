@@ -65,12 +65,28 @@ class Rewriter:
     max_tokens: int = 256
 
 
+def seeded_rng(p: TextPerturbation, seed: str | int, instance: tuple[str, int] | None = None) -> random.Random:
+    """The generator a pure perturbation draws from. Given ``instance`` (the item's id and the
+    copy's index, 0 for the first), a HELM perturbation is seeded as HELM seeds an instance
+    (``Random(id)``, then ``Random(str(index) + id)``) and an NL-Augmenter one as NL-Augmenter
+    does (``Random(index)``: its default seed 0 for the first copy), so their copies are those
+    tools' strings; otherwise, and for robusteval's own, the copy's seed names the generator."""
+    if instance is not None and p.origin == "helm":
+        item_id, index = instance
+        return random.Random(item_id if index == 0 else str(index) + item_id)
+    if instance is not None and p.origin == "nlaugmenter":
+        return random.Random(instance[1])
+    return random.Random(f"{seed}:{p.name}")
+
+
 async def perturb_text(name: str, text: str, *, seed: str | int, rewriter: Rewriter | None = None,
-                       checks: Checks = Checks(), encode: Encode | None = None, retries: int = 3) -> Perturbed:
-    """``text`` under the perturbation ``name`` (see `probes.registry`)."""
+                       checks: Checks = Checks(), encode: Encode | None = None, retries: int = 3,
+                       instance: tuple[str, int] | None = None) -> Perturbed:
+    """``text`` under the perturbation ``name`` (see `probes.registry`); ``instance`` (item id,
+    copy index) seeds HELM's and NL-Augmenter's perturbations as those tools do (`seeded_rng`)."""
     p = get(name)
     if isinstance(p, TextPerturbation):
-        return Perturbed(name, text, p.apply(text, random.Random(f"{seed}:{name}")))
+        return Perturbed(name, text, p.apply(text, seeded_rng(p, seed, instance)))
     if rewriter is None:
         raise ValueError(f"{name} is written by a model: give a rewriter")
     return await _rewrite(p, text, str(seed), rewriter, checks, encode, retries)

@@ -115,6 +115,9 @@ def validate(config: Any, options: Options) -> None:
     for flag, names in (("--families", options.families), ("--cross", options.cross)):
         if unknown := [f for f in names if f not in FAMILIES and not is_perturbation(f)]:
             raise UserError(f"unknown {flag} {','.join(unknown)}; {known}")
+        for name in names:
+            if name not in FAMILIES:
+                get(name)  # loads what it needs (HELM's word lists): a missing one ends here, before any request
     if not options.families and not options.cross:
         raise UserError("give at least one family with --families (or a design with --cross)")
     if len(options.cross) == 1:
@@ -408,7 +411,8 @@ async def write_copies(ask_all: AskAll, items: list[Item], families: tuple[str, 
         item, family, j = job
         copy_seed = f"{seed}:{item.id}:{family}#{j}"
         question = await perturb_text(family, item.question, seed=copy_seed, rewriter=rewriter,
-                                      checks=Checks(question=True, answers=gold_aliases(item)))
+                                      checks=Checks(question=True, answers=gold_aliases(item)),
+                                      instance=(item.id, seed + j - 1))  # HELM's seeding for helm: names
         options: tuple[Perturbed, ...] = ()
         if with_options:
             options = tuple(await gather_all(
