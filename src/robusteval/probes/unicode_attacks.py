@@ -55,15 +55,15 @@ def bidi(text: str, rng: random.Random, rate: float = 0.1) -> str:
 
 @cache
 def _homoglyphs() -> dict[str, tuple[str, ...]]:
-    """Latin letter -> single letters of other scripts that Unicode lists as confusable with it
-    (no mathematical, full-width or compatibility forms: those look different or NFKC undoes them)."""
+    """Latin letter -> single Cyrillic or Greek letters that Unicode lists as confusable with it
+    (scripts every common font draws; no compatibility forms: NFKC would undo them)."""
     from confusable_homoglyphs.confusables import confusables_data
 
     table = {}
     for ch in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ":
         found = [h["c"] for h in confusables_data.get(ch, ())
                  if len(h["c"]) == 1 and unicodedata.category(h["c"]).startswith("L")
-                 and not h["n"].startswith(("LATIN", "MATHEMATICAL", "FULLWIDTH"))
+                 and h["n"].startswith(("CYRILLIC", "GREEK"))
                  and unicodedata.normalize("NFKC", h["c"]) == h["c"] and _prototype(h["c"]) == ch]
         if found:
             table[ch] = tuple(sorted(set(found)))
