@@ -209,7 +209,7 @@ def test_person_names_persist_and_keep_gender(monkeypatch):
     first = out[0].split()[0]
     assert first in ("Lamar", "Tyree") and "Sharise" in out[0]  # a male name for Peter, the female one for Lauren
     assert out[1].startswith(f"{first.upper()} and {first.lower()},")  # the same substitute everywhere, case kept
-    with pytest.raises(UserError, match="not HELM's person_names.txt"):
+    with pytest.raises(UserError, match=r"not HELM's person_names.txt"):
         helm.read_names(FIXTURES / "SAE_to_AAVE_mapping.json")
 
 

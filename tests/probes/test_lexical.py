@@ -6,8 +6,6 @@ import random
 
 import pytest
 
-from robusteval.probes.registry import REGISTRY, lexeval_defaults
-
 from robusteval.probes.lexical import (
     KEYBOARD_NEIGHBOURS,
     LOOKALIKES,
@@ -18,6 +16,7 @@ from robusteval.probes.lexical import (
     visual,
     whitespace,
 )
+from robusteval.probes.registry import REGISTRY, lexeval_defaults
 
 TEXT = "Which river flows through the old capital city?"
 PINNED = {  # seed 7, probability 0.1

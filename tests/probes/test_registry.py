@@ -119,7 +119,7 @@ def test_one_contract_and_a_rate_after_the_name():
 
     assert at.apply(QUESTION, random.Random(1)) == typo.apply(QUESTION, random.Random(1), 0.5)
     assert asyncio.run(perturb_text("typo@0.5", QUESTION, seed=1)).text != QUESTION
-    with pytest.raises(UserError, match="shuffle_words@0.5: shuffle_words has no rate"):
+    with pytest.raises(UserError, match=r"shuffle_words@0.5: shuffle_words has no rate"):
         get("shuffle_words@0.5")
     with pytest.raises(UserError, match="a rate is a probability"):
         get("typo@2")
@@ -127,7 +127,7 @@ def test_one_contract_and_a_rate_after_the_name():
         get("formality@0.2")
     with pytest.raises(UserError, match="helm:lowercase has no rate"):
         REGISTRY["helm:lowercase"].apply("Abc", random.Random(0), 0.3)  # type: ignore[union-attr]
-    with pytest.raises(UserError, match="nlaug:ocr is not available: .*Tesseract"):
+    with pytest.raises(UserError, match=r"nlaug:ocr is not available: .*Tesseract"):
         get("nlaug:ocr")
 
 

@@ -13,9 +13,9 @@ import asyncio
 import json
 import unicodedata
 
-from robusteval.suites.base import csv_arg
 from robusteval.errors import UserError
 from robusteval.probes import registry
+from robusteval.suites.base import csv_arg
 
 DEFAULT_DATA = "mmlu"
 

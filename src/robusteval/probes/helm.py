@@ -81,10 +81,14 @@ def source_literal(module: str, name: str) -> Any:
     """The literal assigned to ``name`` at the top of HELM's module ``module`` (read, not run)."""
     tree = ast.parse(package_file(f"{module}.py").read_text(encoding="utf-8"))
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, ast.AnnAssign) else []
-        if any(isinstance(t, ast.Name) and t.id == name for t in targets) and node.value is not None:  # type: ignore[union-attr]
-            return ast.literal_eval(node.value)  # type: ignore[union-attr]
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return ast.literal_eval(value)
     raise UserError(f"HELM's {module}.py has no {name}: install crfm-helm=={HELM_VERSION} (--no-deps)")
 
 

@@ -57,7 +57,7 @@ def bidi(text: str, rng: random.Random, rate: float = 0.1) -> str:
 def _homoglyphs() -> dict[str, tuple[str, ...]]:
     """Latin letter -> single Cyrillic or Greek letters that Unicode lists as confusable with it
     (scripts every common font draws; no compatibility forms: NFKC would undo them)."""
-    from confusable_homoglyphs.confusables import confusables_data
+    from confusable_homoglyphs.confusables import confusables_data  # type: ignore[import-untyped]
 
     table = {}
     for ch in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ":
