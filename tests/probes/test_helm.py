@@ -23,6 +23,7 @@ import pytest
 
 from robusteval.errors import UserError
 from robusteval.probes import helm, registry
+from robusteval.probes.apply import helm_item
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "helm"
 
@@ -140,12 +141,13 @@ def test_helm_expected_strings(case, monkeypatch, tmp_path):
             pytest.skip(f"not available offline: {exc}")
     rng = random.Random(case.instance_id)
     fn, rate = _fn(case), _rate(case)
-    if case.cls == "PersonNamePerturbation":
-        *refs, text = helm.substitute_names([*case.references, case.input], rng, rate, helm.person_names())
+    if case.cls in PERTURBS_REFERENCES:  # through the path mcq takes: the options (references) first
+        name = "helm:gender_terms" if case.kwargs.get("mode") == "terms" else OURS[case.cls]
+        p = registry.get(name)
+        assert isinstance(p, registry.TextPerturbation) and p.references and p.rate == rate
+        text, refs = helm_item(p, case.input, case.references, rng)
     else:
-        refs = [fn(r, rng, rate) for r in case.references] if case.cls in PERTURBS_REFERENCES else list(
-            case.references)
-        text = fn(case.input, rng, rate)
+        refs, text = case.references, fn(case.input, rng, rate)
     assert text == case.expected_input
     for i, expected in case.expected_references.items():
         assert refs[i] == expected
@@ -162,6 +164,23 @@ def test_helm_seeding_in_a_run_is_helms():
     second = asyncio.run(perturb_text("helm:typos", text, seed="0:id0:helm:typos#2", instance=("id0", 1)))
     assert first.text == "After tjeir marriage, she xrwrted a cloae dollabpration with Iarvwlas."  # HELM's string
     assert second.text == helm.typos(text, random.Random("1id0"), 0.1) != first.text
+
+
+def test_an_mcq_copy_is_helms_instance(monkeypatch):
+    """mcq's copy of an item under a perturbation HELM applies to references too: the options are
+    perturbed first from the question's generator, so the question (and, with --perturb-options,
+    the options) are HELM's strings for that instance (HELM's dialect case, on the fixture)."""
+    import asyncio
+
+    from robusteval.probes.apply import perturb_item
+
+    monkeypatch.setenv("ROBUSTEVAL_HELM_DATA", str(FIXTURES))
+    question, options = "I will remember this day to be the best day of my life.", ("Is this love?", "No")
+    for with_options in (True, False):
+        q, opts = asyncio.run(perturb_item("helm:dialect", question, options, seed="0:id0:helm:dialect#1",
+                                           instance=("id0", 0), with_options=with_options))
+        assert q.text == "I gon remember dis day to b the best day of mah life."
+        assert [o.text for o in opts] == (["Is dis love?", "No"] if with_options else [])
 
 
 def test_dialect_and_names_offline_say_what_is_missing(monkeypatch, tmp_path):

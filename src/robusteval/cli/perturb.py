@@ -33,6 +33,7 @@ def add_parser(sub) -> None:
     p.add_argument("--limit", type=int, default=5, help="questions, a seeded sample (default: 5)")
     p.add_argument("--copies", type=int, default=1, help="copies per perturbation (default: 1)")
     p.add_argument("--seed", type=int, default=0, help="the run's seed (default: 0)")
+    p.add_argument("--options", action="store_true", help="perturb the options too (mcq's --perturb-options)")
     p.add_argument("--format", choices=("text", "jsonl"), default="text",
                    help="text: readable, invisible characters shown as <U+200B>; jsonl: one record a copy")
     p.add_argument("--list", action="store_true", help="list the perturbations and exit")
@@ -43,18 +44,23 @@ def shown(text: str) -> str:
     return "".join(f"<U+{ord(ch):04X}>" if unicodedata.category(ch) == "Cf" else ch for ch in text)
 
 
-def copies(texts: list[tuple[str, str]], names: tuple[str, ...], *, k: int, seed: int) -> list[dict]:
-    """Every (id, text) under every perturbation, ``k`` copies each, seeded as mcq seeds its copies."""
-    from robusteval.probes.apply import perturb_text
+def copies(items: list[tuple[str, str, tuple[str, ...]]], names: tuple[str, ...], *, k: int, seed: int,
+           with_options: bool = False) -> list[dict]:
+    """Every (id, question, options) under every perturbation, ``k`` copies each, as mcq writes them
+    (`probes.apply.perturb_item`: the same seeds, HELM's options-first order where HELM has it)."""
+    from robusteval.probes.apply import perturb_item
 
     async def all_copies() -> list[dict]:
         out = []
-        for item_id, text in texts:
+        for item_id, question, options in items:
             for name in names:
                 for j in range(1, k + 1):
-                    p = await perturb_text(name, text, seed=f"{seed}:{item_id}:{name}#{j}",
-                                           instance=(item_id, seed + j - 1))
-                    out.append({"id": item_id, "perturbation": name, "copy": j, "original": text, "text": p.text})
+                    q, opts = await perturb_item(name, question, options, seed=f"{seed}:{item_id}:{name}#{j}",
+                                                 instance=(item_id, seed + j - 1), with_options=with_options)
+                    row = {"id": item_id, "perturbation": name, "copy": j, "original": question, "text": q.text}
+                    if with_options:
+                        row |= {"original_options": list(options), "options": [o.text or o.original for o in opts]}
+                    out.append(row)
         return out
 
     return asyncio.run(all_copies())
@@ -73,12 +79,13 @@ def run_command(args: argparse.Namespace) -> int:
     if args.limit < 1 or args.copies < 1:
         raise UserError("--limit and --copies must be >= 1")
     if args.text is not None:
-        texts = [("text", args.text)]
+        items: list[tuple[str, str, tuple[str, ...]]] = [("text", args.text, ())]
     else:
         from robusteval.data.mcq import load_items
 
-        texts = [(i.id, i.question) for i in load_items(args.data or DEFAULT_DATA, limit=args.limit, seed=args.seed)]
-    rows = copies(texts, tuple(args.perturbations), k=args.copies, seed=args.seed)
+        items = [(i.id, i.question, i.options)
+                 for i in load_items(args.data or DEFAULT_DATA, limit=args.limit, seed=args.seed)]
+    rows = copies(items, tuple(args.perturbations), k=args.copies, seed=args.seed, with_options=args.options)
     if args.format == "jsonl":
         for row in rows:
             print(json.dumps(row, ensure_ascii=False))
@@ -90,4 +97,6 @@ def run_command(args: argparse.Namespace) -> int:
             last = row["id"]
         label = row["perturbation"] + (f"#{row['copy']}" if args.copies > 1 else "")
         print(f"  {label:<17} {shown(row['text'] or '')}")
+        for option in row.get("options", ()):
+            print(f"  {'':<17}   - {shown(option)}")
     return 0

@@ -38,7 +38,9 @@ class TextPerturbation:
     (None: the perturbation has none, e.g. a shuffle or lowercasing, and refuses one). ``lexeval``
     marks the LexEval tree's default leaves. ``origin``: whose strings it reproduces byte for byte
     when seeded as that tool seeds (`apply.seeded_rng`). ``prepare`` loads the data it needs (a
-    `UserError` naming what is missing when it cannot), called by `get` before any run starts."""
+    `UserError` naming what is missing when it cannot), called by `get` before any run starts.
+    ``references``: HELM perturbs an instance's references (an item's options) before its input,
+    from the same generator."""
 
     name: str
     description: str
@@ -47,6 +49,7 @@ class TextPerturbation:
     lexeval: bool = False
     origin: str = "robusteval"
     prepare: Callable[[], object] | None = None
+    references: bool = False  # HELM's should_perturb_references: an item's options go first (`apply.helm_item`)
 
     @property
     def kind(self) -> str:
@@ -118,9 +121,10 @@ def _lexeval(name: str, description: str, fn: Fn, rate: float | None = 0.1) -> T
     return TextPerturbation(name, description, _changing(fn), rate, lexeval=True)
 
 
-def _helm(name: str, description: str, fn: Fn, rate: float | None, prepare: Callable[[], object] | None = None
-          ) -> TextPerturbation:
-    return TextPerturbation(f"helm:{name}", description, fn, rate, origin="helm", prepare=prepare)
+def _helm(name: str, description: str, fn: Fn, rate: float | None, prepare: Callable[[], object] | None = None,
+          references: bool = False) -> TextPerturbation:
+    return TextPerturbation(f"helm:{name}", description, fn, rate, origin="helm", prepare=prepare,
+                            references=references)
 
 
 def _nlaug(name: str, description: str, fn: Fn, rate: float) -> TextPerturbation:
@@ -168,13 +172,13 @@ REGISTRY: dict[str, Perturbation] = {p.name: p for p in (
     _helm("synonym", "HELM SynonymPerturbation: WordNet synonyms (needs spaCy and HELM's synonym file)",
           helm.synonym, 0.5, helm.synonym_data),
     _helm("dialect", "HELM DialectPerturbation: Standard American English words to AAVE (HELM's word list)",
-          helm.dialect, 1.0, helm.dialect_mapping),
+          helm.dialect, 1.0, helm.dialect_mapping, references=True),
     _helm("person_name", "HELM PersonNamePerturbation: first names, white to black American (HELM's list)",
-          helm.person_name, 1.0, helm.person_names),
+          helm.person_name, 1.0, helm.person_names, references=True),
     _helm("gender", "HELM GenderPerturbation (pronouns): male pronouns to female", helm.gender_pronouns, 1.0,
-          helm.gender_mappings),
+          helm.gender_mappings, references=True),
     _helm("gender_terms", "HELM GenderPerturbation (terms): male terms to female", helm.gender_terms, 1.0,
-          helm.gender_mappings),
+          helm.gender_mappings, references=True),
     # NL-Augmenter's transformations, byte for byte under NL-Augmenter's seeding (seed 0)
     _nlaug("butter_fingers", "NL-Augmenter ButterFingersPerturbation: typos with its wide key map",
            nlaugmenter.butter_fingers, 0.05),

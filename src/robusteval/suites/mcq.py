@@ -38,7 +38,7 @@ from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
 from robusteval.metrics.budget import DESIGNS as BUDGET_DESIGNS, FIRST, Grid, estimate, grow, observed_grid, plan
 from robusteval.metrics.mcq import McqTally
-from robusteval.probes.apply import Checks, Perturbed, Rewriter, perturb_text
+from robusteval.probes.apply import Perturbed, Rewriter, perturb_item
 from robusteval.probes.design import FAMILIES, Copy, Design, expand
 from robusteval.probes.fewshot import ShotPool
 from robusteval.probes.math_prompts import FAMILIES as MATH_FAMILIES, expand_math, load_math_templates
@@ -410,15 +410,8 @@ async def write_copies(ask_all: AskAll, items: list[Item], families: tuple[str, 
     async def one(job: tuple[Item, str, int]) -> tuple[Perturbed, tuple[Perturbed, ...]]:
         item, family, j = job
         copy_seed = f"{seed}:{item.id}:{family}#{j}"
-        question = await perturb_text(family, item.question, seed=copy_seed, rewriter=rewriter,
-                                      checks=Checks(question=True, answers=gold_aliases(item)),
-                                      instance=(item.id, seed + j - 1))  # HELM's seeding for helm: names
-        options: tuple[Perturbed, ...] = ()
-        if with_options:
-            options = tuple(await gather_all(
-                perturb_text(family, text, seed=f"{copy_seed}:option{i}", rewriter=rewriter,
-                             checks=Checks(question=False)) for i, text in enumerate(item.options)))
-        return question, options
+        return await perturb_item(family, item.question, item.options, seed=copy_seed, instance=(item.id, seed + j - 1),
+                                  rewriter=rewriter, answers=gold_aliases(item), with_options=with_options)
 
     done = await ask_all(jobs, one)
     copies: dict[str, dict[str, list[Copy]]] = {item.id: {f: [] for f in families} for item in items}
