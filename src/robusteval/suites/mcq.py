@@ -81,8 +81,8 @@ class Options:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--families", type=csv_arg,
                    help="comma-separated families (default: order,format): format, order, prompt, fewshot, or a "
-                        "perturbation of the question (typo, paraphrase, helm:typos, invisible, typo@0.3, language:de, ...; "
-                        "robusteval perturb --list)")
+                        "perturbation of the question (typo, paraphrase, helm:typos, invisible, typo@0.3, "
+                        "language:de, ...; robusteval perturb --list)")
     p.add_argument("--scoring", choices=("generate", "loglik"),
                    help="generate: the model writes its answer (default); loglik: options scored by log-likelihood")
     p.add_argument("--cross", type=csv_arg,
