@@ -276,3 +276,19 @@ def test_the_encoder_runs_off_the_event_loop_and_is_timed():
     assert order == ["encoder waiting", "loop ran"]
     assert len(tree.nodes) == 3
     assert local.summary()["embedding"]["calls"] == 3  # root, paraphrase, lexical leaf
+
+
+def test_helm_and_unseen_attack_leaves():
+    """Any registered text perturbation is a leaf: HELM's typos at --typo-prob (seeded by node, not
+    redrawn), an invisible-character leaf that reads as its parent does."""
+    import random
+
+    from robusteval.probes import helm
+    from robusteval.probes.unicode_attacks import reads_same
+
+    tree = build(Shape(1, 0, 2), lexical_kinds=("helm:typos", "invisible"), typo_prob=0.3)
+    leaves = {n.perturbation: n for n in tree.nodes if n.kind == "lexical"}
+    typos = leaves["helm:typos"]
+    assert typos.text == helm.typos(ITEM.question, random.Random(f"0:{ITEM.id}:{typos.id}"), 0.3)
+    assert typos.status == "ok" and typos.text != ITEM.question
+    assert leaves["invisible"].status == "ok" and reads_same(leaves["invisible"].text, ITEM.question)
