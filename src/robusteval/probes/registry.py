@@ -117,6 +117,16 @@ def _changing(fn: Fn) -> Fn:
     return partial(lexical.redraw, fn)
 
 
+def _checked(fn: Fn, text: str, rng: random.Random, rate: float) -> str:
+    return unicode_attacks.unseen(text, fn(text, rng, rate))
+
+
+def _unseen(name: str, description: str, fn: Fn) -> TextPerturbation:
+    """An attack a person cannot see: redrawn while nothing changed, and each output checked to read
+    as its input does (`unicode_attacks.reads_same`); one that would not is never used."""
+    return TextPerturbation(name, description + " (reads the same)", _changing(partial(_checked, fn)))
+
+
 def _lexeval(name: str, description: str, fn: Fn, rate: float | None = 0.1) -> TextPerturbation:
     return TextPerturbation(name, description, _changing(fn), rate, lexeval=True)
 
@@ -147,15 +157,13 @@ REGISTRY: dict[str, Perturbation] = {p.name: p for p in (
     _lexeval("visual", "letters replaced by look-alikes from other scripts", lexical.visual),
     TextPerturbation("ocr", "OCR misreadings: rn/m, l/1, O/0, cl/d", _changing(ocr.ocr_noise)),
     # attacks a person cannot see: each output reads the same (`unicode_attacks.reads_same`)
-    TextPerturbation("invisible", "zero-width characters inside words (reads the same)",
-                     _changing(unicode_attacks.invisible)),
-    TextPerturbation("bidi", "bidirectional controls: isolates, marks, and words stored reversed "
-                             "under right-to-left override (reads the same)", _changing(unicode_attacks.bidi)),
-    TextPerturbation("homoglyph", "letters replaced by Unicode confusables from other scripts (reads the same)",
-                     _changing(unicode_attacks.homoglyph)),
-    TextPerturbation("unicode_forms", "compatibility and decomposed forms NFKC folds back: ligatures, "
-                                      "no-break spaces, combining accents (reads the same)",
-                     _changing(unicode_attacks.unicode_forms)),
+    _unseen("invisible", "zero-width characters inside words", unicode_attacks.invisible),
+    _unseen("tags", "words repeated in invisible Unicode tag characters", unicode_attacks.tags),
+    _unseen("bidi", "bidirectional controls: isolates, marks, and words stored reversed under right-to-left "
+                    "override", unicode_attacks.bidi),
+    _unseen("homoglyph", "letters replaced by Unicode confusables from Cyrillic and Greek", unicode_attacks.homoglyph),
+    _unseen("unicode_forms", "compatibility and decomposed forms NFKC folds back: ligatures, no-break spaces, "
+                             "combining accents", unicode_attacks.unicode_forms),
     # HELM's perturbations, byte for byte under HELM's seeding (rates: HELM's run-spec defaults)
     _helm("typos", "HELM TyposPerturbation: keyboard typos with HELM's key map", helm.typos, 0.1),
     _helm("misspelling", "HELM MisspellingPerturbation: common misspellings (Wikipedia's list)",

@@ -1,16 +1,18 @@
 """Attacks a person cannot see: the text reads the same, the model gets different characters.
 
 Boucher and Anderson's "Bad Characters" (2022) and garak's 2026 probes: invisible characters
-(zero-width spaces and joiners inside words), bidirectional controls (isolates and marks that
-change nothing on screen, and words stored backwards under a right-to-left override so they show
-forwards), homoglyphs (Latin letters swapped for look-alikes of other scripts, from Unicode's
-confusables list as the `confusable-homoglyphs` package ships it), and other normalisation forms
-of the same text (ligatures, no-break spaces, decomposed accents, which NFKC folds back).
+(zero-width spaces and joiners inside words; words repeated in Unicode tag characters),
+bidirectional controls (isolates and marks that change nothing on screen, and words stored
+backwards under a right-to-left override so they show forwards), homoglyphs (Latin letters
+swapped for look-alikes of other scripts, from Unicode's confusables list as the
+`confusable-homoglyphs` package ships it), and other normalisation forms of the same text
+(ligatures, no-break spaces, decomposed accents, which NFKC folds back).
 
 Each keeps the registry's contract ``(text, rng, rate) -> text``; ``rate`` is the probability per
 spot. `reads_same` is the check that an output still looks like its original to a person: both,
 as displayed (overrides resolved), NFKC-normalised, without invisible format characters and
-mapped to Unicode's confusable skeleton, are equal.
+mapped to Unicode's confusable skeleton, are equal. In a run every output passes through it
+(`unseen`, applied by the registry).
 """
 
 from __future__ import annotations
@@ -38,6 +40,21 @@ def invisible(text: str, rng: random.Random, rate: float = 0.1) -> str:
         if ch.isalpha() and i + 1 < len(text) and text[i + 1].isalpha() and rng.random() < rate:
             out.append(rng.choice(ZERO_WIDTH))
     return "".join(out)
+
+
+TAG_BASE = 0xE0000  # Unicode tag characters: U+E0020..U+E007E mirror printable ASCII, and show nothing
+
+
+def tags(text: str, rng: random.Random, rate: float = 0.1) -> str:
+    """After each word, with probability ``rate``, the word again in Unicode tag characters: text
+    no font draws, which a tokenizer still reads ("ASCII smuggling")."""
+    def word(match: re.Match[str]) -> str:
+        w = match.group()
+        if rng.random() >= rate or not w.isascii():
+            return w
+        return w + "".join(chr(TAG_BASE + ord(ch)) for ch in w)
+
+    return re.sub(r"\w+", word, text)
 
 
 def bidi(text: str, rng: random.Random, rate: float = 0.1) -> str:
@@ -115,3 +132,9 @@ def skeleton(text: str) -> str:
 def reads_same(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` look the same to a person (equal skeletons)."""
     return skeleton(a) == skeleton(b)
+
+
+def unseen(text: str, out: str) -> str:
+    """``out`` when it reads as ``text`` does, else ``text`` (the copy then counts as unchanged):
+    the check every attack here passes through in a run (`registry`)."""
+    return out if reads_same(out, text) else text
