@@ -16,7 +16,7 @@ from robusteval.probes.lexical import (
     visual,
     whitespace,
 )
-from robusteval.probes.registry import REGISTRY, lexeval_defaults
+from robusteval.probes.registry import REGISTRY, TextPerturbation, lexeval_defaults
 
 TEXT = "Which river flows through the old capital city?"
 PINNED = {  # seed 7, probability 0.1
@@ -32,8 +32,8 @@ PINNED = {  # seed 7, probability 0.1
 def perturb(kind: str, text: str, rng: random.Random, prob: float = 0.1) -> str:
     """A registered LexEval perturbation at ``prob`` (redrawn while nothing changed)."""
     p = REGISTRY[kind]
-    assert not isinstance(p, str) and p.kind == "text"
-    return p.apply(text, rng, prob if p.rate is not None else None)  # type: ignore[union-attr]
+    assert isinstance(p, TextPerturbation) and p.lexeval
+    return p.apply(text, rng, prob if p.rate is not None else None)
 
 
 @pytest.mark.parametrize("kind", sorted(PINNED))

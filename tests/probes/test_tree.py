@@ -191,7 +191,7 @@ def test_a_question_that_gives_the_answer_away_is_rejected_never_accepted():
 
 
 def test_registry_leaves_are_todays_lexical_texts_at_any_rate():
-    """The six LexEval kinds through the registry give exactly `lexical.perturb`'s seeded texts
+    """The six LexEval kinds through the registry give exactly `lexical.redraw`'s seeded texts
     (the builder used it directly before), at the default rate and at another ``typo_prob``."""
     import random
 
