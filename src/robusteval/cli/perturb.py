@@ -27,7 +27,7 @@ def add_parser(sub) -> None:
                                    "send it.\n\nperturbations (name, kind, what it does; [rate] its default rate, "
                                    "another one as NAME@RATE):\n" + registry.help_text())
     p.add_argument("--perturbations", "-p", type=csv_arg,
-                   help="comma-separated text perturbations (see the list below; e.g. helm:typos,invisible)")
+                   help="comma-separated text perturbations (listed above; e.g. helm:typos,invisible)")
     p.add_argument("--data", help=f"an mcq dataset name or file (default: {DEFAULT_DATA})")
     p.add_argument("--text", help="perturb this text instead of a dataset")
     p.add_argument("--limit", type=int, default=5, help="questions, a seeded sample (default: 5)")

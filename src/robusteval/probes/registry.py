@@ -177,11 +177,13 @@ REGISTRY: dict[str, Perturbation] = {p.name: p for p in (
     _helm("space", "HELM SpacePerturbation: every run of spaces becomes 1-3 spaces", helm.space, None),
     _helm("filler", "HELM FillerWordsPerturbation: filler words and hedges inserted", helm.filler, 0.3,
           helm.filler_phrases),
-    _helm("synonym", "HELM SynonymPerturbation: WordNet synonyms (needs spaCy and HELM's synonym file)",
+    _helm("synonym", "HELM SynonymPerturbation: WordNet synonyms (needs spaCy, WordNet and HELM's synonym file)",
           helm.synonym, 0.5, helm.synonym_data),
-    _helm("dialect", "HELM DialectPerturbation: Standard American English words to AAVE (HELM's word list)",
+    _helm("dialect", "HELM DialectPerturbation: Standard American English words to AAVE (HELM's word list, "
+          "downloaded on first use)",
           helm.dialect, 1.0, helm.dialect_mapping, references=True),
-    _helm("person_name", "HELM PersonNamePerturbation: first names, white to black American (HELM's list)",
+    _helm("person_name", "HELM PersonNamePerturbation: first names, white to black American (HELM's list, "
+          "downloaded on first use)",
           helm.person_name, 1.0, helm.person_names, references=True),
     _helm("gender", "HELM GenderPerturbation (pronouns): male pronouns to female", helm.gender_pronouns, 1.0,
           helm.gender_mappings, references=True),
@@ -284,4 +286,4 @@ def describe() -> list[tuple[str, str, str]]:
 
 def help_text() -> str:
     """The names, one line each, for ``--help``."""
-    return "\n".join(f"  {name:<18} {kind:<11} {text}" for name, kind, text in describe())
+    return "\n".join(f"  {name:<20} {kind:<11} {text}" for name, kind, text in describe())
