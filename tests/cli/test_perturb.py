@@ -49,11 +49,29 @@ def test_list_and_help_name_every_perturbation(capsys):
     assert "helm:dialect" in capsys.readouterr().out
 
 
+def test_requests_are_a_consistency_runs_variants(tmp_path, capsys):
+    import random
+
+    from robusteval.probes import helm
+
+    path = tmp_path / "prompts.jsonl"
+    path.write_text(json.dumps({"id": "p1", "prompt": "What does a plant have for lunch?"}) + "\n")
+    assert main(["perturb", "-p", "helm:typos,invisible", "--requests", str(path), "--format", "jsonl"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["perturbation"] for r in rows] == ["helm:typos", "invisible"]
+    # consistency's seeding (tests/suites/test_helm_families.py runs the same through a run)
+    assert rows[0]["text"] == helm.typos("What does a plant have for lunch?", random.Random("p1"), 0.1)
+    again = asyncio.run(perturb_text("invisible", rows[1]["original"], seed="0:p1:invisible", instance=("p1", 0)))
+    assert rows[1]["text"] == again.text
+
+
 @pytest.mark.parametrize("argv, message", [
     (["perturb", "--text", "x"], "give --perturbations"),
     (["perturb", "-p", "paraphrase", "--text", "x"], "written by a model"),
     (["perturb", "-p", "tyop", "--text", "x"], "unknown perturbation 'tyop'"),
     (["perturb", "-p", "shuffle_words@0.3", "--text", "x"], "has no rate"),
+    (["perturb", "-p", "typo", "--text", "x", "--requests", "r.jsonl"], "give one of --data, --requests and --text"),
+    (["perturb", "-p", "typo", "--requests", "missing.jsonl"], "--requests missing.jsonl: no such file"),
 ])
 def test_user_errors_exit_2(argv, message, capsys):
     assert main(argv) == 2

@@ -29,6 +29,8 @@ def add_parser(sub) -> None:
     p.add_argument("--perturbations", "-p", type=csv_arg,
                    help="comma-separated text perturbations (listed above; e.g. helm:typos,invisible)")
     p.add_argument("--data", help=f"an mcq dataset name or file (default: {DEFAULT_DATA})")
+    p.add_argument("--requests", help="consistency's plain requests instead (.jsonl of {id, prompt}, or .txt one a "
+                                      "line): the variants `run consistency --variations` generates")
     p.add_argument("--text", help="perturb this text instead of a dataset")
     p.add_argument("--limit", type=int, default=5, help="questions, a seeded sample (default: 5)")
     p.add_argument("--copies", type=int, default=1, help="copies per perturbation (default: 1)")
@@ -66,6 +68,18 @@ def copies(items: list[tuple[str, str, tuple[str, ...]]], names: tuple[str, ...]
     return asyncio.run(all_copies())
 
 
+def variants(prompts: list[tuple[str, str]], names: tuple[str, ...], *, seed: int) -> list[dict]:
+    """Every request's variant under every perturbation, seeded as consistency's `generate_sets` seeds them."""
+    from robusteval.probes.apply import perturb_text
+
+    async def all_variants() -> list[dict]:
+        return [{"id": pid, "perturbation": name, "copy": 1, "original": prompt,
+                 "text": (await perturb_text(name, prompt, seed=f"{seed}:{pid}:{name}", instance=(pid, seed))).text}
+                for pid, prompt in prompts for name in names]
+
+    return asyncio.run(all_variants())
+
+
 def run_command(args: argparse.Namespace) -> int:
     if args.list:
         print(registry.help_text())
@@ -78,14 +92,28 @@ def run_command(args: argparse.Namespace) -> int:
                             "see its copies with `run mcq --families ... --estimate` or in a run's samples")
     if args.limit < 1 or args.copies < 1:
         raise UserError("--limit and --copies must be >= 1")
-    if args.text is not None:
-        items: list[tuple[str, str, tuple[str, ...]]] = [("text", args.text, ())]
+    if sum(x is not None for x in (args.text, args.requests, args.data)) > 1:
+        raise UserError("give one of --data, --requests and --text")
+    items: list[tuple[str, str, tuple[str, ...]]] = []
+    rows: list[dict] = []
+    if args.requests is not None:
+        from pathlib import Path
+
+        from robusteval.data.prompts import load_prompts
+
+        if not Path(args.requests).is_file():
+            raise UserError(f"--requests {args.requests}: no such file")
+        prompts = load_prompts(args.requests, limit=args.limit, seed=args.seed)
+        rows = variants([(p.id, p.prompt) for p in prompts], tuple(args.perturbations), seed=args.seed)
+    elif args.text is not None:
+        items = [("text", args.text, ())]
     else:
         from robusteval.data.mcq import load_items
 
         items = [(i.id, i.question, i.options)
                  for i in load_items(args.data or DEFAULT_DATA, limit=args.limit, seed=args.seed)]
-    rows = copies(items, tuple(args.perturbations), k=args.copies, seed=args.seed, with_options=args.options)
+    if items:
+        rows = copies(items, tuple(args.perturbations), k=args.copies, seed=args.seed, with_options=args.options)
     if args.format == "jsonl":
         for row in rows:
             print(json.dumps(row, ensure_ascii=False))
