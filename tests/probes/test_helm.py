@@ -238,3 +238,16 @@ def test_synonym_says_why_it_is_unavailable(monkeypatch, tmp_path):
     monkeypatch.setenv("ROBUSTEVAL_HELM_DATA", str(tmp_path))
     with pytest.raises(UserError, match="helm:synonym needs"):
         registry.get("helm:synonym")
+
+
+def test_mild_mix_is_helms_composition_in_helms_order():
+    """HELM's robustness runs use MildMixPerturbation: lowercase, contraction, misspelling (0.1),
+    space (1-3), in that order from one generator. HELM's test file has no case for it, so its
+    parts' pinned strings above and this order are what hold it to HELM."""
+    text = "She is sure that Already, the new product is not available."
+    rng_a, rng_b = random.Random("id0"), random.Random("id0")
+    out = helm.mild_mix(text, rng_a, 0.1)
+    step = helm.contraction(helm.lowercase(text, rng_b), rng_b)
+    assert out == helm.space(helm.misspelling(step, rng_b, 0.1), rng_b)
+    assert out == out.lower() and out.replace("  ", " ").replace("  ", " ").startswith("she's sure that")
+    assert helm.mild_mix(text, random.Random(0), 1.0) != helm.mild_mix(text, random.Random(0), 0.0)

@@ -284,6 +284,13 @@ def space(text: str, rng: random.Random, prob: float = 0.0, max_spaces: int = 3)
     return re.sub(r" +", lambda _: " " * rng.randint(1, max_spaces), text)
 
 
+def mild_mix(text: str, rng: random.Random, prob: float = 0.1) -> str:
+    """HELM's canonical robustness perturbation (MildMixPerturbation, the `robustness` run expander):
+    lowercase, contraction, misspellings at ``prob``, then 1-3 spaces, one generator throughout."""
+    text = contraction(lowercase(text, rng), rng)
+    return space(misspelling(text, rng, prob), rng)
+
+
 def filler(text: str, rng: random.Random, prob: float = 0.3) -> str:
     """Before each word, with probability ``prob``, a filler word or hedge."""
     fillers = filler_phrases()

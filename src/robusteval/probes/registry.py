@@ -175,6 +175,8 @@ REGISTRY: dict[str, Perturbation] = {p.name: p for p in (
     _helm("lowercase", "HELM LowerCasePerturbation: the whole text in lower case", helm.lowercase, None),
     _helm("extra_space", "HELM ExtraSpacePerturbation: every space doubled", helm.extra_space, None),
     _helm("space", "HELM SpacePerturbation: every run of spaces becomes 1-3 spaces", helm.space, None),
+    _helm("mild_mix", "HELM MildMixPerturbation (its robustness runs): lowercase, contraction, misspellings, "
+                      "1-3 spaces", helm.mild_mix, 0.1, helm.misspellings),
     _helm("filler", "HELM FillerWordsPerturbation: filler words and hedges inserted", helm.filler, 0.3,
           helm.filler_phrases),
     _helm("synonym", "HELM SynonymPerturbation: WordNet synonyms (needs spaCy, WordNet and HELM's synonym file)",
