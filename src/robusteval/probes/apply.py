@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from robusteval.engine import Engine
+from robusteval.engine import Engine, gather_all
 from robusteval.probes.paraphrase import Cost, is_question, leaked_answers, norm_text
 from robusteval.probes.registry import Rewrite, TextPerturbation, get
 from robusteval.types import GenParams, Message
@@ -65,15 +65,68 @@ class Rewriter:
     max_tokens: int = 256
 
 
+def seeded_rng(p: TextPerturbation, seed: str | int, instance: tuple[str, int] | None = None) -> random.Random:
+    """The generator a pure perturbation draws from. Given ``instance`` (the item's id and the
+    copy's index, 0 for the first), a HELM perturbation is seeded as HELM seeds an instance
+    (``Random(id)``, then ``Random(str(index) + id)``) and an NL-Augmenter one as NL-Augmenter
+    does (``Random(index)``: its default seed 0 for the first copy), so their copies are those
+    tools' strings; otherwise, and for robusteval's own, the copy's seed names the generator."""
+    if instance is not None and p.origin == "helm":
+        item_id, index = instance
+        return random.Random(item_id if index == 0 else str(index) + item_id)
+    if instance is not None and p.origin == "nlaugmenter":
+        return random.Random(instance[1])
+    return random.Random(f"{seed}:{p.name}")
+
+
+def helm_item(p: TextPerturbation, question: str, options: Sequence[str], rng: random.Random
+              ) -> tuple[str, tuple[str, ...]]:
+    """HELM's `TextPerturbation.apply` on an item: where HELM perturbs references (``p.references``),
+    the options first, then the question, from one generator (person names: one substitution for
+    all of them); otherwise the question alone and the options as they were."""
+    if not p.references:
+        return p.apply(question, rng), tuple(options)
+    if p.name.partition("@")[0] == "helm:person_name":
+        from robusteval.probes import helm
+
+        *named, text = helm.substitute_names([*options, question], rng, p.rate or 0.0, helm.person_names())
+        return text, tuple(named)
+    perturbed = tuple(p.apply(o, rng) for o in options)
+    return p.apply(question, rng), perturbed
+
+
 async def perturb_text(name: str, text: str, *, seed: str | int, rewriter: Rewriter | None = None,
-                       checks: Checks = Checks(), encode: Encode | None = None, retries: int = 3) -> Perturbed:
-    """``text`` under the perturbation ``name`` (see `probes.registry`)."""
+                       checks: Checks = Checks(), encode: Encode | None = None, retries: int = 3,
+                       instance: tuple[str, int] | None = None) -> Perturbed:
+    """``text`` under the perturbation ``name`` (see `probes.registry`); ``instance`` (item id,
+    copy index) seeds HELM's and NL-Augmenter's perturbations as those tools do (`seeded_rng`)."""
     p = get(name)
     if isinstance(p, TextPerturbation):
-        return Perturbed(name, text, p.apply(text, random.Random(f"{seed}:{name}")))
+        return Perturbed(name, text, p.apply(text, seeded_rng(p, seed, instance)))
     if rewriter is None:
         raise ValueError(f"{name} is written by a model: give a rewriter")
     return await _rewrite(p, text, str(seed), rewriter, checks, encode, retries)
+
+
+async def perturb_item(name: str, question: str, options: Sequence[str], *, seed: str, instance: tuple[str, int],
+                       rewriter: Rewriter | None = None, answers: tuple[str, ...] = (), with_options: bool = False
+                       ) -> tuple[Perturbed, tuple[Perturbed, ...]]:
+    """One copy of a multiple-choice item under ``name``: its question (checked as a question that
+    leaks none of ``answers``) and, ``with_options``, its options (each its own seed). A HELM
+    perturbation that perturbs references takes the options first from the question's generator,
+    as HELM does (`helm_item`), so the question is HELM's string whether or not the options are kept."""
+    p = get(name)
+    if isinstance(p, TextPerturbation) and p.references:
+        text, opts = helm_item(p, question, options, seeded_rng(p, seed, instance))
+        return Perturbed(name, question, text), tuple(
+            Perturbed(name, o, t) for o, t in zip(options, opts)) if with_options else ()
+    copy = await perturb_text(name, question, seed=seed, rewriter=rewriter,
+                              checks=Checks(question=True, answers=answers), instance=instance)
+    if not with_options:
+        return copy, ()
+    return copy, tuple(await gather_all(
+        perturb_text(name, text, seed=f"{seed}:option{i}", rewriter=rewriter, checks=Checks(question=False))
+        for i, text in enumerate(options)))
 
 
 async def _rewrite(p: Rewrite, text: str, seed: str, rw: Rewriter, checks: Checks, encode: Encode | None,

@@ -2,8 +2,9 @@
 look-alike characters.
 
 Each is a pure function of the text, a ``random.Random`` and a probability; the same seed always
-gives the same text. `perturb` makes sure something changes: when a draw left the text as it was
-(a short question and a small probability), it draws again with the probability doubled.
+gives the same text. `redraw` makes sure something changes: when a draw left the text as it was
+(a short question and a small probability), it draws again with the probability doubled. They are
+registered (with the LexEval tree's defaults marked) in `probes/registry.py`.
 """
 
 from __future__ import annotations
@@ -80,22 +81,13 @@ def visual(text: str, rng: random.Random, prob: float = 0.1) -> str:
     return "".join(LOOKALIKES[ch] if ch in LOOKALIKES and rng.random() < prob else ch for ch in text)
 
 
-Perturbation = Callable[[str, random.Random, float], str]
-PERTURBATIONS: dict[str, Perturbation] = {
-    "butter_fingers": butter_fingers,
-    "shuffle_words": shuffle_words,
-    "random_upper": random_upper,
-    "swap_chars": swap_chars,
-    "whitespace": whitespace,
-    "visual": visual,
-}
 DRAWS = 8  # draws, the probability doubling each time, before the text is given back unchanged
 
 
-def perturb(kind: str, text: str, rng: random.Random, prob: float = 0.1) -> str:
-    """``kind`` applied to ``text``; a different text unless the perturbation cannot change it
-    (no letter with a look-alike, a one-word shuffle)."""
-    fn = PERTURBATIONS[kind]
+def redraw(fn: Callable[[str, random.Random, float], str], text: str, rng: random.Random, prob: float = 0.1) -> str:
+    """``fn(text, rng, prob)``, drawn again with the probability doubled while a draw left the text
+    as it was (a short question and a small probability); the text unchanged only when ``fn``
+    cannot change it (no letter with a look-alike, a one-word shuffle)."""
     for attempt in range(DRAWS):
         out = fn(text, rng, min(1.0, prob * 2**attempt))
         if out != text:

@@ -60,6 +60,7 @@ async def generate_sets(prompts: Sequence[PlainPrompt], variations: Sequence[str
         checks = Checks(question=is_question(prompt.prompt), bounds=bounds or (-1.0, 2.0))
         use_encode = encode if bounds is not None else None
         return await perturb_text(name, prompt.prompt, seed=f"{seed}:{prompt.id}:{name}", rewriter=rewriter,
+                                  instance=(prompt.id, seed),
                                   checks=checks, encode=use_encode, retries=retries)
 
     jobs = [(p, name) for p in prompts for name in variations]

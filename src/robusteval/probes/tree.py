@@ -109,8 +109,7 @@ class BuildSettings:
     shape: Shape = Shape()
     bounds: Invariants = Invariants()
     retries: int = 5
-    lexical_kinds: tuple[str, ...] = ("butter_fingers", "shuffle_words", "random_upper", "swap_chars",
-                                      "whitespace", "visual")
+    lexical_kinds: tuple[str, ...] = registry.lexeval_defaults()
     typo_prob: float = 0.1
     seed: int = 0
     paraphrase_kind: str = "paraphrase"  # the registry rewrite the paraphrase children are written under
@@ -244,12 +243,25 @@ async def build_tree(item: QAItem, settings: BuildSettings, paraphraser: Paraphr
 
 def lexical_fn(kind: str, prob: float) -> registry.TextFn:
     """The registered text perturbation ``kind`` at ``prob`` per spot (``--typo-prob``). For the six
-    LexEval kinds this is `lexical.perturb(kind, text, rng, prob)`, so seeded leaves are as before."""
+    LexEval kinds this redraws with the rate doubled while nothing changed (`lexical.redraw`), so
+    seeded leaves are as before. A kind without a rate ignores ``prob`` (`check_rate` refuses a
+    ``--typo-prob`` given with one)."""
     p = registry.get(kind)
     if not isinstance(p, registry.TextPerturbation):
         raise UserError(f"--lexical-kinds {kind}: a rewrite by a model, not a lexical perturbation; "
                         f"give it as --paraphrase-kind {kind}")
     return p.at_rate(prob)
+
+
+def check_rate(kinds: tuple[str, ...], prob: float, default: float = 0.1) -> None:
+    """``--typo-prob`` other than the default is refused when a lexical kind has no rate (a shuffle,
+    lowercasing): it would be silently ignored for that kind."""
+    if prob == default:
+        return
+    rateless = [k for k in kinds if isinstance(p := registry.get(k), registry.TextPerturbation) and p.rate is None]
+    if rateless:
+        raise UserError(f"--typo-prob {prob:g}: {', '.join(rateless)} has no rate (all or nothing); leave "
+                        f"{'it' if len(rateless) == 1 else 'them'} out of --lexical-kinds, or leave --typo-prob out")
 
 
 def save_trees(path: Path | str, trees: list[Tree], info: dict) -> None:
@@ -299,8 +311,11 @@ def validate_kinds(kinds: tuple[str, ...], paraphrase_kind: str = "paraphrase") 
     if rewrites:
         raise UserError(f"--lexical-kinds {','.join(rewrites)}: written by a model, not lexical perturbations; "
                         f"give one as --paraphrase-kind (lexical kinds: {', '.join(text_kinds())})")
-    if unknown := [k for k in kinds if k not in text_kinds()]:
+    if unknown := [k for k in kinds if k not in text_kinds() and not (
+            registry.is_perturbation(k) and isinstance(registry.get(k), registry.TextPerturbation))]:
         raise UserError(f"unknown --lexical-kinds {','.join(unknown)}; available: {', '.join(text_kinds())}")
+    for k in kinds:
+        registry.get(k)  # loads what it needs (HELM's word lists): a missing one ends here
     if not kinds:
         raise UserError("--lexical-kinds needs at least one perturbation")
     if paraphrase_kind not in rewrite_kinds():

@@ -76,7 +76,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--variations", type=csv_arg,
                    help="generate the prompt sets: --data holds plain requests (.jsonl of {id, prompt}, or .txt, "
                         "one a line), each becomes the original plus one variant per perturbation named here "
-                        "(typo, ocr, formality, dialect, language:sv, ...; see docs)")
+                        "(typo, ocr, helm:dialect, invisible, formality, language:sv, ...; "
+                        "robusteval perturb --list)")
     p.add_argument("--rewriter", help="model spec that writes the rewrites of --variations (default: llamacpp)")
     p.add_argument("--rewrite-bounds", dest="rewrite_bounds",
                    help="LOW,HIGH: cosine similarity a same-language rewrite must keep to its original, "

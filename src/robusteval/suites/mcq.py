@@ -38,7 +38,7 @@ from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
 from robusteval.metrics.budget import DESIGNS as BUDGET_DESIGNS, FIRST, Grid, estimate, grow, observed_grid, plan
 from robusteval.metrics.mcq import McqTally
-from robusteval.probes.apply import Checks, Perturbed, Rewriter, perturb_text
+from robusteval.probes.apply import Perturbed, Rewriter, perturb_item
 from robusteval.probes.design import FAMILIES, Copy, Design, expand
 from robusteval.probes.fewshot import ShotPool
 from robusteval.probes.math_prompts import FAMILIES as MATH_FAMILIES, expand_math, load_math_templates
@@ -81,7 +81,8 @@ class Options:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--families", type=csv_arg,
                    help="comma-separated families (default: order,format): format, order, prompt, fewshot, or a "
-                        "perturbation of the question (typo, paraphrase, dialect, ocr, language:de, ...)")
+                        "perturbation of the question (typo, paraphrase, helm:typos, invisible, typo@0.3, "
+                        "language:de, ...; robusteval perturb --list)")
     p.add_argument("--scoring", choices=("generate", "loglik"),
                    help="generate: the model writes its answer (default); loglik: options scored by log-likelihood")
     p.add_argument("--cross", type=csv_arg,
@@ -115,6 +116,9 @@ def validate(config: Any, options: Options) -> None:
     for flag, names in (("--families", options.families), ("--cross", options.cross)):
         if unknown := [f for f in names if f not in FAMILIES and not is_perturbation(f)]:
             raise UserError(f"unknown {flag} {','.join(unknown)}; {known}")
+        for name in names:
+            if name not in FAMILIES:
+                get(name)  # loads what it needs (HELM's word lists): a missing one ends here, before any request
     if not options.families and not options.cross:
         raise UserError("give at least one family with --families (or a design with --cross)")
     if len(options.cross) == 1:
@@ -407,14 +411,8 @@ async def write_copies(ask_all: AskAll, items: list[Item], families: tuple[str, 
     async def one(job: tuple[Item, str, int]) -> tuple[Perturbed, tuple[Perturbed, ...]]:
         item, family, j = job
         copy_seed = f"{seed}:{item.id}:{family}#{j}"
-        question = await perturb_text(family, item.question, seed=copy_seed, rewriter=rewriter,
-                                      checks=Checks(question=True, answers=gold_aliases(item)))
-        options: tuple[Perturbed, ...] = ()
-        if with_options:
-            options = tuple(await gather_all(
-                perturb_text(family, text, seed=f"{copy_seed}:option{i}", rewriter=rewriter,
-                             checks=Checks(question=False)) for i, text in enumerate(item.options)))
-        return question, options
+        return await perturb_item(family, item.question, item.options, seed=copy_seed, instance=(item.id, seed + j - 1),
+                                  rewriter=rewriter, answers=gold_aliases(item), with_options=with_options)
 
     done = await ask_all(jobs, one)
     copies: dict[str, dict[str, list[Copy]]] = {item.id: {f: [] for f in families} for item in items}

@@ -29,9 +29,8 @@ from robusteval.errors import UserError
 from robusteval.metrics.text import score_answer
 from robusteval.metrics.tree import TreeRow, cost_summary, metrics, shape_table
 from robusteval.probes.apply import Rewriter
-from robusteval.probes.lexical import PERTURBATIONS
 from robusteval.probes.paraphrase import Cost, Invariants, LLMParaphraser
-from robusteval.probes.registry import Rewrite, get
+from robusteval.probes.registry import Rewrite, get, lexeval_defaults
 from robusteval.probes.tree import (
     BuildSettings,
     Node,
@@ -39,6 +38,7 @@ from robusteval.probes.tree import (
     Shape,
     Tree,
     build_tree,
+    check_rate,
     load_trees,
     rewrite_kinds,
     save_trees,
@@ -70,7 +70,7 @@ class Options:
     depth: int = 2
     paraphrases: int = 2
     lexical: int = 2
-    lexical_kinds: tuple[str, ...] = tuple(PERTURBATIONS)
+    lexical_kinds: tuple[str, ...] = lexeval_defaults()
     paraphrase_kind: str = PARAPHRASE  # any same-language rewrite of the registry
     typo_prob: float = 0.1
     paraphraser: str | None = None  # model spec; default: the first model under test
@@ -100,13 +100,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--paraphrases", type=int, help="paraphrase children per node (default: 2)")
     g.add_argument("--lexical", type=int, help="lexical children per node (default: 2)")
     g.add_argument("--lexical-kinds", dest="lexical_kinds", type=csv_arg,
-                   help=f"text perturbations the lexical leaves draw from (default: {','.join(PERTURBATIONS)}; "
+                   help=f"text perturbations the lexical leaves draw from (default: {','.join(lexeval_defaults())}; "
                         f"any of: {','.join(text_kinds())})")
     g.add_argument("--paraphrase-kind", dest="paraphrase_kind",
                    help=f"the rewrite the paraphrase children are written under (default: {PARAPHRASE}; "
                         f"any of: {','.join(rewrite_kinds())})")
     g.add_argument("--typo-prob", dest="typo_prob", type=float,
-                   help="per-character probability of lexical edits (default: 0.1)")
+                   help="per-spot probability of the lexical leaves' edits (default: 0.1); refused with a kind "
+                        "that has no rate (shuffle_words, helm:lowercase, ...)")
     g.add_argument("--paraphraser", help="model spec that writes the paraphrases (default: the first --model)")
     g.add_argument("--paraphrase-temperature", dest="paraphrase_temperature", type=float,
                    help="sampling temperature of the paraphraser (default: 0.7)")
@@ -128,6 +129,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def validate(config, o: Options) -> None:
     validate_kinds(o.lexical_kinds, o.paraphrase_kind)
+    check_rate(o.lexical_kinds, o.typo_prob, Options.typo_prob)
     if unknown := [m for m in o.modes if m not in MODES]:
         raise UserError(f"unknown --modes {','.join(unknown)}; available: {', '.join(MODES)}")
     if unknown := [r for r in o.retrievers if r not in RETRIEVERS]:
