@@ -92,6 +92,12 @@ def _sensitivity_table(result: dict, a: str, b: str):
                 ci = "" if d["ci_low"] is None else f" [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
                 diff, p = f"{d['diff']:+.3f}{ci}", "n/a" if d["p_value"] is None else f"{d['p_value']:.4f}"
             table.add_row(Text(family), label, fmt_estimate(m["a"]), fmt_estimate(m["b"]), diff, p)
+    from robusteval.compare import SHARED
+
+    again = [f"{family} ({', '.join(k.upper() for k, how in r.get('intervals', {}).items() if how == SHARED)})"
+             for family, r in result.items() if SHARED in r.get("intervals", {}).values()]
+    table.caption = Text("A's and B's intervals are those their results.json stored (as report and serve show them)"
+                         + (f"; {SHARED} for " + ", ".join(again) if again else ""))
     return table
 
 
