@@ -20,11 +20,13 @@ def test_default_threads_on_an_idle_machine_are_the_granted_cores(monkeypatch, c
 
 
 @pytest.mark.parametrize(("cores", "host", "load", "threads"), [
-    (2, 2, 0.4, 1),  # a quarter core busy: one free core left, not two
+    (2, 2, 0.3, 2),  # an idle machine (this process's own start-up): both cores
+    (2, 2, 0.6, 1),  # more than half a core busy: one thread, not two
     (2, 2, 1.0, 1),
     (2, 2, 14.0, 1),  # the load the issue saw: never fewer than 1
     (16, 16, 3.0, 13),
-    (8, 8, 2.5, 5),
+    (16, 16, 3.6, 12),
+    (8, 8, 2.5, 6),  # 5.5 free: rounded to the nearest core
     (4, 64, 32.0, 2),  # 4 of 64 host cores granted: half the host busy, so half of them
 ])
 def test_default_threads_are_the_free_cores(monkeypatch, cores, host, load, threads):
@@ -64,7 +66,7 @@ def test_helper_models_cap_torch_threads_to_the_free_cores_and_never_raise_them(
         torch.set_num_threads(4)
         monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
         monkeypatch.setattr(os, "cpu_count", lambda: 4)
-        monkeypatch.setattr(os, "getloadavg", lambda: (2.2, 0.0, 0.0))
+        monkeypatch.setattr(os, "getloadavg", lambda: (2.8, 0.0, 0.0))
         assert cap_torch_threads() == 1 and torch.get_num_threads() == 1
         monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
         assert cap_torch_threads() == 1  # a lower ceiling (OMP_NUM_THREADS, a user's setting) stays

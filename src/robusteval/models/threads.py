@@ -5,7 +5,7 @@ thread that loses its core stalls the rest, and a request takes many times longe
 threads (measured in docs/performance.md, "Threads on a busy machine": at load 10-14 on 2 cores,
 35-54 s per request with 2 threads against 5-9 s with 1). So a default takes the cores that are
 actually free, not every core: the cores granted to this process (a container's or taskset's grant)
-less their share of the load average, rounded down, at least 1.
+less their share of the load average, to the nearest core, at least 1.
 """
 
 from __future__ import annotations
@@ -33,16 +33,18 @@ def load_average() -> float | None:
 def free_threads(cores: int | None = None, load: float | None = None, host_cores: int | None = None) -> int:
     """Threads a local model may start: the granted ``cores`` less the load on them, at least 1.
 
-    ``load`` is the host's load average over its ``host_cores``; the share that falls on the granted
-    cores is taken as busy (all of it when the process may use every core). Where the load is not
-    known, every granted core."""
+    ``load`` is the host's 1-minute load average over its ``host_cores``; the share that falls on the
+    granted cores is taken as busy (all of it when the process may use every core), and what is left
+    is rounded to the nearest core. Where the load is not known, every granted core."""
     cores = granted_cores() if cores is None else cores
     load = load_average() if load is None else load
     if load is None:
         return max(1, cores)
     host = max(cores, host_cores if host_cores is not None else (os.cpu_count() or cores))
     busy = load * cores / host
-    return max(1, min(cores, math.floor(cores - busy + 1e-9)))
+    # to the nearest core: a core busy less than half the time counts as free (this process's own
+    # start-up shows in the load of an idle machine as a few tenths)
+    return max(1, min(cores, math.floor(cores - busy + 0.5)))
 
 
 def cap_torch_threads() -> int:
