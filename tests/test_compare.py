@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from robusteval.cli import main
+from robusteval.compare import UNSTORED
 from robusteval.probes.design import expand
 from robusteval.report.table import fmt_estimate
 from robusteval.suites.mcq import _sample
@@ -36,6 +37,7 @@ def test_compare_two_runs(tmp_path, capsys):
     assert result["accuracy"]["a"] == 0.25 and result["accuracy"]["b"] == 1.0
     assert result["accuracy"]["p_value"] < 0.01 and result["accuracy"]["ci_low"] > 0.5
     assert result["consistency_rate"]["b"] == 1.0
+    assert result["intervals"] == {"a": UNSTORED, "b": UNSTORED}  # bare samples.jsonl: nothing stored to show
     assert "order" in capsys.readouterr().out
 
 

@@ -33,6 +33,7 @@ from robusteval.results.sensitivity import Sensitivity
 
 STORED = "stored"  # a run's measures as its results.json holds them
 SHARED = "recomputed on the shared cells"  # the comparison kept part of the run's cells
+UNSTORED = "recomputed (results.json holds none)"  # a bare samples.jsonl, or results from before the measures
 
 
 def load_samples(run: str) -> list[SampleRow]:
@@ -120,15 +121,15 @@ def compare(run_a: str, run_b: str, *, model_a: str | None = None, model_b: str 
         fb = [r for r in all_b if (r.item_id, r.variant, r.sample) in cells]
         acc_a, cr_a = _per_item(fa, shared)
         acc_b, cr_b = _per_item(fb, shared)
-        own_a = _own_measures(stored_a, fa, all_a, family)
-        own_b = _own_measures(stored_b, fb, all_b, family)
+        (own_a, how_a), (own_b, how_b) = _own_measures(stored_a, fa, all_a, family), _own_measures(stored_b, fb,
+                                                                                                   all_b, family)
         out[family] = {
             "questions": len(shared),
             "accuracy": paired_mean_difference(acc_a, acc_b, seed=seed).as_dict(),
             "consistency_rate": paired_mean_difference(cr_a, cr_b, seed=seed).as_dict(),
             "sensitivity": compare_sensitivity(fa, fb, shared, seed=seed, seeds=(stored_a.seed, stored_b.seed),
                                                own=(own_a, own_b)),
-            "intervals": {"a": STORED if own_a is not None else SHARED, "b": STORED if own_b is not None else SHARED},
+            "intervals": {"a": how_a, "b": how_b},
         }
     if not out:
         raise UserError(f"{run_a} and {run_b} share no family to compare")
@@ -175,19 +176,24 @@ def _per_item_measures(rows: list[SampleRow], item_ids: list[str]) -> dict[str, 
             "best_case": best, "prompt_sensi_score": pss}
 
 
-def _own_measures(stored: StoredRun, kept: list[SampleRow], rows: list[SampleRow], family: str) -> Sensitivity | None:
+def _own_measures(stored: StoredRun, kept: list[SampleRow], rows: list[SampleRow],
+                  family: str) -> tuple[Sensitivity | None, str]:
     """A run's stored sensitivity of ``family`` when the comparison keeps every one of its cells
-    (``kept`` is ``rows``), else None (its measures on the kept cells are another statistic)."""
-    if len(kept) != len(rows) or not rows:
-        return None
-    fm = stored.metrics.get(rows[0].model, {}).get(family)
-    return None if fm is None else fm.sensitivity
+    (``kept`` is ``rows``) and results.json holds it, else None; and which of `STORED`, `SHARED`
+    (the kept cells are fewer: their measures are another statistic) or `UNSTORED` it is."""
+    if len(kept) != len(rows):
+        return None, SHARED
+    fm = stored.metrics.get(rows[0].model, {}).get(family) if rows else None
+    if fm is None or fm.sensitivity is None:
+        return None, UNSTORED
+    return fm.sensitivity, STORED
 
 
 def _report(rows: list[SampleRow], item_ids: list[str], seed: int) -> Sensitivity:
-    """The sensitivity measures of ``rows`` computed again, questions in the run's own order (the
-    order its samples list them, as the suite had them: the bootstrap draws questions by position)."""
-    in_run_order = [i for i in dict.fromkeys(r.item_id for r in rows) if i in set(item_ids)]
+    """The sensitivity measures of ``rows`` computed again, questions in the order the run's samples
+    first list them rather than sorted by id (the bootstrap draws questions by position)."""
+    wanted = set(item_ids)
+    in_run_order = [i for i in dict.fromkeys(r.item_id for r in rows) if i in wanted]
     variants, correct, answers = _matrices(rows, in_run_order)
     ref, name = reference_columns(rows, variants, in_run_order)
     return Sensitivity.of(sensitivity(correct, answers=answers, reference=ref if name is not None else None,
