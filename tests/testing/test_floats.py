@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import struct
 
 from robusteval.testing.floats import REL, differences, perturbed
 
@@ -34,3 +35,12 @@ def test_perturbed_moves_every_float_one_unit_in_the_last_place_and_no_integer()
     assert moved["b"][0] == 2 and moved["b"][2] > 0.0 and moved["flag"] is False
     assert moved["text"] == f"acc {math.nextafter(0.25, 1)!r} of 4 items"
     assert differences(moved, value) == []
+
+
+def test_float32_values_get_float32_precision_and_float64_values_do_not():
+    # an embedding similarity on two machines: one float32 unit apart (6e-8 relative)
+    assert differences(0.8949092626571655, 0.8949092030525208) == []
+    # the same gap between values that are not float32 numbers is a real change
+    assert differences(0.8949092626571654, 0.8949092030525207) != []
+    farther = struct.unpack("f", struct.pack("f", 0.89492))[0]  # a float32 number 1.2e-5 away
+    assert farther != 0.89492 and differences(0.8949092626571655, farther) != []

@@ -6,7 +6,8 @@ differently (SIMD widths change the order of a sum), so a golden captured on one
 whose last digits another machine does not reproduce: 0.20877725288701351 there, ...354 here. The
 results are right on both; a test that compares them bit for bit is not portable. `differences`
 compares floats with ``math.isclose(rel_tol=REL, abs_tol=ABS)`` (ABS for values that are 0 in exact
-arithmetic: -1.8e-16 against 0.0) and everything else (keys, strings, integers, None, lengths)
+arithmetic: -1.8e-16 against 0.0; float32 values such as embedding similarities, whose last bit
+moves with the CPU and the thread count, at F32_REL) and everything else (keys, strings, integers, None, lengths)
 exactly; inside a string, the numbers it prints are compared within the same tolerance and the text
 around them exactly. `perturbed` moves every float by one unit in its last place, which a
 comparison within the tolerance must accept.
@@ -16,20 +17,35 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from typing import Any
 
 REL = 1e-9  # relative: far above float rounding (1e-16 per operation), far below any real change of a metric
 ABS = 1e-12  # absolute, for values that are 0 in exact arithmetic
+# float32 values (embedding similarities): a float32 carries ~7 digits; 1e-6 is ~16 units in its last
+# place at 0.9, the spread another CPU or thread count gives a 384-dimension dot product
+F32_REL = 1e-6
 
 # a decimal number as JSON, CSV or Markdown print it (the sign kept with the number)
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
 def close(a: float, b: float, *, rel: float = REL, abs_tol: float = ABS) -> bool:
-    """Whether two numbers are equal within the tolerance (NaN equals NaN: both undefined)."""
+    """Whether two numbers are equal within the tolerance (NaN equals NaN: both undefined). Two
+    values that are both float32 numbers (embedding similarities: computed in float32, which carries
+    7 digits) are compared at `F32_REL` instead, the most their last bits can move."""
     if math.isnan(a) or math.isnan(b):
         return math.isnan(a) and math.isnan(b)
-    return math.isclose(a, b, rel_tol=rel, abs_tol=abs_tol)
+    if math.isclose(a, b, rel_tol=rel, abs_tol=abs_tol):
+        return True
+    return _is_float32(a) and _is_float32(b) and math.isclose(a, b, rel_tol=max(rel, F32_REL), abs_tol=abs_tol)
+
+
+def _is_float32(x: float) -> bool:
+    try:
+        return struct.unpack("f", struct.pack("f", x))[0] == x
+    except (OverflowError, struct.error):
+        return False
 
 
 def differences(got: Any, want: Any, *, rel: float = REL, abs_tol: float = ABS, path: str = "$") -> list[str]:
@@ -93,4 +109,4 @@ def _next(x: float) -> float:
     return math.nextafter(x, math.inf if x >= 0 else -math.inf) if math.isfinite(x) else x
 
 
-__all__ = ["ABS", "REL", "close", "differences", "perturbed"]
+__all__ = ["ABS", "F32_REL", "REL", "close", "differences", "perturbed"]
