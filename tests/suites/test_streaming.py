@@ -6,7 +6,7 @@ holds what the code before streaming wrote for it (captured once with
 ``PYTHONPATH=<main>/src python tests/suites/test_streaming.py --capture``): every line of
 samples.jsonl, results.json's metrics, failures and suite keys, and the suite's own files. The test
 asserts the streaming code writes that: every float within `robusteval.testing.floats`' tolerance
-(relative 1e-9, absolute 1e-12, float32 embedding similarities 1e-6; another CPU, or another thread
+(relative 1e-9, absolute 1e-12, float32 embedding similarities 1e-5; another CPU, or another thread
 count, rounds the last digits of a bootstrap bound or an embedding similarity differently),
 everything else exactly. Two more tests show the comparison is
 neither too strict (a golden with every float moved one unit in its last place still passes) nor

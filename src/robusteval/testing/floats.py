@@ -22,9 +22,9 @@ from typing import Any
 
 REL = 1e-9  # relative: far above float rounding (1e-16 per operation), far below any real change of a metric
 ABS = 1e-12  # absolute, for values that are 0 in exact arithmetic
-# float32 values (embedding similarities): a float32 carries ~7 digits; 1e-6 is ~16 units in its last
-# place at 0.9, the spread another CPU or thread count gives a 384-dimension dot product
-F32_REL = 1e-6
+# float32 values (embedding similarities): a float32 carries ~7 digits; 1e-5 is ~160 units in its last
+# place at 0.9, room for a transformer pass and a 384-dimension dot product rounded another way
+F32_REL = 1e-5
 
 # a decimal number as JSON, CSV or Markdown print it (the sign kept with the number)
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
