@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from robusteval.cli import main
+from robusteval.compare import UNSTORED
 from robusteval.probes.design import expand
+from robusteval.report.table import fmt_estimate
 from robusteval.suites.mcq import _sample
 from robusteval.types import Item, Response
 
+FIXTURES = Path(__file__).parent / "fixtures"
 ITEMS = [Item(f"q{n}", f"Q{n}?", ("p", "q", "r", "s"), answer=n % 4) for n in range(30)]
 
 
@@ -33,6 +37,7 @@ def test_compare_two_runs(tmp_path, capsys):
     assert result["accuracy"]["a"] == 0.25 and result["accuracy"]["b"] == 1.0
     assert result["accuracy"]["p_value"] < 0.01 and result["accuracy"]["ci_low"] > 0.5
     assert result["consistency_rate"]["b"] == 1.0
+    assert result["intervals"] == {"a": UNSTORED, "b": UNSTORED}  # bare samples.jsonl: nothing stored to show
     assert "order" in capsys.readouterr().out
 
 
@@ -84,3 +89,73 @@ def test_compare_shows_every_sensitivity_measure_paired_where_it_exists(tmp_path
     printed = capsys.readouterr().out
     assert "sensitivity: B =" in printed and "worst-case accuracy" in printed and "+1.000" in printed
     assert "n/a (not a per-question mean)" in printed
+
+
+def _stub_mcq(tmp_path, url: str, data, run_id: str, model: str, *extra: str) -> None:
+    assert main(["run", "mcq", "--data", str(data), "--families", "order,format", "--model",
+                 f"openai:{model}?base_url={url}", "--quiet", "--cache-dir", str(tmp_path / "cache"),
+                 "--out", str(tmp_path / "runs"), "--run-id", run_id, *extra]) == 0
+
+
+def test_compare_shows_the_intervals_the_run_stored_as_report_and_serve_do(tmp_path, capsys):
+    """A run with --seed 7 whose question ids do not sort in the data's order (the bootstrap draws
+    questions by position): compare shows exactly the intervals results.json holds, and the report
+    prints the same. Drawing them again (seed 0, sorted ids), as compare did, gives other bounds."""
+    from robusteval.compare import STORED, _report, load_samples
+    from robusteval.testing.openai_stub import StubServer
+    from robusteval.web.leaderboard import boards_from
+
+    rows = [json.loads(line) for line in (FIXTURES / "mcq_small.jsonl").read_text().splitlines()]
+    data = tmp_path / "shuffled.jsonl"  # ids 9, 10, 8, 11, 7: "10" < "11" < "7" < "8" < "9" as strings
+    data.write_text("".join(json.dumps({**r, "id": str(n)}) + "\n" for r, n in zip(rows, (9, 10, 8, 11, 7))))
+    with StubServer() as stub:
+        _stub_mcq(tmp_path, stub.base_url, data, "a", "stub", "--seed", "7")
+        _stub_mcq(tmp_path, stub.base_url, data, "b", "other")
+    runs = tmp_path / "runs"
+    out = tmp_path / "cmp.json"
+    capsys.readouterr()
+    assert main(["compare", str(runs / "a"), str(runs / "b"), "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    result = json.loads(out.read_text())
+    stored = json.loads((runs / "a" / "results.json").read_text())["metrics"]["openai:stub"]
+    report = (runs / "a" / "report.md").read_text()
+    for family in ("order", "format"):
+        assert result[family]["intervals"] == {"a": STORED, "b": STORED}
+        for measure, m in result[family]["sensitivity"].items():
+            assert m["a"] == stored[family]["sensitivity"][measure], (family, measure)
+        spread = fmt_estimate(stored[family]["sensitivity"]["spread"])
+        assert spread in report and spread in printed
+    board = boards_from([("a", stored_results := json.loads((runs / "a" / "results.json").read_text()))])[0]
+    assert board.rows[0].values["order accuracy"][1:] == (stored_results["metrics"]["openai:stub"]["order"]
+                                                          ["accuracy"]["ci_low"],
+                                                          stored_results["metrics"]["openai:stub"]["order"]
+                                                          ["accuracy"]["ci_high"])
+    # what compare printed before: a new draw, seed 0, questions sorted, differs from the stored bounds
+    order = [r for r in load_samples(str(runs / "a")) if r.family == "order"]
+    redrawn = _report(order, sorted({r.item_id for r in order}), 0)
+    moved = [name for name, _, e in redrawn.measures()
+             if (e.low, e.high) != (stored["order"]["sensitivity"][name]["ci_low"],
+                                    stored["order"]["sensitivity"][name]["ci_high"])]
+    assert moved  # here the CPS bound: 5 questions leave most intervals at their clipped ends
+
+
+def test_compare_recomputes_on_the_shared_cells_with_the_runs_seed_and_says_so(tmp_path, capsys):
+    """When run B lacks a question, A's measures are of other cells than A stored: computed again on
+    the shared ones, marked so in the JSON and under the table."""
+    from robusteval.compare import SHARED, STORED
+    from robusteval.testing.openai_stub import StubServer
+
+    full = FIXTURES / "mcq_small.jsonl"
+    fewer = tmp_path / "fewer.jsonl"
+    fewer.write_text("".join(full.read_text().splitlines(keepends=True)[:4]))
+    with StubServer() as stub:
+        _stub_mcq(tmp_path, stub.base_url, full, "a", "stub")
+        _stub_mcq(tmp_path, stub.base_url, fewer, "b", "other")
+    runs = tmp_path / "runs"
+    out = tmp_path / "cmp.json"
+    capsys.readouterr()
+    assert main(["compare", str(runs / "a"), str(runs / "b"), "--json", str(out)]) == 0
+    result = json.loads(out.read_text())["order"]
+    assert result["questions"] == 4 and result["intervals"] == {"a": SHARED, "b": STORED}
+    assert result["sensitivity"]["worst_case"]["a"]["n"] == 4
+    assert f"{SHARED} for order (A)" in " ".join(capsys.readouterr().out.split())

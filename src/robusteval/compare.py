@@ -2,11 +2,18 @@
 for mcq, did accuracy, consistency or any sensitivity measure change between two runs (two models,
 two prompts, two versions) on the same questions: each measure of run A and run B with its CI, and
 the paired difference where the measure is a mean of per-question values (so a paired statistic
-exists)?"""
+exists)?
+
+A run's own intervals are read from its results.json, never drawn again: `report`, `serve` and
+``compare`` show the same interval for the same run. Only where the comparison keeps part of a
+run's cells (the other run lacks some questions or variants) are that run's measures computed again,
+on the shared cells, with the run's own seed and question order; the output says so.
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -14,13 +21,19 @@ import numpy as np
 from robusteval.errors import UserError
 from robusteval.files import atomic_write, read_jsonl
 from robusteval.metrics.consistency import item_consistency
-from robusteval.metrics.mcq_sensitivity import reference_columns
+from robusteval.metrics.mcq_sensitivity import loglik_tensor, reference_columns
 from robusteval.metrics.paired import paired_mean_difference
 from robusteval.metrics.sensitivity import flip_counts, item_extremes, item_prompt_sensitivity, sensitivity
 from robusteval.report.table import fmt_estimate
 from robusteval.results.codec import RecordError
-from robusteval.results.mcq import SampleRow, read_rows
+from robusteval.results.mcq import McqMetrics, SampleRow, read_rows
 from robusteval.results.persona import PersonaBoard
+from robusteval.results.records import run_record
+from robusteval.results.sensitivity import Sensitivity
+
+STORED = "stored"  # a run's measures as its results.json holds them
+SHARED = "recomputed on the shared cells"  # the comparison kept part of the run's cells
+UNSTORED = "recomputed (results.json holds none)"  # a bare samples.jsonl, or results from before the measures
 
 
 def load_samples(run: str) -> list[SampleRow]:
@@ -33,6 +46,31 @@ def load_samples(run: str) -> list[SampleRow]:
         return read_rows(read_jsonl(path))
     except RecordError as exc:
         raise UserError(f"{path}: not the samples of an mcq run ({exc})") from None
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """What compare reads of a run besides its samples: its metrics and seed from results.json
+    (empty metrics and seed 0 for a bare samples.jsonl, which has none)."""
+
+    metrics: McqMetrics
+    seed: int = 0
+
+
+def load_stored(run: str) -> StoredRun:
+    """The stored metrics and seed of a run folder (or of the folder of its samples.jsonl)."""
+    path = Path(run)
+    results = (path if path.is_dir() else path.parent) / "results.json"
+    if not results.is_file():
+        return StoredRun({})
+    try:
+        record = run_record(json.loads(results.read_text(encoding="utf-8")))
+    except (json.JSONDecodeError, RecordError) as exc:
+        raise UserError(f"{results}: not an mcq run's results ({exc})") from None
+    if record.suite != "mcq" or not isinstance(record.metrics, dict):
+        return StoredRun({})
+    seed = record.config.get("seed", 0)
+    return StoredRun(record.metrics, seed if isinstance(seed, int) and not isinstance(seed, bool) else 0)
 
 
 def _pick_model(rows: list[SampleRow], model: str | None, run: str) -> list[SampleRow]:
@@ -66,23 +104,32 @@ def _per_item(rows: list[SampleRow], item_ids: list[str]) -> tuple[np.ndarray, n
 
 def compare(run_a: str, run_b: str, *, model_a: str | None = None, model_b: str | None = None,
             seed: int = 0) -> dict:
+    """Per family both runs hold: the paired differences of accuracy and consistency (``seed``
+    drives their bootstrap and permutations), and every sensitivity measure of each run: its stored
+    one where the comparison keeps all of the run's cells of that family, else computed again on
+    the shared cells (``intervals`` says which, per run)."""
     a = _pick_model(load_samples(run_a), model_a, run_a)
     b = _pick_model(load_samples(run_b), model_b, run_b)
+    stored_a, stored_b = load_stored(run_a), load_stored(run_b)
     out = {}
     for family in [f for f in dict.fromkeys(r.family for r in a) if any(r.family == f for r in b)]:
-        fa = [r for r in a if r.family == family]
-        fb = [r for r in b if r.family == family]
-        shared = sorted({r.item_id for r in fa} & {r.item_id for r in fb})
-        cells = {(r.item_id, r.variant, r.sample) for r in fa} & {(r.item_id, r.variant, r.sample) for r in fb}
-        fa = [r for r in fa if (r.item_id, r.variant, r.sample) in cells]
-        fb = [r for r in fb if (r.item_id, r.variant, r.sample) in cells]
+        all_a = [r for r in a if r.family == family]
+        all_b = [r for r in b if r.family == family]
+        shared = sorted({r.item_id for r in all_a} & {r.item_id for r in all_b})
+        cells = {(r.item_id, r.variant, r.sample) for r in all_a} & {(r.item_id, r.variant, r.sample) for r in all_b}
+        fa = [r for r in all_a if (r.item_id, r.variant, r.sample) in cells]
+        fb = [r for r in all_b if (r.item_id, r.variant, r.sample) in cells]
         acc_a, cr_a = _per_item(fa, shared)
         acc_b, cr_b = _per_item(fb, shared)
+        (own_a, how_a), (own_b, how_b) = _own_measures(stored_a, fa, all_a, family), _own_measures(stored_b, fb,
+                                                                                                   all_b, family)
         out[family] = {
             "questions": len(shared),
             "accuracy": paired_mean_difference(acc_a, acc_b, seed=seed).as_dict(),
             "consistency_rate": paired_mean_difference(cr_a, cr_b, seed=seed).as_dict(),
-            "sensitivity": compare_sensitivity(fa, fb, shared, seed=seed),
+            "sensitivity": compare_sensitivity(fa, fb, shared, seed=seed, seeds=(stored_a.seed, stored_b.seed),
+                                               own=(own_a, own_b)),
+            "intervals": {"a": how_a, "b": how_b},
         }
     if not out:
         raise UserError(f"{run_a} and {run_b} share no family to compare")
@@ -129,22 +176,46 @@ def _per_item_measures(rows: list[SampleRow], item_ids: list[str]) -> dict[str, 
             "best_case": best, "prompt_sensi_score": pss}
 
 
-def _report(rows: list[SampleRow], item_ids: list[str], seed: int):
-    variants, correct, answers = _matrices(rows, item_ids)
-    ref, name = reference_columns(rows, variants, item_ids)
-    return sensitivity(correct, answers=answers, reference=ref if name is not None else None, reference_name=name,
-                       names=variants, seed=seed)
+def _own_measures(stored: StoredRun, kept: list[SampleRow], rows: list[SampleRow],
+                  family: str) -> tuple[Sensitivity | None, str]:
+    """A run's stored sensitivity of ``family`` when the comparison keeps every one of its cells
+    (``kept`` is ``rows``) and results.json holds it, else None; and which of `STORED`, `SHARED`
+    (the kept cells are fewer: their measures are another statistic) or `UNSTORED` it is."""
+    if len(kept) != len(rows):
+        return None, SHARED
+    fm = stored.metrics.get(rows[0].model, {}).get(family) if rows else None
+    if fm is None or fm.sensitivity is None:
+        return None, UNSTORED
+    return fm.sensitivity, STORED
 
 
-def compare_sensitivity(a: list[SampleRow], b: list[SampleRow], item_ids: list[str], *, seed: int = 0) -> dict:
+def _report(rows: list[SampleRow], item_ids: list[str], seed: int) -> Sensitivity:
+    """The sensitivity measures of ``rows`` computed again, questions in the order the run's samples
+    first list them rather than sorted by id (the bootstrap draws questions by position)."""
+    wanted = set(item_ids)
+    in_run_order = [i for i in dict.fromkeys(r.item_id for r in rows) if i in wanted]
+    variants, correct, answers = _matrices(rows, in_run_order)
+    ref, name = reference_columns(rows, variants, in_run_order)
+    return Sensitivity.of(sensitivity(correct, answers=answers, reference=ref if name is not None else None,
+                                      reference_name=name, names=variants,
+                                      loglik=loglik_tensor(rows, variants, in_run_order), seed=seed))
+
+
+def compare_sensitivity(a: list[SampleRow], b: list[SampleRow], item_ids: list[str], *, seed: int = 0,
+                        seeds: tuple[int, int] | None = None,
+                        own: tuple[Sensitivity | None, Sensitivity | None] = (None, None)) -> dict:
     """Every sensitivity measure of one family in run A and run B (on the cells both answered), each
     ``{"a": estimate, "b": estimate, "difference": paired difference or None}``: the paired
     difference (mean over questions of B - A, with a CI and a permutation p-value) exists for the
     measures that are means of per-question values; the others (spread, std, drop rate, MaxP,
-    AvgP, CPS, POSIX) are statistics of the whole matrix, shown side by side with their own CIs."""
+    AvgP, CPS, POSIX) are statistics of the whole matrix, shown side by side with their own CIs.
+    ``own``: a run's stored measures, shown as they are (not drawn again) where given; ``seeds``:
+    each run's own seed for the measures computed again (default ``seed``)."""
     from robusteval.results.sensitivity import MEASURES
 
-    report_a, report_b = _report(a, item_ids, seed), _report(b, item_ids, seed)
+    seed_a, seed_b = seeds or (seed, seed)
+    report_a = own[0] if own[0] is not None else _report(a, item_ids, seed_a)
+    report_b = own[1] if own[1] is not None else _report(b, item_ids, seed_b)
     items_a, items_b = _per_item_measures(a, item_ids), _per_item_measures(b, item_ids)
     out = {}
     for measure, _ in MEASURES:

@@ -385,3 +385,29 @@ def test_score_sensitivity_of_whole_item_ratings():
     assert s.std.value == pytest.approx(math.sqrt(((4 - 3.25) ** 2 + (2.5 - 3.25) ** 2) / 1))
     one = score_sensitivity(np.array([5.0, 2.0]), ["style", "style"])
     assert one.spread.value is None and one.std.value is None and one.consistent_share.value == 0.5
+
+
+@pytest.mark.parametrize("variant_right", [0.0, 1.0])
+def test_the_mean_drop_rate_is_n_a_when_any_variants_pdr_is_by_one_rule(variant_right):
+    """A variant compared only on questions its reference got wrong has no PDR, whether it got them
+    wrong too (0/0) or right (1/0). Before, 0/0 was left out of the mean (which averaged the other
+    variants) and 1/0 gave -inf (which made the mean n/a). Now one rule: the mean over the compared
+    variants is n/a when any of their PDRs is, in the point value and in every resample."""
+    from robusteval.metrics.sensitivity import _mean_drop, drop_rates
+
+    # reference (column 0) right on items 0-2 of each block of 4; "typo" answered everywhere; "late"
+    # only on item 3, where the reference is wrong
+    correct = np.array([[1, 1, nan], [1, 0, nan], [1, 1, nan], [0, 0, variant_right]] * 3, dtype=float)
+    r = sensitivity(correct, names=("base", "typo", "late"), reference="base", seed=3)
+    assert r.per_variant[2].drop_rate.value is None  # n/a in the per-variant table
+    assert r.per_variant[1].drop_rate.value == pytest.approx(1 - 6 / 9)
+    assert r.drop_rate.value is None and r.drop_rate.low is None
+    # without the late variant the mean is the typo's PDR, with its interval
+    alone = sensitivity(correct[:, :2], names=("base", "typo"), reference="base", seed=3)
+    assert alone.drop_rate.value == pytest.approx(1 - 6 / 9) and alone.drop_rate.low is not None
+    assert np.isnan(drop_rates(np.array([0.0, 3.0]), np.array([0.0, 0.0]))).all()  # 0/0 and 3/0 alike
+    # resamples: (typo, late | reference on typo's items, on late's): the row where late's reference
+    # is right has a mean, the rows where it is not are NaN whatever late scored (never -inf)
+    sums = np.array([[2.0, variant_right, 3.0, 1.0], [2.0, variant_right, 3.0, 0.0], [0.0, 1.0, 0.0, 0.0]])
+    means = _mean_drop(sums)
+    assert means[0] == pytest.approx(((1 - 2 / 3) + (1 - variant_right)) / 2) and np.isnan(means[1:]).all()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -140,9 +142,89 @@ def test_model_scores_tied_in_exact_arithmetic_tie_in_the_leaderboard():
     assert kendalls_w(table) == pytest.approx(1.0)
 
 
-def test_tie_safe_rounds_to_significant_digits_and_keeps_the_rest():
-    x = np.array([0.1 + 0.2, 0.3, 3e-12 + 6e-12, 9e-12, -1.1, -1.0999999999999996, 0.0, NAN, np.inf, 123456.78912345])
+def test_tie_safe_rounds_to_fixed_decimals_and_keeps_the_rest():
+    x = np.array([0.1 + 0.2, 0.3, 3e-12 + 6e-12, 9e-12, -1.1, -1.0999999999999996, 0.0, NAN, np.inf, 123456.78912345,
+                  -1.8e-16, -0.0, 2e-10])
     out = tie_safe(x)
     assert out[0] == out[1] and out[2] == out[3] and out[4] == out[5]
     assert out[6] == 0.0 and np.isnan(out[7]) and out[8] == np.inf
-    assert out[9] == pytest.approx(123456.7891, abs=1e-9)  # 10 significant digits, whatever the magnitude
+    assert out[9] == pytest.approx(123456.7891234500, abs=1e-9)  # 10 decimals, whatever the magnitude
+    # a value that is 0 in exact arithmetic but -1.8e-16 in floating point ties with 0.0 (significant
+    # digits kept it apart); a real difference of 2e-10 is kept
+    assert out[10] == out[11] == out[6] == 0.0 and not np.signbit(out[11])
+    assert out[12] == 2e-10 and ranking(out[[6, 10, 12]]).tolist() == [2, 2, 1]
+
+
+
+
+def _exact_value_scores(answers: np.ndarray, item_values: tuple[str, ...], values: tuple[str, ...]) -> list[list]:
+    """`psychometrics.value_scores` (centred, no invalid answer) in exact rational arithmetic."""
+    from fractions import Fraction
+
+    out = []
+    for row in answers:
+        centred = [Fraction(int(a)) - Fraction(int(sum(row)), len(row)) for a in row]
+        out.append([sum((c for c, v in zip(centred, item_values) if v == value), Fraction(0))
+                    / sum(v == value for v in item_values) for value in values])
+    return out
+
+
+def _exact_spearman(x: list, y: list) -> float | None:
+    """Spearman's rho with ties averaged, every rank and sum exact (only the final square root is not)."""
+    from fractions import Fraction
+
+    def ranks(xs):
+        return [Fraction(2 * sum(o < v for o in xs) + sum(o == v for o in xs) + 1, 2) for v in xs]
+
+    rx, ry = ranks(x), ranks(y)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    vx, vy = sum((a - mx) ** 2 for a in rx), sum((b - my) ** 2 for b in ry)
+    if vx == 0 or vy == 0:
+        return None
+    return math.copysign(math.sqrt(cov * cov / (vx * vy)), cov)
+
+
+def _significant_digits(x, digits: int = 10):
+    """The rounding `tie_safe` used before: to significant digits, which keeps -1.8e-16 apart from 0."""
+    x = np.asarray(x, dtype=float)
+    finite = np.isfinite(x) & (x != 0)
+    scale = 10.0 ** (digits - 1 - np.floor(np.log10(np.abs(np.where(finite, x, 1.0)))))
+    return np.where(finite, np.round(x * scale) / scale, x)
+
+
+def test_rank_order_stability_on_the_leaderboards_questionnaire_equals_exact_arithmetic(realdata, monkeypatch):
+    """The leaderboard's own PVQ-40 (both gendered files) and its 50 people, answered as the stub answers
+    (a letter picked by a hash of context, persona and item; 2 or 3 points used, where centred
+    value scores that are 0 in exact arithmetic come out as +-1e-16): every context pair's rank-order
+    stability equals the one computed with exact rational scores and ranks, within 1e-12. The old
+    significant-digit rounding split those zeros from the exact ones and missed by up to 4e-4."""
+    import hashlib
+
+    from robusteval.data.persona import load_population, load_questionnaire
+    from robusteval.metrics import stability
+    from robusteval.metrics.psychometrics import value_scores
+
+    vs = realdata / "value-stability"
+    q = load_questionnaire(f"pvq40:{vs / 'data_pvq'}")
+    people = load_population(str(vs / "personas" / "real_world_people.json"))
+    assert len(q.items) == 40 and len(people) == 50 and not any(item.reverse for item in q.items)
+
+    def answers(context: str, points: int) -> np.ndarray:
+        return np.array([[1 + int(hashlib.sha256(f"{context}|{p.id}|{item.id}".encode()).hexdigest(), 16) % points
+                          for item in q.items] for p in people], dtype=float)
+
+    misses_before = []
+    for points, salt in [(2, 0), (2, 2), (2, 4), (3, 0), (3, 3)]:
+        grids = [answers(f"{salt}c{n}", points) for n in range(3)]
+        scores = [value_scores(g, q.item_values, q.values, n_points=len(q.scale)) for g in grids]
+        exact = [_exact_value_scores(g, q.item_values, q.values) for g in grids]
+        for i, j in [(0, 1), (0, 2), (1, 2)]:
+            rhos = [r for v in range(len(q.values)) if (r := _exact_spearman([row[v] for row in exact[i]],
+                                                                             [row[v] for row in exact[j]])) is not None]
+            want = sum(rhos) / len(rhos)
+            assert rank_order_stability(scores[i], scores[j]) == pytest.approx(want, abs=1e-12), (points, salt, i, j)
+            with monkeypatch.context() as m:
+                m.setattr(stability, "tie_safe", _significant_digits)
+                misses_before.append(abs(rank_order_stability(scores[i], scores[j]) - want))
+    assert max(misses_before) > 1e-4  # the case the test is for: without fixed decimals it fails

@@ -11,22 +11,67 @@ from robusteval.models.llamacpp import LlamaCppBackend, default_threads
 
 
 @pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 2), (16, 16)])
-def test_default_threads_are_the_granted_cores(monkeypatch, cores, threads):
+def test_default_threads_on_an_idle_machine_are_the_granted_cores(monkeypatch, cores, threads):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 64)  # the host's count is not what this process may use
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     assert default_threads() == threads
     assert LlamaCppBackend.from_spec(parse_model_spec("llamacpp")).n_threads == threads
 
 
-def test_default_threads_without_affinity_fall_back_to_cpu_count(monkeypatch):
+@pytest.mark.parametrize(("cores", "host", "load", "threads"), [
+    (2, 2, 0.3, 2),  # an idle machine (this process's own start-up): both cores
+    (2, 2, 0.6, 1),  # more than half a core busy: one thread, not two
+    (2, 2, 1.0, 1),
+    (2, 2, 14.0, 1),  # the load the issue saw: never fewer than 1
+    (16, 16, 3.0, 13),
+    (16, 16, 3.6, 12),
+    (8, 8, 2.5, 6),  # 5.5 free: rounded to the nearest core
+    (4, 64, 32.0, 2),  # 4 of 64 host cores granted: half the host busy, so half of them
+])
+def test_default_threads_are_the_free_cores(monkeypatch, cores, host, load, threads):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: host)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, 0.0, 0.0))
+    assert default_threads() == threads
+    assert LlamaCppBackend.from_spec(parse_model_spec("llamacpp")).n_threads == threads
+    assert LlamaCppBackend.from_spec(parse_model_spec("llamacpp?n_threads=3")).n_threads == 3  # explicit wins
+
+
+def test_default_threads_without_affinity_or_load_fall_back_to_cpu_count(monkeypatch):
     monkeypatch.delattr(os, "sched_getaffinity", raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
+
+    def no_load():
+        raise OSError("no load average")
+
+    monkeypatch.setattr(os, "getloadavg", no_load)
+    assert default_threads() == 4
+    monkeypatch.delattr(os, "getloadavg", raising=False)
     assert default_threads() == 4
 
 
 def test_explicit_threads_win(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (7.5, 0.0, 0.0))
     assert LlamaCppBackend.from_spec(parse_model_spec("llamacpp?n_threads=8")).n_threads == 8
+
+
+def test_helper_models_cap_torch_threads_to_the_free_cores_and_never_raise_them(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from robusteval.models.threads import cap_torch_threads
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(4)
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
+        monkeypatch.setattr(os, "cpu_count", lambda: 4)
+        monkeypatch.setattr(os, "getloadavg", lambda: (2.8, 0.0, 0.0))
+        assert cap_torch_threads() == 1 and torch.get_num_threads() == 1
+        monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+        assert cap_torch_threads() == 1  # a lower ceiling (OMP_NUM_THREADS, a user's setting) stays
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_reproducible_settings_are_the_default():

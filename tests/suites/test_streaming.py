@@ -5,7 +5,12 @@ Each case is one small run through the deterministic stub. ``tests/fixtures/stre
 holds what the code before streaming wrote for it (captured once with
 ``PYTHONPATH=<main>/src python tests/suites/test_streaming.py --capture``): every line of
 samples.jsonl, results.json's metrics, failures and suite keys, and the suite's own files. The test
-asserts the streaming code writes exactly that.
+asserts the streaming code writes that: every float within `robusteval.testing.floats`' tolerance
+(relative 1e-9, absolute 1e-12, float32 embedding similarities 1e-5; another CPU, or another thread
+count, rounds the last digits of a bootstrap bound or an embedding similarity differently),
+everything else exactly. Two more tests show the comparison is
+neither too strict (a golden with every float moved one unit in its last place still passes) nor
+too lax (a metric changed in its 7th digit fails).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from robusteval.cli import main
+from robusteval.testing.floats import differences, perturbed
 from robusteval.testing.openai_stub import StubServer
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -114,11 +120,67 @@ def test_streamed_run_writes_what_the_held_run_wrote(name, tmp_path, stub, monke
     monkeypatch.setattr(run_module, "_execute", spy)
     got = run_case(name, tmp_path, stub.base_url)
     assert returned == [0]  # streamed: the suite handed back no sample list
-    want = json.loads((GOLDEN / f"{name}.json").read_text())
+    want = golden(name)
     assert len(got["samples"]) == len(want["samples"]) > 0
-    assert got["samples"] == want["samples"]
-    assert got["results"] == want["results"]
-    assert got["files"] == want["files"]
+    assert mismatches(got, want) == []
+
+
+def golden(name: str) -> dict:
+    return json.loads((GOLDEN / f"{name}.json").read_text())
+
+
+def mismatches(got: dict, want: dict) -> list[str]:
+    """Where a run's files differ from a golden's: samples line by line as JSON, results and files as
+    JSON or text, every float within the tolerance."""
+    def parsed(out: dict) -> dict:
+        return {**out, "samples": [json.loads(line) for line in out["samples"]]}
+
+    return differences(parsed(got), parsed(want))
+
+
+def test_the_goldens_hold_within_the_tolerance_and_catch_a_changed_metric(tmp_path, stub):
+    """A run compared with its golden whose every float is one unit off in its last place (what another
+    machine's rounding does) passes; the same golden with one metric changed by 1e-7 of itself, or
+    an integer count changed, fails."""
+    want = golden("hallucination")
+    moved = perturbed(want)
+    assert moved != want and json.dumps(moved) != json.dumps(want)  # the perturbation reached the floats
+    assert mismatches(moved, want) == []
+    got = run_case("hallucination", tmp_path, stub.base_url)
+    assert mismatches(got, moved) == []
+
+    def changed(path: list, value) -> dict:
+        out = json.loads(json.dumps(want))
+        node = out
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value(node[path[-1]])
+        return out
+
+    metrics = want["results"]["metrics"]
+    model = next(iter(metrics))
+    floats = [(k, v) for k, v in _leaves(metrics[model], ["results", "metrics", model]) if isinstance(v, float) and v]
+    assert floats, "the hallucination golden holds no non-zero float metric"
+    where, _ = floats[0]
+    off = mismatches(got, changed(where, lambda v: v * (1 + 1e-7)))
+    assert len(off) == 1 and off[0].startswith("$" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}"
+                                                            for k in where) + ":"), off
+    ints = [(k, v) for k, v in _leaves(metrics[model], ["results", "metrics", model])
+            if isinstance(v, int) and not isinstance(v, bool) and v]
+    where, _ = ints[0]
+    assert len(mismatches(got, changed(where, lambda v: v + 1))) == 1
+
+
+def _leaves(value, path: list):
+    """(path, value) of every leaf of a JSON value."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(v, [*path, k])
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _leaves(v, [*path, i])
+    else:
+        yield path, value
 
 
 def capture() -> None:

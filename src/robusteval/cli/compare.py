@@ -95,6 +95,13 @@ def _sensitivity_table(result: dict, a: str, b: str):
                 ci = "" if d["ci_low"] is None else f" [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
                 diff, p = f"{d['diff']:+.3f}{ci}", "n/a" if d["p_value"] is None else f"{d['p_value']:.4f}"
             table.add_row(Text(family), label, fmt_estimate(m["a"]), fmt_estimate(m["b"]), diff, p)
+    from robusteval.compare import STORED
+
+    again = sorted({how for r in result.values() for how in r.get("intervals", {}).values() if how != STORED})
+    which = [f"{family} ({', '.join(k.upper() for k, how in r.get('intervals', {}).items() if how != STORED)})"
+             for family, r in result.items() if set(r.get("intervals", {}).values()) - {STORED}]
+    table.caption = Text("A's and B's intervals are those their results.json stored (as report and serve show them)"
+                         + (f"; {' / '.join(again)} for " + ", ".join(which) if again else ""))
     return table
 
 

@@ -53,6 +53,8 @@ def load_embedder(name: str = "minilm") -> Embedder:
         return Embedder("e5", lambda texts: model.passage(texts).reshape(len(texts), -1))
     try:
         from sentence_transformers import SentenceTransformer
+
+        from robusteval.models.threads import cap_torch_threads
     except ImportError:
         raise UserError(f"the {name!r} embedder needs sentence-transformers: pip install 'robusteval[embed]'") from None
     if name == "minilm":
@@ -69,6 +71,7 @@ def load_embedder(name: str = "minilm") -> Embedder:
 
         transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar in the run's output
         model = SentenceTransformer(path, device="cpu")
+        cap_torch_threads()  # a judge beside the model under test: only the cores that are free
     except OSError as exc:
         raise UserError(f"cannot load embedding model {name!r}: {exc}") from None
     return Embedder(name, lambda texts: model.encode(texts, batch_size=32, convert_to_numpy=True,

@@ -52,6 +52,10 @@ class NLIModel:
             self.model = AutoModelForSequenceClassification.from_pretrained(name).to(device).eval()
         except OSError as exc:
             raise UserError(f"cannot load NLI model {name!r}: {exc}") from None
+        if device == "cpu":
+            from robusteval.models.threads import cap_torch_threads
+
+            cap_torch_threads()  # a judge beside the model under test: only the cores that are free
         self.name, self.device, self.batch_size, self._torch = name, device, batch_size, torch
         self.id2label = {int(k): str(v) for k, v in self.model.config.id2label.items()}
         self.entail = entailment_index(self.id2label)

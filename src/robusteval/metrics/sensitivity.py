@@ -342,15 +342,28 @@ def _ratio(sums: np.ndarray) -> np.ndarray:
     return sums[:, 0] / sums[:, 1]
 
 
+def drop_rates(variant: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """promptbench's PDR, 1 - variant / reference, from correct-answer sums over the items both
+    answered. The one rule for an undefined PDR: where the reference has no correct answer on those
+    items the PDR is NaN (n/a), whatever the variant scored (0/0 and 3/0 alike: before, 3/0 gave
+    -inf, which made the mean n/a, while the mean left 0/0 out and averaged the rest)."""
+    variant, reference = np.asarray(variant, dtype=float), np.asarray(reference, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(reference > 0, 1.0 - variant / np.where(reference > 0, reference, 1.0), np.nan)
+
+
 def _drop(sums: np.ndarray) -> np.ndarray:
-    """promptbench's PDR from (variant correct, reference correct) sums over the items both answered."""
-    return 1.0 - sums[:, 0] / sums[:, 1]
+    """One variant's PDR from (variant correct, reference correct) sums."""
+    return drop_rates(sums[:, 0], sums[:, 1])
 
 
 def _mean_drop(sums: np.ndarray) -> np.ndarray:
-    """The mean PDR over the non-reference variants (columns: k variant sums, then k reference sums)."""
+    """The mean PDR over the variants compared with the reference (columns: k variant sums, then k
+    reference sums); NaN (n/a) when any of their PDRs is undefined (`drop_rates`): a mean over the
+    variants that happen to be defined would be a mean of other variants in each bootstrap resample,
+    and the undefined share of resamples (`stats.MAX_UNDEFINED`) decides whether it gets an interval."""
     k = sums.shape[1] // 2
-    return _nanmean(1.0 - sums[:, :k] / sums[:, k:], axis=1)
+    return drop_rates(sums[:, :k], sums[:, k:]).mean(axis=1)
 
 
 def _accuracies(sums: np.ndarray, n_vars: int) -> np.ndarray:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-import os
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from robusteval.errors import BackendError, UserError
 from robusteval.models.base import file_sha256
 from robusteval.models.chat_format import chat_body, parse_chat_completion
+from robusteval.models.threads import free_threads
 from robusteval.types import Completion, GenParams, Message
 
 if TYPE_CHECKING:  # spec.load_backend imports the backends
@@ -51,18 +51,16 @@ def embedded_model_path() -> Path:
 
 
 def default_threads() -> int:
-    """llama.cpp compute threads: every core this process may use (a container's or taskset's
-    grant, not the host's count).
+    """llama.cpp compute threads when ``?n_threads=`` is not given: the cores actually free
+    (`threads.free_threads`: the cores this process may use less the load on them, at least 1),
+    never more threads than there are free cores.
 
-    Measured on 2 cores (docs/performance.md, benchmarks/limit.py): alone on the machine, 2 threads
-    did 40 mcq requests in 15.4 s against 24.6 s with 1. But llama.cpp's threads meet at a barrier
-    after every layer, so when other processes compete for the cores (several model processes, a
-    test suite) one thread that loses its core stalls the rest: there 2 threads took 27 to over
-    100 s where 1 took 6.6-10 s. ``?n_threads=1`` is the setting for a shared machine."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 2
+    Measured on 2 cores (docs/performance.md): alone on the machine, 2 threads did 40 mcq requests
+    in 15.4 s against 24.6 s with 1. But llama.cpp's threads meet at a barrier after every layer,
+    so when other processes compete for the cores one thread that loses its core stalls the rest:
+    there all cores took 27 to over 100 s where 1 thread took 6.6-10 s. An explicit
+    ``?n_threads=N`` wins; replies are the same whatever the count (flash attention off)."""
+    return free_threads()
 
 
 DEFAULT_PARALLEL = 1  # one request at a time: its tokens never share a batch with another's
