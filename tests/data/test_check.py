@@ -66,4 +66,5 @@ def test_data_check_applies_and_counts_the_duplicate_rule(rule, used, said, caps
     out = capsys.readouterr().out
     assert f"{path}: 6 rows read, {used} used" in out
     assert said in out
-    assert f"note: 2 rows in 1 group repeat a question and its options with another answer; rule --duplicates {rule}" in out
+    assert ("note: 2 rows in 1 group repeat a question and its options with another answer; "
+            f"rule --duplicates {rule}") in out
