@@ -221,9 +221,8 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
 
     files: dict[str, Any] = {}
     for m in ctx.models:  # the ELOQUENT submission (named after the team) and our answers file, per model
-        source = submission_name(options.team, m, ctx.models)
-        files[f"{source}.json"] = partial(lambda m, source: submission_chunks(zip(items, responses(m)), source),
-                                          m, source)
+        stem = submission_name(options.team, m, ctx.models)
+        files[f"{stem}.json"] = partial(lambda m, stem: submission_chunks(zip(items, responses(m)), stem), m, stem)
         files[f"answers-{slug(m)}.json"] = partial(
             lambda m: answers_chunks(zip(items, responses(m)), m, options.team), m)
     files["answers.md"] = lambda: answers_markdown_chunks(
