@@ -169,7 +169,7 @@ async def estimate_suite(config: RunConfig, *, console: Console | None = None) -
     params = GenParams(temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens,
                        seed=config.seed)
     store = Store(Path(config.cache_dir).expanduser() / STORE_FILE)
-    engine = Engine(store, use_cache=config.use_cache, dry_run=True)
+    engine = Engine(store, use_cache=config.use_cache, dry_run=True, stand_in=True)
     add_model = ModelStarter(engine, config)
 
     try:

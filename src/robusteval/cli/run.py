@@ -14,6 +14,7 @@ from robusteval.cli.common import RETRY_HINT, failed_requests_warning, out_conso
 from robusteval.config import RunConfig, check_text_files, default_cache_dir
 from robusteval.configure import build_config, load_config_file, unused_settings_message
 from robusteval.errors import UserError
+from robusteval.report.terminal import styled
 from robusteval.suites import SUITE_SUMMARIES, SUITES, UNUSED_COMMON_SETTINGS, get_suite
 from robusteval.suites.base import SuiteResult
 
@@ -172,7 +173,23 @@ def estimate_command(config: RunConfig, console: Console) -> int:
     out.print(table)
     for e in estimates:
         out.print(f"{e.model}: completions and time from {e.basis}")
-    if config.suite != "mcq":
-        out.print("later stages (ratings of answers, next conversation turns) depend on answers not yet "
-                  "given and are not counted")
+    for e in estimates:
+        if e.over_window:
+            console.print(styled("warning:", "yellow",
+                                 f" {e.over_window} of the {e.to_send} requests to {e.model} have prompts longer "
+                                 f"than its context window ({e.window} tokens): they would fail. Give the model a "
+                                 "longer window (llamacpp?n_ctx=8192) or shorten the inputs"
+                                 + (" (--context-max-tokens cuts the opening posts)" if config.suite == "persona"
+                                    else "")))
+    if config.suite in CONTENT_DEPENDENT:
+        out.print(f"later stages counted as if every reply were usable: {CONTENT_DEPENDENT[config.suite]}")
     return 0
+
+
+# Suites whose later requests depend on what the model says: where the run may ask fewer than estimated.
+CONTENT_DEPENDENT = {
+    "consistency": "an oracle that rates at once is not re-asked, and identical answers share its request",
+    "hallucination": "a generated pair that does not parse is neither judged nor detected in the cross step",
+    "tree": "each paraphrase is planned as kept (a kept one grows a subtree); re-requests of rejected "
+            "candidates (up to --retries each) are not counted",
+}

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from robusteval.engine import Engine
-from robusteval.engine.runner import DRY_RUN
+from robusteval.engine.runner import DRY_RUN, is_stand_in
 from robusteval.metrics.text import alias_match
 from robusteval.types import GenParams, Message, Response
 
@@ -141,6 +141,8 @@ class LLMParaphraser:
     async def batch(self, text: str, n: int) -> tuple[list[str], Cost, str | None]:
         params = GenParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
         r = await self.engine.chat(self.model, (Message("user", BATCH_PROMPT.format(n=n, text=text)),), params)
+        if is_stand_in(r.text):  # an estimate: the n paraphrases a usable reply holds
+            return [f"{r.text} #{slot + 1}" for slot in range(n)], Cost.of(r), r.error
         return parse_candidates(r.text), Cost.of(r), r.error
 
     async def single(self, text: str, slot: int, attempt: int) -> Candidate:
