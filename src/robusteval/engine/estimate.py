@@ -209,8 +209,9 @@ def estimate(engine: Engine, store: Store, model: str,
     if isinstance(counted_prompt_tokens, int):
         counted_prompt_tokens = CountedTokens(counted_prompt_tokens, len(planned), len(planned))
     per_char, per_message = chars_to_tokens(past)
+    each: list[float]
     if counted_prompt_tokens is not None and len(counted_prompt_tokens.per_prompt) == len(planned):
-        each = list(counted_prompt_tokens.per_prompt)
+        each = [float(n) for n in counted_prompt_tokens.per_prompt]
     else:
         each = [c * per_char + per_message * len(r.messages) for c, r in zip(chars, planned)]
     if counted_prompt_tokens is not None:
