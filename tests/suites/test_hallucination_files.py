@@ -11,6 +11,16 @@ from robusteval.cli import main
 from robusteval.testing.openai_stub import StubServer
 
 REAL = Path(__file__).parent.parent / "fixtures" / "hallucigen"
+SUBMITTED = REAL / "submitted"  # the layouts participants submitted (examples, our own rows)
+
+
+def _layout(path: Path) -> tuple[list[str], set[str]]:
+    """A submitted file's header and the values of its label column (detection) or () otherwise."""
+    import csv
+
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], {r[1] for r in rows[1:]} if rows[0] == ["id", "label"] else set()
 
 
 def _run(tmp_path, base_url: str, *extra: str, run_id: str) -> tuple[int, Path]:
@@ -59,9 +69,11 @@ def test_detection_on_the_unlabelled_test_file_writes_predictions(tmp_path, caps
         assert code == 0, out.err
         ids = ["td-sv-1", "td-sv-2", "td-sv-3"]
         for config in ("openai:stub/incorrect", "openai:stub/support"):
-            lines = (folder / f"detection-{config.replace(':', '_').replace('/', '_')}.csv").read_text().splitlines()
-            assert lines[0] == "id,label" and [line.split(",")[0] for line in lines[1:]] == ids
-            assert all(line.split(",")[1] in ("hyp1", "hyp2", "") for line in lines[1:])
+            path = folder / f"detection-{config.replace(':', '_').replace('/', '_')}.csv"
+            header, labels = _layout(path)
+            example_header, example_labels = _layout(SUBMITTED / "detection_example.csv")
+            assert header == example_header and labels <= example_labels | {""}  # empty: no usable verdict
+            assert [line.split(",")[0] for line in path.read_text().splitlines()[1:]] == ids
         samples = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
         verdicts = {(s["config"], s["item_id"]): s["predicted"] or "" for s in samples}
         written = (folder / "detection-openai_stub_incorrect.csv").read_text().splitlines()[1:]
@@ -86,7 +98,7 @@ def test_generation_writes_the_outputs_participants_submitted(tmp_path):
         with open(folder / "generation-openai_stub.csv", encoding="utf-8", newline="") as f:
             rows = list(csv.reader(f))
         samples = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
-        assert rows[0] == ["id", "hyp+", "hyp-"]
+        assert rows[0] == _layout(SUBMITTED / "generation_example.csv")[0] == ["id", "hyp+", "hyp-"]
         assert rows[1:] == [[s["item_id"], s["hyp_plus"] or "", s["hyp_minus"] or ""] for s in samples]
         assert len(rows) > 1
 

@@ -83,6 +83,8 @@ def test_a_chunk_longer_than_the_window_is_n_a_until_truncated(realdata, tmp_pat
     assert "--context-max-tokens N" in m["na_reason"] and "n_ctx" in m["na_reason"]
     terminal = " ".join((out.out + out.err).split())
     assert "context file_chunk_4 lost 12 of 12 answers" in terminal and "--context-max-tokens N" in terminal
+    # the last line does not suggest a rerun: the same prompts would fail the same way
+    assert "the same command would fail the same way" in terminal and "run the same command again" not in terminal
     report = (tmp_path / "runs" / "long" / "report.md").read_text()
     assert "context file_chunk_4 lost 12 of 12 answers" in report
 

@@ -150,7 +150,28 @@ def finish(args: argparse.Namespace, suite: str, console: Console, run_dir: Path
             out.print(f"{model}: {usage['store_rejected']} stored answers had changed since they were stored "
                       "(checksum) and were asked again; `robusteval cache check` inspects the store")
     out.print(f"wrote {written_text(run_dir, result.written)} in {time.time() - started:.1f} s")
+    if retry_hint == RETRY_HINT and window_failures_only(run_dir):
+        retry_hint = WINDOW_HINT
     return failed_requests_warning(console, sum(u["failed"] for u in usages.values()), retry_hint)
+
+
+WINDOW_HINT = ("they are longer than the model's context window, so the same command would fail the same way: "
+               "give the model a longer window (e.g. --model 'llamacpp?n_ctx=8192') or shorter inputs "
+               "(persona: --context-max-tokens N); `--estimate` counts such prompts before a run")
+
+
+def window_failures_only(run_dir: Path) -> bool:
+    """Whether every failure the run recorded is a prompt longer than the model's window (a rerun
+    cannot help), read from results.json's failures."""
+    import json
+
+    from robusteval.metrics.persona import WINDOW_ERROR
+
+    try:
+        failures = json.loads((run_dir / "results.json").read_text(encoding="utf-8")).get("failures") or []
+    except (OSError, ValueError):
+        return False
+    return bool(failures) and all(WINDOW_ERROR.search(str(f.get("error") or "")) for f in failures)
 
 
 def estimate_command(config: RunConfig, console: Console) -> int:
