@@ -162,14 +162,15 @@ def _write_report(run_dir: Path, console: Console) -> list[Path]:
 
 async def estimate_suite(config: RunConfig, *, console: Console | None = None) -> list:
     """Run the suite against a dry-run engine and estimate each model's requests, tokens, time and cost."""
-    from robusteval.engine.estimate import count_prompt_tokens, estimate
+    from robusteval.engine.estimate import count_prompt_tokens, estimate, stand_in_length
 
     console = console or literal_console(stderr=True)
     suite = get_suite(config.suite)
     params = GenParams(temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens,
                        seed=config.seed)
     store = Store(Path(config.cache_dir).expanduser() / STORE_FILE)
-    engine = Engine(store, use_cache=config.use_cache, dry_run=True, stand_in=True)
+    engine = Engine(store, use_cache=config.use_cache, dry_run=True)
+    engine.stand_in = stand_in_length(engine, store)
     add_model = ModelStarter(engine, config)
 
     try:

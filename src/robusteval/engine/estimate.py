@@ -10,9 +10,10 @@ the store's cache; it is exact where what a suite asks does not depend on what t
 (mcq, persona, tree), and where it does it is the count when every reply is usable and every
 re-ask of an unusable one is made: a generated pair that does not parse is neither judged nor
 cross-detected in the run (fewer requests), an oracle that rates at once is not re-asked (fewer),
-two answers that happen to be identical share the oracle's request (fewer). Prompts built on
-replies (a conversation's later turns) are counted with the stand-ins, shorter than real replies:
-their prompt tokens are a lower bound.
+two answers that happen to be identical share the oracle's request (fewer). A stand-in is as long
+as the reply the model is expected to write (`stand_in_length`: the mean of its stored answers at
+that max_tokens, else max_tokens), so prompts built on replies (a conversation's later turns, the
+questionnaire after it) are counted at about their real size, and at most their size with no history.
 
 A prompt longer than the model's context window fails in the run. Where the backend declares its
 window (llama.cpp: ``n_ctx`` per slot), the estimate counts the planned prompts longer than it
@@ -56,6 +57,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -63,6 +65,7 @@ import numpy as np
 from robusteval.engine.runner import Engine
 from robusteval.engine.store import PastAnswer, Store
 from robusteval.errors import UserError
+from robusteval.types import Request
 
 CHARS_PER_TOKEN = 4.0
 MESSAGE_OVERHEAD_TOKENS = 4  # chat-template tokens around each message, when nothing is measured
@@ -185,6 +188,23 @@ def expected_completion(past: list[PastAnswer], max_tokens: int) -> tuple[float,
         share = sum(other) / len(other)
         return share * max_tokens, f"{share:.0%} of max_tokens={max_tokens}, as in {len(other)} stored answers"
     return float(max_tokens), f"max_tokens={max_tokens} (an upper bound: fewer than {MIN_HISTORY} stored answers)"
+
+
+def stand_in_length(engine: Engine, store: Store) -> Callable[[str, Request], int]:
+    """The length (characters) of a dry run's stand-in reply to a request: the completion the model
+    is expected to write at the request's max_tokens (`expected_completion`: its stored answers, else
+    max_tokens, an upper bound) at `CHARS_PER_TOKEN`. Prompts built on replies are then counted at
+    about their real size: a persona's questionnaire carries the whole conversation before it."""
+    cache: dict[tuple[str, int], int] = {}
+
+    def length(model: str, request: Request) -> int:
+        limit = request.params.max_tokens
+        if (model, limit) not in cache:
+            past = store.history(engine._models[model].backend.fingerprint)
+            cache[model, limit] = round(expected_completion(past, limit)[0] * CHARS_PER_TOKEN)
+        return cache[model, limit]
+
+    return length
 
 
 def expected_seconds(past: list[PastAnswer], requests: int, tokens: float, concurrency: int) -> float | None:

@@ -12,6 +12,7 @@ import asyncio
 import math
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol, cast
 
@@ -109,7 +110,7 @@ class Engine:
 
     def __init__(self, store: Store, *, use_cache: bool = True, retry: RetryPolicy | None = None,
                  progress: ProgressSink | None = None, seed: int = 0, dry_run: bool = False,
-                 stand_in: bool = False):
+                 stand_in: bool | Callable[[str, Request], int] = False):
         self.store = store
         self._writer = GroupCommit(store)
         # dry_run: nothing is sent; each new request is recorded in `planned` and answered as failed,
@@ -117,6 +118,9 @@ class Engine:
         # stand_in (with dry_run): answered instead with `STAND_IN`, as a delivered reply, so the
         # stages that follow an answer (the next conversation turn, the questionnaire after it, the
         # oracle's rating of the answers, the judge of a generated pair) are planned and counted too.
+        # A callable gives the stand-in's length in characters for (model, request): the length a
+        # real reply is expected to have, so prompts built on replies (a conversation's later turns,
+        # the questionnaire after it) are counted at about their real size.
         self.dry_run = dry_run
         self.stand_in = stand_in
         self.planned: dict[str, dict[str, Request]] = {}
@@ -201,7 +205,8 @@ class Engine:
         if self.dry_run:
             self.planned.setdefault(model, {})[key] = request
             if self.stand_in:
-                return _stand_in(key, request)
+                chars = self.stand_in(model, request) if callable(self.stand_in) else 0
+                return _stand_in(key, request, chars)
             return Response(key=key, text=None, error=DRY_RUN)
         future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
@@ -338,10 +343,13 @@ def estimate_tokens(request: Request) -> int:
     return chars // 4 + request.params.max_tokens
 
 
-def _stand_in(key: str, request: Request) -> Response:
-    """A dry run's delivered reply: `STAND_IN`, with an even distribution where log-probabilities
-    were asked (no token favoured) and a log-likelihood of 0 for a scored continuation."""
+def _stand_in(key: str, request: Request, chars: int = 0) -> Response:
+    """A dry run's delivered reply: `STAND_IN`, padded with filler words to ``chars`` characters,
+    with one token's log-probability where they were asked and a log-likelihood of 0 for a scored
+    continuation."""
     text = STAND_IN.format(key=key[:12])
+    if chars > len(text):
+        text += " etc" * ((chars - len(text)) // 4)
     logprobs = (TokenLogprob(text, 0.0),) if request.params.logprobs else None
     return Response(key=key, text=text, finish_reason="stop", logprobs=logprobs,
                     loglik=0.0 if request.continuation is not None else None)
