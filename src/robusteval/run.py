@@ -162,14 +162,21 @@ def _write_report(run_dir: Path, console: Console) -> list[Path]:
 
 
 @asynccontextmanager
-async def _dry_run(config: RunConfig, console: Console):
+async def _dry_run(config: RunConfig, console: Console, *, stand_in: bool = False):
     """The suite run to its end against a dry-run engine (nothing is sent; every request the store
-    lacks is recorded in ``engine.planned``); yields the engine, its store and the models started."""
+    lacks is recorded in ``engine.planned``); yields the engine, its store and the models started.
+    ``stand_in``: every new request is answered with a stand-in reply, so later stages are planned too
+    (an estimate); without it they fail, so only requests that real answers can reach are planned (an
+    export must never hold a request built on a stand-in)."""
     suite = get_suite(config.suite)
     params = GenParams(temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens,
                        seed=config.seed)
     store = Store(Path(config.cache_dir).expanduser() / STORE_FILE)
     engine = Engine(store, use_cache=config.use_cache, dry_run=True)
+    if stand_in:
+        from robusteval.engine.estimate import stand_in_length
+
+        engine.stand_in = stand_in_length(engine, store)
     add_model = ModelStarter(engine, config)
     try:
         labels = [await add_model(text) for text in config.models]
@@ -187,7 +194,7 @@ async def estimate_suite(config: RunConfig, *, console: Console | None = None) -
     """Run the suite against a dry-run engine and estimate each model's requests, tokens, time and cost."""
     from robusteval.engine.estimate import count_prompt_tokens, estimate
 
-    async with _dry_run(config, console or literal_console(stderr=True)) as (engine, store, started):
+    async with _dry_run(config, console or literal_console(stderr=True), stand_in=True) as (engine, store, started):
         return [estimate(engine, store, label, await count_prompt_tokens(engine, label)) for label in started]
 
 

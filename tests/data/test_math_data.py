@@ -39,7 +39,7 @@ def test_gsm8k_seeded_sample():
     assert total == 1319 and len(items) == 20
     assert load_math("gsm8k", limit=20, seed=3)[0] == items
     assert [int(i.id.split("-")[1]) for i in items] == sorted(int(i.id.split("-")[1]) for i in items)
-    assert audit.rows_used == 20 and "seeded sample" in audit.notes[0]
+    assert audit.rows_used == 20 and "seeded sample" in audit.notes[-1] and "test split" in audit.notes[0]
 
 
 @needs_olmo

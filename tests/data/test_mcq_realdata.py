@@ -16,6 +16,7 @@ import pytest
 
 from robusteval.data import mcq
 from robusteval.data.audit import DataAudit
+from robusteval.errors import UserError
 
 AGIEVAL = ("aqua-rat", "logiqa-en", "lsat-lr", "sat-math")
 LETTER = re.compile(r"\(([A-E])\)|([A-E])[?.] |([A-E]) ")
@@ -170,3 +171,24 @@ def test_agieval_quirks_of_the_full_release():
     two = next(i for i in items if "herbs" in i.question)
     assert two.options == ("No ginseng", "No rhubarb", "Both", "Neither")
     assert two.options[two.answer] == "No rhubarb"
+
+
+def test_duplicate_rule_keep_first_keeps_the_first_label_and_keep_all_both():
+    """sat-en lines 101/102 in miniature: keep-first scores the first row's label (the one its
+    solution backs), keep-all keeps both as published (SCORE), drop-both neither."""
+    path = str(Path(__file__).parents[1] / "fixtures" / "agieval_quirks.jsonl")
+    golds = {}
+    for rule in mcq.DUPLICATE_RULES:
+        audit = DataAudit()
+        items = mcq.load_items(path, audit=audit, duplicates=rule)
+        golds[rule] = [i.options[i.answer] for i in items if i.question.endswith("could be true?")]
+    first = json.loads(Path(path).read_text().splitlines()[0])
+    first_gold = next(o for o in first["options"] if o.startswith(f"({first['label']})"))[3:]
+    assert golds["drop-both"] == []
+    assert golds["keep-first"] == [first_gold]
+    assert len(golds["keep-all"]) == 2 and golds["keep-all"][0] == first_gold != golds["keep-all"][1]
+
+
+def test_unknown_duplicate_rule_is_a_user_error():
+    with pytest.raises(UserError, match="--duplicates keep-last: expected one of drop-both, keep-first, keep-all"):
+        mcq.load_items(str(Path(__file__).parents[1] / "fixtures" / "agieval_quirks.jsonl"), duplicates="keep-last")

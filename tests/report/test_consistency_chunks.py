@@ -9,6 +9,8 @@ from types import SimpleNamespace
 
 from robusteval.data.consistency import PromptSet, PromptVariant
 from robusteval.report.consistency_files import (
+    answers_chunks,
+    answers_file,
     answers_markdown,
     answers_markdown_chunks,
     submission,
@@ -23,9 +25,17 @@ SAID = {"x": [["x: one\n\"quoted\"", "x: två"], ["x: b"]], "y": [["y: one", Non
 
 def test_submission_chunks_are_one_json_dump():
     for items in (ITEMS, []):
-        text = "".join(submission_chunks(zip(items, SAID["x"]), "x", "team"))
-        payload = {"eloquent-robustness-submission": {
-            "team": "team", "system": "x", "submissionid": "team-x", "date": time.strftime("%Y-%m-%d"),
+        text = "".join(submission_chunks(zip(items, SAID["y"]), "team"))
+        payload = {"eloquent-robustness-results": {"source": "team", "year": "2024", "items": [
+            {"id": i.id, "responses": [{"response": r} for r in said]} for i, said in zip(items, SAID["y"])]}}
+        assert text == json.dumps(payload, indent=2, ensure_ascii=False)
+
+
+def test_answers_chunks_are_one_json_dump():
+    for items in (ITEMS, []):
+        text = "".join(answers_chunks(zip(items, SAID["x"]), "x", "team"))
+        payload = {"robusteval-answers": {
+            "team": "team", "system": "x", "date": time.strftime("%Y-%m-%d"),
             "items": [{"id": i.id, "variation": i.variation,
                        "variants": [{"language": v.language, "prompt": v.prompt, "response": r}
                                     for v, r in zip(i.variants, said)]} for i, said in zip(items, SAID["x"])]}}
@@ -38,7 +48,8 @@ def test_chunks_equal_the_writers_over_samples():
                for m in SAID for n, item in enumerate(ITEMS) for v in range(len(item.variants)) for k in range(2)]
     ratings = [SimpleNamespace(model="x", item_id="a", judge="oracle", scope="variants", score=3.5),
                SimpleNamespace(model="y", item_id="b", judge="oracle", scope="sampling:0", score=1.0)]
-    assert "".join(submission_chunks(zip(ITEMS, SAID["y"]), "y", "t")) == submission(answers, ITEMS, "y", "t")
+    assert "".join(submission_chunks(zip(ITEMS, SAID["y"]), "t")) == submission(answers, ITEMS, "y", "t")
+    assert "".join(answers_chunks(zip(ITEMS, SAID["y"]), "y", "t")) == answers_file(answers, ITEMS, "y", "t")
     rows = ((item, {m: SAID[m][n] for m in SAID}) for n, item in enumerate(ITEMS))
     text = "".join(answers_markdown_chunks(rows, ratings, ["x", "y"]))
     assert text == answers_markdown(answers, ratings, ITEMS, ["x", "y"])

@@ -5,7 +5,7 @@ import pytest
 
 from robusteval.data.consistency import PromptSet, PromptVariant
 from robusteval.metrics import similarity
-from robusteval.report.consistency_files import answers_markdown, submission
+from robusteval.report.consistency_files import answers_file, answers_markdown, submission
 from robusteval.suites.consistency import AnswerSample, RatingSample, _rating_groups
 
 
@@ -87,9 +87,12 @@ def test_a_failed_answer_makes_the_rating_failed_not_zero():
 
 def test_submission_and_side_by_side_answers():
     answers = [answer("A", "i0", 0, text="yes | no\nmaybe"), answer("A", "i0", 1, text="ok")]
-    payload = json.loads(submission(answers, ITEMS[:1], "A", "team-x"))["eloquent-robustness-submission"]
-    assert payload["team"] == "team-x" and payload["system"] == "A"
-    assert payload["items"][0]["variants"][0] == {"language": "en", "prompt": "q0a", "response": "yes | no\nmaybe"}
+    payload = json.loads(submission(answers, ITEMS[:1], "A", "team-x"))["eloquent-robustness-results"]
+    assert payload == {"source": "team-x", "year": "2024",
+                       "items": [{"id": "i0", "responses": [{"response": "yes | no\nmaybe"}, {"response": "ok"}]}]}
+    ours = json.loads(answers_file(answers, ITEMS[:1], "A", "team-x"))["robusteval-answers"]
+    assert ours["team"] == "team-x" and ours["system"] == "A"
+    assert ours["items"][0]["variants"][0] == {"language": "en", "prompt": "q0a", "response": "yes | no\nmaybe"}
     md = answers_markdown(answers, [rating("A", "i0", 4.0)], ITEMS[:1], ["A"])
     assert "yes \\| no<br>maybe" in md and "A oracle: 4.00" in md
 
@@ -113,7 +116,7 @@ def test_end_to_end_with_the_embedded_model(tmp_path):
              "run_id": "one"}
     config = build_config({}, flags)
     run_dir, result, usage = asyncio.run(run_suite(config, quiet=True))
-    for name in ("results.json", "samples.jsonl", "answers.md", "submission-llamacpp.json",
+    for name in ("results.json", "samples.jsonl", "answers.md", "robusteval.json", "answers-llamacpp.json",
                  "heatmap-oracle.png", "heatmap-embedding.png"):
         assert (run_dir / name).stat().st_size > 0, name
     assert (run_dir / "heatmap-oracle.png").read_bytes()[:4] == b"\x89PNG"

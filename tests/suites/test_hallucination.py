@@ -192,7 +192,7 @@ def test_generation_step_needs_sources_only(tmp_path):
     assert gen[0].hyp_plus == "Snow fell all night. Indeed." and gen[1].hyp_minus == "Es schneit seit Montag. Not."
     assert "type date" in gen[0].prompts[1] and "translation into English" in gen[1].prompts[0]
     assert set(result.metrics) == {"generation"} and "matrix.csv" not in result.files
-    with pytest.raises(UserError, match="detection needs hyp1, hyp2 and a label"):
+    with pytest.raises(UserError, match="detection needs both hypotheses, hyp1 and hyp2"):
         asyncio.run(_execute(tmp_path, Options(step="detection"), limit=None, data=str(path)))
 
 

@@ -11,6 +11,16 @@ from robusteval.cli import main
 from robusteval.testing.openai_stub import StubServer
 
 REAL = Path(__file__).parent.parent / "fixtures" / "hallucigen"
+SUBMITTED = REAL / "submitted"  # the layouts participants submitted (examples, our own rows)
+
+
+def _layout(path: Path) -> tuple[list[str], set[str]]:
+    """A submitted file's header and the values of its label column (detection) or () otherwise."""
+    import csv
+
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], {r[1] for r in rows[1:]} if rows[0] == ["id", "label"] else set()
 
 
 def _run(tmp_path, base_url: str, *extra: str, run_id: str) -> tuple[int, Path]:
@@ -47,8 +57,58 @@ def test_generation_on_an_unlabelled_swedish_test_file(tmp_path, capsys):
                             str(REAL / "test_generation_sv.csv"), "--limit", "2", run_id="en")
         assert code == 0
         assert {json.loads(line)["lang"] for line in (folder / "samples.jsonl").read_text().splitlines()} == {"en"}
-        capsys.readouterr()
-        code, _ = _run(tmp_path, stub.base_url, "--step", "detection", "--data", str(REAL / "test_detection_sv.csv"),
-                       run_id="det")
-        err = capsys.readouterr().err
-        assert code == 2 and "run --step generation" in err and "Traceback" not in err
+
+
+def test_detection_on_the_unlabelled_test_file_writes_predictions(tmp_path, capsys):
+    """The task's test_detection files have no labels (as participants got them): detection runs,
+    writes per configuration the ``id,label`` file participants submitted, and marks its scores n/a."""
+    with StubServer() as stub:
+        code, folder = _run(tmp_path, stub.base_url, "--step", "detection", "--prompts", "incorrect,support",
+                            "--data", str(REAL / "test_detection_sv.csv"), run_id="det")
+        out = capsys.readouterr()
+        assert code == 0, out.err
+        ids = ["td-sv-1", "td-sv-2", "td-sv-3"]
+        for config in ("openai:stub/incorrect", "openai:stub/support"):
+            path = folder / f"detection-{config.replace(':', '_').replace('/', '_')}.csv"
+            header, labels = _layout(path)
+            example_header, example_labels = _layout(SUBMITTED / "detection_example.csv")
+            assert header == example_header and labels <= example_labels | {""}  # empty: no usable verdict
+            assert [line.split(",")[0] for line in path.read_text().splitlines()[1:]] == ids
+        samples = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
+        verdicts = {(s["config"], s["item_id"]): s["predicted"] or "" for s in samples}
+        written = (folder / "detection-openai_stub_incorrect.csv").read_text().splitlines()[1:]
+        assert written == [f"{i},{verdicts[('openai:stub/incorrect', i)]}" for i in ids]  # the replies' verdicts
+        assert all(s["gold"] is None and s["correct"] is None for s in samples)
+        results = json.loads((folder / "results.json").read_text())
+        detector = results["metrics"]["detection"]["detectors"]["openai:stub/incorrect"]
+        assert detector["samples"] == 3
+        assert all(detector[name]["value"] is None for name in ("accuracy", "precision", "recall", "f1"))
+        assert detector["position_bias"]["gold_first"] is None
+        assert results["hallucination"]["unlabelled"] is True
+        assert any("detection writes its predictions" in n for n in results["data"]["sources"][0]["notes"])
+
+
+def test_generation_writes_the_outputs_participants_submitted(tmp_path):
+    with StubServer() as stub:
+        code, folder = _run(tmp_path, stub.base_url, "--step", "generation", "--data",
+                            str(REAL / "test_generation_en.csv"), run_id="gen")
+        assert code == 0
+        import csv
+
+        with open(folder / "generation-openai_stub.csv", encoding="utf-8", newline="") as f:
+            rows = list(csv.reader(f))
+        samples = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
+        assert rows[0] == _layout(SUBMITTED / "generation_example.csv")[0] == ["id", "hyp+", "hyp-"]
+        assert rows[1:] == [[s["item_id"], s["hyp_plus"] or "", s["hyp_minus"] or ""] for s in samples]
+        assert len(rows) > 1
+
+
+def test_a_file_labelled_in_part_is_refused(tmp_path, capsys):
+    part = tmp_path / "part_sv.csv"
+    text = (REAL / "test_detection_sv.csv").read_text(encoding="utf-8").splitlines()
+    part.write_text("\n".join([text[0] + ",label", text[1] + ",hyp2", *text[2:]]) + "\n", encoding="utf-8")
+    with StubServer() as stub:
+        code, _ = _run(tmp_path, stub.base_url, "--step", "detection", "--data", str(part), run_id="part")
+    err = capsys.readouterr().err
+    assert code == 2 and "part_sv.csv:3: no label (hyp1 or hyp2), while other rows have one" in err
+    assert "Traceback" not in err

@@ -83,6 +83,8 @@ def test_a_chunk_longer_than_the_window_is_n_a_until_truncated(realdata, tmp_pat
     assert "--context-max-tokens N" in m["na_reason"] and "n_ctx" in m["na_reason"]
     terminal = " ".join((out.out + out.err).split())
     assert "context file_chunk_4 lost 12 of 12 answers" in terminal and "--context-max-tokens N" in terminal
+    # the last line does not suggest a rerun: the same prompts would fail the same way
+    assert "the same command would fail the same way" in terminal and "run the same command again" not in terminal
     report = (tmp_path / "runs" / "long" / "report.md").read_text()
     assert "context file_chunk_4 lost 12 of 12 answers" in report
 
@@ -97,3 +99,25 @@ def test_a_chunk_longer_than_the_window_is_n_a_until_truncated(realdata, tmp_pat
     audit = {a["source"]: a for a in results["data"]["sources"]}[f"context file:{chunk}"]
     assert audit["rows_read"] == 90 and audit["rows_used"] == 3
     assert list(audit["anomalies"].values()) == [3] and "truncated" in next(iter(audit["anomalies"]))
+
+
+def test_the_estimate_warns_of_posts_longer_than_the_window_before_the_run(realdata, tmp_path, capsys):
+    """The same long chunk against a 256-token window, estimated: nothing is asked, the questionnaire
+    after each conversation is counted, and the prompts longer than the window (counted by the
+    model's own tokenizer) are named before the run, with what to do."""
+    vs = realdata / "value-stability"
+    args = ["run", "persona", "--model", "llamacpp?n_ctx=256&n_parallel=2&n_threads=1", "--population",
+            str(vs / "personas" / "real_world_people.json"), "--personas", "3", "--questionnaire",
+            str(SMALL_QUESTIONNAIRE), "--contexts", f"no_conv,file:{vs / 'contexts' / 'chunk_4.jsonl'}",
+            "--turns", "1", "--max-tokens", "12", "--scoring", "expected", "--estimate",
+            "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "runs")]
+    assert main(args) == 0
+    out = capsys.readouterr()
+    text = " ".join((out.out + out.err).split())
+    # 3 personas x (no_conv's 4 items + the chunk's 1 turn and the 4 items after it)
+    assert re.search(r"llamacpp\W+27\W+0\W+0\W+27\W", text)
+    # the chunk's turn and its 4 items hold the post (about 500 tokens): 3 x 5 prompts too long
+    assert ("warning: 15 of the 27 requests to llamacpp have prompts longer than its context window "
+            "(256 tokens): they would fail") in text
+    assert "--context-max-tokens cuts the opening posts" in text
+    assert not (tmp_path / "runs").exists()

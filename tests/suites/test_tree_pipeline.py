@@ -140,5 +140,6 @@ def test_tree_build_estimate_asks_nothing(tmp_path, capsys):
     assert not out.exists() and not (tmp_path / "runs").exists()
     text = " ".join((captured.out + captured.err).split())
     assert "nothing was asked" in text and "no trees were written" in text
-    # 2 requests (one batch per question's root), 0 cached, 0 duplicates, 2 to send
-    assert re.search(r"openai:stub\W+2\W+0\W+0\W+2\W", text)
+    # 6 requests (per question a batch at the root and under each of its 2 paraphrases, planned
+    # as kept), 0 cached, 0 duplicates, 6 to send
+    assert re.search(r"openai:stub\W+6\W+0\W+0\W+6\W", text)

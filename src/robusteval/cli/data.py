@@ -16,11 +16,13 @@ def add_parser(sub) -> None:
     p.add_argument("source", metavar="FILE|DATASET", help="a JSONL/CSV file or a dataset name, as for --data")
     p.add_argument("--suite", default="mcq", choices=sorted(CHECKERS),
                    help="the suite whose loader reads it (default: mcq)")
+    p.add_argument("--duplicates", default="drop-both", choices=("drop-both", "keep-first", "keep-all"),
+                   help="mcq: rule for rows repeating a question and its options with another answer")
 
 
 def run_command(args: argparse.Namespace) -> int:
     """Print the audit, literally (dataset text may hold brackets), and exit 0."""
-    audit = check(args.source, args.suite)
+    audit = check(args.source, args.suite, args.duplicates)
     for line in audit.lines():
         print(line)
     if not audit.has_findings():

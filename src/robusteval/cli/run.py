@@ -14,6 +14,7 @@ from robusteval.cli.common import RETRY_HINT, failed_requests_warning, out_conso
 from robusteval.config import RunConfig, check_text_files, default_cache_dir
 from robusteval.configure import build_config, load_config_file, unused_settings_message
 from robusteval.errors import UserError
+from robusteval.report.terminal import styled
 from robusteval.suites import SUITE_SUMMARIES, SUITES, UNUSED_COMMON_SETTINGS, get_suite
 from robusteval.suites.base import SuiteResult
 
@@ -157,7 +158,28 @@ def finish(args: argparse.Namespace, suite: str, console: Console, run_dir: Path
             out.print(f"{model}: {usage['store_rejected']} stored answers had changed since they were stored "
                       "(checksum) and were asked again; `robusteval cache check` inspects the store")
     out.print(f"wrote {written_text(run_dir, result.written)} in {time.time() - started:.1f} s")
+    if retry_hint == RETRY_HINT and window_failures_only(run_dir):
+        retry_hint = WINDOW_HINT
     return failed_requests_warning(console, sum(u["failed"] for u in usages.values()), retry_hint)
+
+
+WINDOW_HINT = ("they are longer than the model's context window, so the same command would fail the same way: "
+               "give the model a longer window (e.g. --model 'llamacpp?n_ctx=8192') or shorter inputs "
+               "(persona: --context-max-tokens N); `--estimate` counts such prompts before a run")
+
+
+def window_failures_only(run_dir: Path) -> bool:
+    """Whether every failure the run recorded is a prompt longer than the model's window (a rerun
+    cannot help), read from results.json's failures."""
+    import json
+
+    from robusteval.metrics.persona import WINDOW_ERROR
+
+    try:
+        failures = json.loads((run_dir / "results.json").read_text(encoding="utf-8")).get("failures") or []
+    except (OSError, ValueError):
+        return False
+    return bool(failures) and all(WINDOW_ERROR.search(str(f.get("error") or "")) for f in failures)
 
 
 def estimate_command(config: RunConfig, console: Console) -> int:
@@ -180,7 +202,23 @@ def estimate_command(config: RunConfig, console: Console) -> int:
     out.print(table)
     for e in estimates:
         out.print(f"{e.model}: completions and time from {e.basis}")
-    if config.suite != "mcq":
-        out.print("later stages (ratings of answers, next conversation turns) depend on answers not yet "
-                  "given and are not counted")
+    for e in estimates:
+        if e.over_window:
+            console.print(styled("warning:", "yellow",
+                                 f" {e.over_window} of the {e.to_send} requests to {e.model} have prompts longer "
+                                 f"than its context window ({e.window} tokens): they would fail. Give the model a "
+                                 "longer window (llamacpp?n_ctx=8192) or shorten the inputs"
+                                 + (" (--context-max-tokens cuts the opening posts)" if config.suite == "persona"
+                                    else "")))
+    if config.suite in CONTENT_DEPENDENT:
+        out.print(f"later stages counted as if every reply were usable: {CONTENT_DEPENDENT[config.suite]}")
     return 0
+
+
+# Suites whose later requests depend on what the model says: where the run may ask fewer than estimated.
+CONTENT_DEPENDENT = {
+    "consistency": "an oracle that rates at once is not re-asked, and identical answers share its request",
+    "hallucination": "a generated pair that does not parse is neither judged nor detected in the cross step",
+    "tree": "each paraphrase is planned as kept (a kept one grows a subtree); re-requests of rejected "
+            "candidates (up to --retries each) are not counted",
+}

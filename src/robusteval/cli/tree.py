@@ -37,7 +37,8 @@ def add_parser(sub, *, full: bool) -> None:
 def run_command(args: argparse.Namespace, console: Console) -> int:
     """Build the trees through `run_suite` (engine, cache, accounting as for any run) and copy
     them to ``--output``; with ``--estimate``, ask nothing and print what the build would ask
-    (the first level's paraphrase requests: deeper levels and re-requests depend on the answers).
+    (every level's paraphrase requests, each paraphrase planned as kept; re-requests of rejected
+    candidates depend on the answers).
     Exits 3, like a run, when requests failed after all retries (their nodes are rejected)."""
     from robusteval.engine.loop import run as run_loop
     from robusteval.run import run_suite
@@ -48,7 +49,7 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     config = config_from_args(args)
     if config.estimate:
         code = estimate_command(config, console)
-        console.print("tree build: only the first level's paraphrase requests are counted; deeper levels and "
+        console.print("tree build: every level's paraphrase requests are counted, each paraphrase planned as kept; "
                       "re-requests of rejected candidates depend on the paraphrases; no trees were written",
                       highlight=False)
         return code

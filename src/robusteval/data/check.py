@@ -15,23 +15,24 @@ from robusteval.data.audit import DataAudit
 from robusteval.errors import UserError
 
 
-def _mcq(source: str, audit: DataAudit) -> None:
+def _mcq(source: str, audit: DataAudit, duplicates: str = "drop-both") -> None:
     from robusteval.data import mcq
 
     if source not in mcq.known_sources() and not Path(source).expanduser().is_file():
         raise UserError(f"data check {source!r}: no such file, and not a known mcq dataset "
                         f"({', '.join(mcq.known_sources())}); give a JSONL/CSV file or one of those names")
-    mcq.load_items(source, audit=audit)
+    mcq.load_items(source, audit=audit, duplicates=duplicates)
 
 
 # suite -> loader that records into the audit; suites whose loaders keep an audit are added here
-CHECKERS: dict[str, Callable[[str, DataAudit], None]] = {"mcq": _mcq}
+CHECKERS: dict[str, Callable[[str, DataAudit, str], None]] = {"mcq": _mcq}
 
 
-def check(source: str, suite: str) -> DataAudit:
-    """The audit of ``source`` as ``suite`` would load it."""
+def check(source: str, suite: str, duplicates: str = "drop-both") -> DataAudit:
+    """The audit of ``source`` as ``suite`` would load it (``duplicates``: mcq's rule for rows that
+    repeat a question with another answer)."""
     if suite not in CHECKERS:
         raise UserError(f"data check --suite {suite}: not supported; supported: {', '.join(CHECKERS)}")
     audit = DataAudit()
-    CHECKERS[suite](source, audit)
+    CHECKERS[suite](source, audit, duplicates)
     return audit

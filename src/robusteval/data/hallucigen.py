@@ -8,9 +8,11 @@ CLEF 2024 ELOQUENT task):
 
 A row with a ``langpair`` is a translation row, any other a paraphrase row (an optional ``lang``
 column names its language). ``label`` is ``hyp1`` or ``hyp2``: the hallucinated one. For the
-generation step only ``source`` is needed, so hypotheses and label may be missing there: the task's
+generation step only ``source`` is needed, so hypotheses and label may be missing there. The task's
 test files carry no labels (``test_detection_sv.csv``: id, source, hyp1, hyp2; ``test_generation_en.csv``:
-id, source), so detection refuses them and generation runs on them.
+id, source), as participants received them: detection runs on such a file and writes its predictions
+(what participants submitted), with its scores n/a for want of gold. A file with labels on some rows
+only is refused: scores over the labelled part would pass for scores of the whole file.
 
 The task's files name their language only in the file name (``trial_sv.csv``, ``test_detection_sv.csv``;
 translation files a pair, ``trial_de_en.csv``). A file without a language column gets the language
@@ -197,11 +199,12 @@ def bundled_rows() -> Iterator[tuple[str, dict[str, Any]]]:
         yield from read_file(real)
 
 
-def load_items(data: str | None, *, limit: int | None = None, seed: int = 0, need_labels: bool = True,
+def load_items(data: str | None, *, limit: int | None = None, seed: int = 0, need_pairs: bool = True,
                lang: str | None = None, audit: SourceAudit | None = None) -> list[HalluItem]:
     """The items of ``data`` (see the module doc), a seeded random sample of ``limit`` of them.
 
-    ``need_labels``: every item must carry hyp1, hyp2 and label (detection); generation needs sources only.
+    ``need_pairs``: every item must carry hyp1 and hyp2 (detection), and either every item a label
+    or none (an unlabelled test file: predictions without scores); generation needs sources only.
     ``lang`` (``--lang``): the language of every row, whatever the row, the file name or the text says.
     ``audit``: rows read and used, the language assumed and how, a file without labels.
     """
@@ -226,10 +229,12 @@ def load_items(data: str | None, *, limit: int | None = None, seed: int = 0, nee
         if item.id in seen:
             raise UserError(f"{item.origin}: duplicate id {item.id!r}")
         seen.add(item.id)
-        if need_labels and not item.labelled:
-            hint = " (the task's test files carry no labels: run --step generation on them)" \
-                if not any(i.label for i in items) else ""
-            raise UserError(f"{item.origin}: detection needs hyp1, hyp2 and a label (hyp1 or hyp2){hint}")
+        if need_pairs and (item.hyp1 is None or item.hyp2 is None):
+            raise UserError(f"{item.origin}: detection needs both hypotheses, hyp1 and hyp2 "
+                            "(a file of sources only is for --step generation)")
+    if need_pairs and any(i.labelled for i in items) and (bare := next((i for i in items if not i.labelled), None)):
+        raise UserError(f"{bare.origin}: no label (hyp1 or hyp2), while other rows have one; label every row, "
+                        "or none (an unlabelled test file: detection writes predictions, unscored)")
     read = len(items)
     if limit is not None and limit < len(items):
         chosen = sorted(random.Random(seed).sample(range(len(items)), limit))
@@ -239,7 +244,8 @@ def load_items(data: str | None, *, limit: int | None = None, seed: int = 0, nee
         if lang:
             audit.assume("language", f"{lang} (--lang)")
         if not any(i.labelled for i in items):
-            audit.note("no labels (hyp1, hyp2, label): generation uses the sources; detection cannot score this file")
+            audit.note("no labels (as the task's test files): generation uses the sources; detection writes its "
+                       "predictions (detection-*.csv), its scores n/a for want of gold")
     return items
 
 

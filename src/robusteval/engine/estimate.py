@@ -1,10 +1,24 @@
 """``--estimate``: what a run would ask, cost and take, before it asks anything.
 
-The suite runs against a dry-run engine (nothing is sent; new requests are recorded and answered
-as failed), so the count is exact for one-stage suites such as mcq: every request after in-run
-dedupe and after the store's cache. Multi-stage suites (an oracle that rates answers, a
-conversation's next turn) cannot know their later requests without the earlier answers; for them
-the estimate covers the first stage and says so.
+The suite runs against a dry-run engine that sends nothing: each new request is recorded and
+answered with a stand-in reply (`engine.runner.STAND_IN`: prose no reader takes for an answer, a
+rating or a label, different for every request), so a suite goes through all its stages: a
+conversation's next turn and the questionnaire after it, the oracle's ratings of the answers (with
+its re-asks of an unreadable rating, all of them), the judge of every generated pair, the detectors
+on every generated pair, a tree's answers. The count is every request after in-run dedupe and after
+the store's cache; it is exact where what a suite asks does not depend on what the model says
+(mcq, persona, tree), and where it does it is the count when every reply is usable and every
+re-ask of an unusable one is made: a generated pair that does not parse is neither judged nor
+cross-detected in the run (fewer requests), an oracle that rates at once is not re-asked (fewer),
+two answers that happen to be identical share the oracle's request (fewer). A stand-in is as long
+as the reply the model is expected to write (`stand_in_length`: the mean of its stored answers at
+that max_tokens, else max_tokens), so prompts built on replies (a conversation's later turns, the
+questionnaire after it) are counted at about their real size, and at most their size with no history.
+
+A prompt longer than the model's context window fails in the run. Where the backend declares its
+window (llama.cpp: ``n_ctx`` per slot), the estimate counts the planned prompts longer than it
+(``over_window``) and the command warns before anything is asked (the persona suite's Reddit posts
+of 5,000-7,000 tokens against the embedded model's 4,096).
 
 Prompt tokens are counted exactly where the backend can (`count_prompt_tokens`: the llama.cpp
 backend applies the model's chat template and tokenizer; that loads the model, asks nothing), up to
@@ -43,6 +57,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -50,6 +65,7 @@ import numpy as np
 from robusteval.engine.runner import Engine
 from robusteval.engine.store import PastAnswer, Store
 from robusteval.errors import UserError
+from robusteval.types import Request
 
 CHARS_PER_TOKEN = 4.0
 MESSAGE_OVERHEAD_TOKENS = 4  # chat-template tokens around each message, when nothing is measured
@@ -66,6 +82,7 @@ class CountedTokens:
     tokens: int
     counted: int
     planned: int
+    per_prompt: tuple[int, ...] = ()  # each planned prompt's count, in planned order, when all were counted
 
     @property
     def basis(self) -> str:
@@ -87,6 +104,8 @@ class ModelEstimate:
     seconds: float | None
     cost: float
     basis: str  # where the completion and time figures come from
+    window: int | None = None  # the model's context window in tokens, where the backend declares one
+    over_window: int = 0  # planned requests whose prompt alone is longer than the window: they would fail
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -123,7 +142,7 @@ async def count_prompt_tokens(engine: Engine, model: str, *, exact: int | None =
     except Exception:  # e.g. a server without /tokenize: fall back to the ratio
         return None
     if len(sample) == len(planned):
-        return CountedTokens(sum(counts), len(planned), len(planned))
+        return CountedTokens(sum(counts), len(planned), len(planned), tuple(counts))
     return CountedTokens(round(extrapolate(counts, [_chars(r) for r in sample], [_chars(r) for r in planned])),
                          len(sample), len(planned))
 
@@ -171,6 +190,23 @@ def expected_completion(past: list[PastAnswer], max_tokens: int) -> tuple[float,
     return float(max_tokens), f"max_tokens={max_tokens} (an upper bound: fewer than {MIN_HISTORY} stored answers)"
 
 
+def stand_in_length(engine: Engine, store: Store) -> Callable[[str, Request], int]:
+    """The length (characters) of a dry run's stand-in reply to a request: the completion the model
+    is expected to write at the request's max_tokens (`expected_completion`: its stored answers, else
+    max_tokens, an upper bound) at `CHARS_PER_TOKEN`. Prompts built on replies are then counted at
+    about their real size: a persona's questionnaire carries the whole conversation before it."""
+    cache: dict[tuple[str, int], int] = {}
+
+    def length(model: str, request: Request) -> int:
+        limit = request.params.max_tokens
+        if (model, limit) not in cache:
+            past = store.history(engine._models[model].backend.fingerprint)
+            cache[model, limit] = round(expected_completion(past, limit)[0] * CHARS_PER_TOKEN)
+        return cache[model, limit]
+
+    return length
+
+
 def expected_seconds(past: list[PastAnswer], requests: int, tokens: float, concurrency: int) -> float | None:
     """Wall time of ``requests`` carrying ``tokens`` (prompt + completion) at the model's stored rate:
     its seconds per token where the store has token counts, else its seconds per request."""
@@ -192,12 +228,19 @@ def estimate(engine: Engine, store: Store, model: str,
     chars = [_chars(r) for r in planned]  # each planned prompt's length
     if isinstance(counted_prompt_tokens, int):
         counted_prompt_tokens = CountedTokens(counted_prompt_tokens, len(planned), len(planned))
+    per_char, per_message = chars_to_tokens(past)
+    each: list[float]
+    if counted_prompt_tokens is not None and len(counted_prompt_tokens.per_prompt) == len(planned):
+        each = [float(n) for n in counted_prompt_tokens.per_prompt]
+    else:
+        each = [c * per_char + per_message * len(r.messages) for c, r in zip(chars, planned)]
     if counted_prompt_tokens is not None:
         prompt, prompt_basis = float(counted_prompt_tokens.tokens), counted_prompt_tokens.basis
     else:
-        per_char, per_message = chars_to_tokens(past)
-        prompt = sum(c * per_char + per_message * len(r.messages) for c, r in zip(chars, planned))
+        prompt = sum(each)
         prompt_basis = f"prompt tokens at {per_char:.3f} per character"
+    window = getattr(m.backend, "context_window", None)
+    over_window = sum(tokens > window for tokens in each) if window else 0
     completion, bases = 0.0, []
     chars_by_limit: dict[int, list[int]] = {}
     for c, r in zip(chars, planned):
@@ -212,4 +255,4 @@ def estimate(engine: Engine, store: Store, model: str,
     duplicates = usage.requests - usage.cached - len(planned)
     basis = "; ".join([*bases, prompt_basis]) if bases else "nothing to send"
     return ModelEstimate(model, usage.requests, usage.cached, duplicates, len(planned), round(prompt),
-                         round(completion), seconds, round(cost, 6), basis)
+                         round(completion), seconds, round(cost, 6), basis, window, over_window)

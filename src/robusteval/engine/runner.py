@@ -12,6 +12,7 @@ import asyncio
 import math
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol, cast
 
@@ -21,9 +22,21 @@ from robusteval.engine.store import Store, StoreRow, cache_key
 from robusteval.errors import BackendError, UserError
 from robusteval.models.base import Backend, DeferredBackend, LoglikBackend, completion_problem
 from robusteval.redact import has_secret, redact
-from robusteval.types import Completion, GenParams, Message, Request, Response
+from robusteval.types import Completion, GenParams, Message, Request, Response, TokenLogprob
 
 DRY_RUN = "not sent: --estimate"
+# The reply a dry run with ``stand_in`` gives every new request (see `Engine`): plain words that no
+# reader takes for an answer, a rating or a label, so a suite goes on to its later stages and
+# re-asks what it re-asks of an unusable reply, as it would with a model that wrote prose. Each
+# request's own (its key's start): two different requests never get the same reply, or the
+# requests built from replies (an oracle's on a pair of answers) would merge as they never would.
+STAND_IN = "(estimate: a stand-in for reply {key})"
+
+
+def is_stand_in(text: str | None) -> bool:
+    """Whether ``text`` is (or is built from) a dry run's stand-in reply: an estimate plans it as
+    accepted (a paraphrase kept), where a run would check a real reply."""
+    return text is not None and STAND_IN.split("{", 1)[0].strip("( ") in text
 
 
 class ProgressSink(Protocol):
@@ -96,12 +109,20 @@ class Engine:
     """
 
     def __init__(self, store: Store, *, use_cache: bool = True, retry: RetryPolicy | None = None,
-                 progress: ProgressSink | None = None, seed: int = 0, dry_run: bool = False):
+                 progress: ProgressSink | None = None, seed: int = 0, dry_run: bool = False,
+                 stand_in: bool | Callable[[str, Request], int] = False):
         self.store = store
         self._writer = GroupCommit(store)
         # dry_run: nothing is sent; each new request is recorded in `planned` and answered as failed,
         # so a suite runs through to the end and `--estimate` can count what a real run would ask.
+        # stand_in (with dry_run): answered instead with `STAND_IN`, as a delivered reply, so the
+        # stages that follow an answer (the next conversation turn, the questionnaire after it, the
+        # oracle's rating of the answers, the judge of a generated pair) are planned and counted too.
+        # A callable gives the stand-in's length in characters for (model, request): the length a
+        # real reply is expected to have, so prompts built on replies (a conversation's later turns,
+        # the questionnaire after it) are counted at about their real size.
         self.dry_run = dry_run
+        self.stand_in = stand_in
         self.planned: dict[str, dict[str, Request]] = {}
         self.use_cache = use_cache
         self.retry = retry or RetryPolicy()
@@ -183,6 +204,9 @@ class Engine:
                 m.usage.store_rejected += 1
         if self.dry_run:
             self.planned.setdefault(model, {})[key] = request
+            if self.stand_in:
+                chars = self.stand_in(model, request) if callable(self.stand_in) else 0
+                return _stand_in(key, request, chars)
             return Response(key=key, text=None, error=DRY_RUN)
         future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
@@ -317,3 +341,15 @@ def estimate_tokens(request: Request) -> int:
     """Rough token estimate for the TPM budget: ~4 characters a token plus the output allowance."""
     chars = sum(len(m.content) for m in request.messages)
     return chars // 4 + request.params.max_tokens
+
+
+def _stand_in(key: str, request: Request, chars: int = 0) -> Response:
+    """A dry run's delivered reply: `STAND_IN`, padded with filler words to ``chars`` characters,
+    with one token's log-probability where they were asked and a log-likelihood of 0 for a scored
+    continuation."""
+    text = STAND_IN.format(key=key[:12])
+    if chars > len(text):
+        text += " etc" * ((chars - len(text)) // 4)
+    logprobs = (TokenLogprob(text, 0.0),) if request.params.logprobs else None
+    return Response(key=key, text=text, finish_reason="stop", logprobs=logprobs,
+                    loglik=0.0 if request.continuation is not None else None)

@@ -38,7 +38,7 @@ def detection_rows(samples: Sequence) -> tuple[list[str], np.ndarray]:
     rows = np.full((len(ids), 5), np.nan)
     for s in samples:
         i = index[s.item_id]
-        rows[i, GOLD] = CODE[s.gold]
+        rows[i, GOLD] = CODE.get(s.gold, np.nan)  # no gold: an unlabelled file
         if s.status == "failed":
             continue
         pred, pos = (PRED12, POS12) if s.order == "12" else (PRED21, POS21)
@@ -76,7 +76,10 @@ def _boot(rows: np.ndarray, stat: Callable[[np.ndarray], float], seed: int, n_re
 
 def classification_block(rows: np.ndarray, *, seed: int = 0, n_resamples: int = 1000,
                          which: Sequence[str] = SCORES) -> dict:
-    """The scores of ``which`` with bootstrap CIs clustered by item."""
+    """The scores of ``which`` with bootstrap CIs clustered by item; n/a without gold (the task's
+    unlabelled test files: the predictions are all there is)."""
+    if len(rows) and np.isnan(rows[:, GOLD]).all():
+        return {name: Estimate(None).as_dict() for name in which}
     return {name: _boot(rows, _score(name), seed, n_resamples) for name in which}
 
 
@@ -95,7 +98,8 @@ def detector_metrics(samples: Sequence, *, seed: int = 0, n_resamples: int = 100
     """One detector configuration: overall scores, breakdowns, invalid and failed counts, position bias."""
     _, rows = detection_rows(samples)
     answered = [s for s in samples if s.status != "failed"]
-    gold_first = [s for s in answered if (s.gold == "hyp1") == (s.order == "12")]
+    gold_first = [s for s in answered if s.gold is not None and (s.gold == "hyp1") == (s.order == "12")]
+    with_gold = [s for s in answered if s.gold is not None]
     out = {
         **classification_block(rows, seed=seed, n_resamples=n_resamples),
         "samples": len(samples),
@@ -105,7 +109,7 @@ def detector_metrics(samples: Sequence, *, seed: int = 0, n_resamples: int = 100
         "failed": sum(s.status == "failed" for s in samples),
         "position_bias": {
             "chose_first": _boot(rows, chose_first, seed, n_resamples),
-            "gold_first": len(gold_first) / len(answered) if answered else None,
+            "gold_first": len(gold_first) / len(with_gold) if with_gold else None,
         },
     }
     if any(n > 1 for n in Counter(s.item_id for s in samples).values()):  # both orders were asked

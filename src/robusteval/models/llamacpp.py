@@ -117,6 +117,11 @@ class LlamaCppBackend:
     def max_concurrency(self) -> int:
         return self.n_parallel
 
+    @property
+    def context_window(self) -> int:
+        """Tokens one request may hold (a slot's share of the server's n_ctx): a longer prompt fails."""
+        return self.n_ctx_per_slot
+
     @classmethod
     def from_spec(cls, spec: ModelSpec) -> LlamaCppBackend:
         path = Path(spec.name).expanduser() if spec.name else embedded_model_path()

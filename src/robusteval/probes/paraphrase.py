@@ -17,9 +17,11 @@ import re
 from dataclasses import dataclass
 
 from robusteval.engine import Engine
-from robusteval.engine.runner import DRY_RUN
+from robusteval.engine.runner import DRY_RUN, is_stand_in
 from robusteval.metrics.text import alias_match
 from robusteval.types import GenParams, Message, Response
+
+STAND_IN_HEAD = 60  # characters of a stand-in reply that keep its mark and key (`engine.runner.STAND_IN`)
 
 BATCH_PROMPT = ("Rewrite the question below in {n} different ways. Each rewrite must ask exactly the same thing "
                 "with different words. Reply with a JSON list of {n} strings and nothing else.\n\n"
@@ -141,6 +143,10 @@ class LLMParaphraser:
     async def batch(self, text: str, n: int) -> tuple[list[str], Cost, str | None]:
         params = GenParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
         r = await self.engine.chat(self.model, (Message("user", BATCH_PROMPT.format(n=n, text=text)),), params)
+        if is_stand_in(r.text):  # an estimate: the n paraphrases a usable reply holds, a share of it each
+            assert r.text is not None
+            share = r.text[:max(STAND_IN_HEAD, len(r.text) // n)]
+            return [f"{share} #{slot + 1}" for slot in range(n)], Cost.of(r), r.error
         return parse_candidates(r.text), Cost.of(r), r.error
 
     async def single(self, text: str, slot: int, attempt: int) -> Candidate:

@@ -28,6 +28,7 @@ import numpy as np
 
 from robusteval.data.qa import QAItem
 from robusteval.engine.local import LocalWork
+from robusteval.engine.runner import is_stand_in
 from robusteval.errors import UserError
 from robusteval.probes import registry
 from robusteval.probes.paraphrase import Candidate, Cost, Invariants, check_candidate, norm_text
@@ -186,6 +187,14 @@ class _Builder:
         while True:
             if candidate.text is None:
                 rejections.append("request_failed" if candidate.error else "no_candidate")
+            elif is_stand_in(candidate.text):  # an estimate: planned as accepted, its subtree counted
+                node = Node(node_id, parent.id, level, "paraphrase", self.settings.paraphrase_kind, candidate.text,
+                            sim_parent=1.0, sim_root=1.0, attempts=attempt, cost=cost)
+                self.vecs[node_id] = parent_vec
+                self.seen.add(norm_text(candidate.text))
+                self.texts.add(candidate.text)
+                self.nodes.append(node)
+                return node
             else:
                 vec = await self._vec(candidate.text)
                 sim_parent, sim_root = float(vec @ parent_vec), float(vec @ self.root_vec)

@@ -1,5 +1,6 @@
-"""The files a `consistency` run writes beside its results: each model's ELOQUENT submission, the
-answers side by side (Markdown), and a heatmap per judge.
+"""The files a `consistency` run writes beside its results: each model's ELOQUENT 2024 submission
+(the task's own layout), each model's answers with their prompts (our layout), the answers side by
+side (Markdown), and a heatmap per judge.
 
 Answers and ratings are the suite's samples, read by their fields (model, item_id, variant,
 sample, response; judge, scope, score), so this module needs no suite import."""
@@ -20,10 +21,27 @@ from robusteval.results.consistency import JudgeSimilarity
 VARIANTS_SCOPE = "variants"
 
 
-def submission(answers: Sequence[Any], items: list[PromptSet], model: str, team: str) -> str:
-    """The model's answers in the ELOQUENT robustness submission layout: each item's variants, each
-    with its language, prompt and response (sample 0)."""
-    return "".join(submission_chunks(((item, responses(answers, item, model)) for item in items), model, team))
+ELOQUENT_KEY = "eloquent-robustness-results"
+ELOQUENT_YEAR = "2024"
+
+
+def submission_name(team: str, model: str, models: Sequence[str]) -> str:
+    """The ELOQUENT submission's ``source`` and file stem: named after the team, as the task asks;
+    with several models under test, one file per model, the model's name after the team's."""
+    return slug(team) if len(models) == 1 else f"{slug(team)}-{slug(model)}"
+
+
+def submission(answers: Sequence[Any], items: list[PromptSet], model: str, source: str) -> str:
+    """The model's answers in the ELOQUENT 2024 robustness submission layout:
+    ``{"eloquent-robustness-results": {"source", "year", "items": [{"id", "responses": [{"response"}]}]}}``,
+    one response per variant in the test file's order (sample 0; null where the model failed)."""
+    return "".join(submission_chunks(((item, responses(answers, item, model)) for item in items), source))
+
+
+def answers_file(answers: Sequence[Any], items: list[PromptSet], model: str, team: str) -> str:
+    """The model's answers in our own layout, with each variant's language and prompt beside its
+    response (readable without the test file; not what ELOQUENT asks for: see `submission`)."""
+    return "".join(answers_chunks(((item, responses(answers, item, model)) for item in items), model, team))
 
 
 def responses(answers: Sequence[Any], item: PromptSet, model: str) -> list[str | None]:
@@ -33,20 +51,33 @@ def responses(answers: Sequence[Any], item: PromptSet, model: str) -> list[str |
     return [by_variant.get(i) for i in range(len(item.variants))]
 
 
-def submission_chunks(answered: Iterable[tuple[PromptSet, list[str | None]]], model: str,
-                      team: str) -> Iterator[str]:
-    """`submission`'s text piece by piece, an item at a time (each with the model's responses to
-    its variants), so a large run's file is never held whole; the same bytes as one `json.dumps`."""
-    head = {"team": team, "system": model, "submissionid": f"{team}-{slug(model)}",
-            "date": time.strftime("%Y-%m-%d"), "items": []}
-    text = json.dumps({"eloquent-robustness-submission": head}, indent=2, ensure_ascii=False)
+def submission_chunks(answered: Iterable[tuple[PromptSet, list[str | None]]], source: str) -> Iterator[str]:
+    """`submission`'s text piece by piece, an item at a time, so a large run's file is never held
+    whole; the same bytes as one `json.dumps`."""
+    head = {"source": source, "year": ELOQUENT_YEAR, "items": []}
+    return _chunks(ELOQUENT_KEY, head, ({"id": item.id, "responses": [{"response": r} for r in said]}
+                                        for item, said in answered))
+
+
+def answers_chunks(answered: Iterable[tuple[PromptSet, list[str | None]]], model: str,
+                   team: str) -> Iterator[str]:
+    """`answers_file`'s text piece by piece, an item at a time (each with the model's responses to
+    its variants); the same bytes as one `json.dumps`."""
+    head = {"team": team, "system": model, "date": time.strftime("%Y-%m-%d"), "items": []}
+    return _chunks("robusteval-answers", head, (
+        {"id": item.id, "variation": item.variation,
+         "variants": [{"language": v.language, "prompt": v.prompt, "response": said[i]}
+                      for i, v in enumerate(item.variants)]}
+        for item, said in answered))
+
+
+def _chunks(key: str, head: dict, entries: Iterable[dict]) -> Iterator[str]:
+    """``json.dumps({key: head}, indent=2)`` with ``entries`` streamed into ``head["items"]``."""
+    text = json.dumps({key: head}, indent=2, ensure_ascii=False)
     before, after = text.split('"items": []')
     yield before + '"items": ['
     first = True
-    for item, said in answered:
-        entry = {"id": item.id, "variation": item.variation,
-                 "variants": [{"language": v.language, "prompt": v.prompt, "response": said[i]}
-                              for i, v in enumerate(item.variants)]}
+    for entry in entries:
         dumped = json.dumps(entry, indent=2, ensure_ascii=False).replace("\n", "\n" + " " * 6)
         yield ("\n" if first else ",\n") + " " * 6 + dumped
         first = False

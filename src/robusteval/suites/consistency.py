@@ -26,7 +26,13 @@ from robusteval.errors import UserError
 from robusteval.files import atomic_write
 from robusteval.judges.base import Rating, SimilarityJudge
 from robusteval.metrics.similarity import VARIANTS_SCOPE, summarise
-from robusteval.report.consistency_files import answers_markdown_chunks, heatmap_png, submission_chunks
+from robusteval.report.consistency_files import (
+    answers_chunks,
+    answers_markdown_chunks,
+    heatmap_png,
+    submission_chunks,
+    submission_name,
+)
 from robusteval.report.model import slug
 from robusteval.results.codec import decode
 from robusteval.results.consistency import (
@@ -72,7 +78,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embedder", help="minilm, e5, or a sentence-transformers model; auto: minilm for English "
                                       "items, multilingual e5 otherwise (default: auto)")
     p.add_argument("--nli-model", dest="nli_model", help="Hugging Face NLI model name or folder for --judge nli")
-    p.add_argument("--team", help="team name written into the ELOQUENT submission files")
+    p.add_argument("--team", help="team name: the ELOQUENT submission file is TEAM.json (TEAM-MODEL.json "
+                                   "with several models), its 'source' the same (default: robusteval)")
     p.add_argument("--variations", type=csv_arg,
                    help="generate the prompt sets: --data holds plain requests (.jsonl of {id, prompt}, or .txt, "
                         "one a line), each becomes the original plus one variant per perturbation named here "
@@ -97,6 +104,10 @@ def validate(config, options: Options) -> None:
         raise UserError("--oracle-mode must be set or pairwise")
     if options.oracle_retries < 0 or options.oracle_max_tokens < 1:
         raise UserError("--oracle-retries must be >= 0 and --oracle-max-tokens >= 1")
+    team = slug(options.team)
+    if not team.strip("_") or team in ("results", "samples", "answers") or team.startswith(("answers-", "heatmap-")):
+        raise UserError(f"--team {options.team!r}: the submission file would be {team}.json, a name the run "
+                        "writes for something else; give your team's name")
     if options.variations:
         from robusteval.probes.registry import get
 
@@ -209,9 +220,12 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     def responses(model: str) -> Iterator[list[str | None]]:
         return (json.loads(line) for line in said[model].lines())
 
-    files: dict[str, Any] = {
-        f"submission-{slug(m)}.json": partial(lambda m: submission_chunks(zip(items, responses(m)), m, options.team), m)
-        for m in ctx.models}
+    files: dict[str, Any] = {}
+    for m in ctx.models:  # the ELOQUENT submission (named after the team) and our answers file, per model
+        stem = submission_name(options.team, m, ctx.models)
+        files[f"{stem}.json"] = partial(lambda m, stem: submission_chunks(zip(items, responses(m)), stem), m, stem)
+        files[f"answers-{slug(m)}.json"] = partial(
+            lambda m: answers_chunks(zip(items, responses(m)), m, options.team), m)
     files["answers.md"] = lambda: answers_markdown_chunks(
         ((item, dict(zip(ctx.models, row))) for item, row in zip(items, zip(*(responses(m) for m in ctx.models)))),
         ratings, ctx.models)

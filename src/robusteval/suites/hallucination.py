@@ -24,12 +24,14 @@ from robusteval.data.hallucigen import HALLUCINATION_TYPES, LANG_FORMAT, HalluIt
 from robusteval.engine import gather_all
 from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
+from robusteval.files import slug
 from robusteval.judges.hallucination_nli import entailed, nli_detect
 from robusteval.metrics.classification import majority_vote
 from robusteval.metrics.hallucigen import generation_record, step_metrics
 from robusteval.models import parse_model_spec
 from robusteval.probes import hallucigen_prompts as prompts
 from robusteval.readers.hallucigen import Generated, read_detection, read_joint, read_separate, read_yes_no
+from robusteval.report.hallucigen_files import detection_csv, generation_csv
 from robusteval.report.terminal_hallucination import matrix_csv, print_tables, summary_markdown
 from robusteval.results.codec import decode
 from robusteval.results.hallucination import (
@@ -214,8 +216,8 @@ class DetectionSample(SampleBase):
     order: str  # "12" or "21"
     predicted: str | None
     predicted_position: int | None
-    gold: str
-    correct: bool | None  # None when the request failed
+    gold: str | None  # None: an unlabelled file (the task's test files), predictions only
+    correct: bool | None  # None when the request failed or there is no gold
     reason: str | None
 
 
@@ -265,7 +267,7 @@ class DetectionRow(NamedTuple):
     order: str
     predicted: str | None
     predicted_position: int | None
-    gold: str
+    gold: str | None
     correct: bool | None
     reason: str | None
     status: str
@@ -373,11 +375,11 @@ def shown_orders(item: HalluItem, orders: str, seed: int, generator: str | None)
 def _detection_sample(step: str, model: str, config: str, generator: str | None, item: HalluItem, swapped: bool,
                       **fields) -> DetectionSample:
     predicted = fields.pop("predicted")
-    assert item.label is not None  # detection items are labelled: load_items(need_labels=True), cross_items
+    unscored = fields["status"] == "failed" or item.label is None  # no gold: an unlabelled test file
     return DetectionSample(step=step, model=model, config=config, generator=generator, item_id=item.id,
                            scenario=item.scenario, lang=item.lang, type=item.type, order="21" if swapped else "12",
                            predicted=predicted, gold=item.label,
-                           correct=None if fields["status"] == "failed" else predicted == item.label, **fields)
+                           correct=None if unscored else predicted == item.label, **fields)
 
 
 async def run_detection(ctx: SuiteContext, detectors: list[str], variants: tuple[str, ...], items: list[HalluItem],
@@ -451,7 +453,7 @@ def vote(samples: Sequence[DetectionSample | DetectionRow], members: tuple[str, 
             model="ensemble", variant="", config=name, prompt=None, predicted=winner,
             predicted_position=position,
             response=" ".join(f"{m}={votes[m].predicted or votes[m].status}" for m in members if m in votes),
-            correct=None if status == "failed" else winner == first.gold, status=status,
+            correct=None if status == "failed" or first.gold is None else winner == first.gold, status=status,
             reason=None if status != "invalid" else "no majority", error=None,
             cached=all(v.cached for v in votes.values()), key=None))
     return out
@@ -479,7 +481,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     config, options = ctx.config, ctx.options
     steps = STEPS[options.step]
     items = ctx.shard_items(load_items(config.data, limit=config.limit, seed=config.seed,
-                                       need_labels="detection" in steps, lang=options.lang,
+                                       need_pairs="detection" in steps, lang=options.lang,
                                        audit=ctx.audit.source(f"--data {config.data or 'trial'}")), key=_item_id)
     by_id = {item.id: item for item in items}
     label_params = replace(ctx.params, max_tokens=min(ctx.params.max_tokens, options.label_max_tokens))
@@ -494,8 +496,11 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     generation: dict[str, GeneratorMetrics] | None = None
     step_records: dict[str, StepMetrics] = {}
     generated: list[GenerationRow] = []
+    files: dict[str, Any] = {}
     if "generation" in steps:
         generated = await run_generation(ctx, ctx.models, items, options, emit)
+        for model in ctx.models:  # the outputs, as participants submitted them
+            files[f"generation-{slug(model)}.csv"] = generation_csv(generated, model)
         judged: list[JudgeRow] = []
         if options.judge != "none":
             judge = await ctx.model(options.judge)
@@ -515,11 +520,16 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
             found += [_emitted(s, emit, DetectionRow.of) for s in vote(found, members)]
         step_records[step] = step_metrics(found, configs, seed=config.seed, n_resamples=options.bootstrap,
                                           cross=step == "cross")
+        if step == "detection":  # the predictions, as participants submitted them: one file per configuration
+            for name in dict.fromkeys(r.config for r in found):
+                files[f"detection-{slug(name)}.csv"] = detection_csv(found, name)
     record = HallucinationMetrics(generation=generation, **step_records)
     extra = {"hallucination": {"steps": list(steps), "items": len(items), "detector_configs": configs,
                                "ensembles": [f"{VOTE_PREFIX}{ENSEMBLE_SEP.join(m)})" for m in ensembles],
                                "judge": options.judge, "nli_model": options.nli_model}}
-    result = SuiteResult(metrics=record.encode(), samples=[], extra=extra)
+    if "detection" in steps and not any(i.labelled for i in items):
+        extra["hallucination"]["unlabelled"] = True  # the scores are n/a: the files hold the predictions
+    result = SuiteResult(metrics=record.encode(), samples=[], extra=extra, files=files)
     result.files["summary.md"] = summary_markdown(record)
     if record.cross is not None:
         result.files["matrix.csv"] = matrix_csv(record.cross.matrix or {})

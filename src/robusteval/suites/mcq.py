@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 from robusteval.data.audit import DataAudit
 from robusteval.data.math import MathItem, is_math_source, load_math
-from robusteval.data.mcq import load_dev_items, load_file, load_items
+from robusteval.data.mcq import DUPLICATE_RULES, load_dev_items, load_file, load_items
 from robusteval.engine import Engine, gather_all
 from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
@@ -76,6 +76,7 @@ class Options:
     seed_temperature: float = 0.7
     budget: float | None = None
     budget_design: str = "stratified"
+    duplicates: str = "drop-both"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -105,6 +106,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget", type=float,
                    help="ask only this share (0 < F <= 1) of each family's (question, variant) cells and "
                         "estimate the full grid; the same command without it asks the rest")
+    p.add_argument("--duplicates", choices=DUPLICATE_RULES,
+                   help="rows repeating a question and its options with another answer (AGIEval sat-en): "
+                        "drop-both (default: which label is right cannot be told), keep-first, or keep-all "
+                        "(as published, SCORE's choice); the data audit counts them")
     p.add_argument("--budget-design", dest="budget_design",
                    help="stratified: the cells spread evenly over questions and variants (default); adaptive: "
                         # argparse %-formats help: the shares' % signs doubled
@@ -174,7 +179,8 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     data = config.data or DEFAULT_DATA
     if is_math_source(data):
         return await execute_math(ctx, data)
-    items = ctx.shard_items(load_items(data, limit=config.limit, seed=config.seed, audit=ctx.audit), key=_item_id)
+    items = ctx.shard_items(load_items(data, limit=config.limit, seed=config.seed, audit=ctx.audit,
+                                           duplicates=options.duplicates), key=_item_id)
     design, design_info = build_design(config, options, data, ctx.audit)
     perturbing = perturbation_families((*options.families, *options.cross))
     counts: list[CopyCounts] = []
