@@ -161,3 +161,22 @@ def test_ray_data_answers_the_exported_file(cli_run, tmp_path, mcq_file):
     final = cli_run("run", "mcq", *flags, "--model", "batchfile:stub", "--run-id", "final")
     assert final.code == 0 and _usage(final)["new"] == 0
     _close(_metrics(final), _metrics(direct))
+
+
+def test_a_staged_suite_exports_what_real_answers_can_reach_then_the_next_stage(cli_run, tmp_path):
+    """consistency asks its answers first, then the oracle rates them: the first export holds the
+    answers only (never a request built on an estimate's stand-in reply), the second the ratings."""
+    flags = ["--judge", "oracle", "--oracle", "batchfile:judge", "--model", "batchfile:m", "--limit", "2", "--quiet"]
+    requests, answers = tmp_path / "requests.jsonl", tmp_path / "answers.jsonl"
+    assert cli_run("run", "consistency", *flags, "--export-requests", str(requests)).code == 0
+    first = [json.loads(x) for x in requests.read_text().splitlines()]
+    assert first and {line["body"]["model"] for line in first} == {"m"}
+    assert "stand-in" not in requests.read_text()
+    with StubServer() as stub:
+        _answer_file(requests, answers, stub.base_url)
+        assert cli_run("import-results", str(answers), "--cache-dir", str(tmp_path / "cache")).code == 0
+        exported = cli_run("run", "consistency", *flags, "--export-requests", str(requests))
+        assert exported.code == 0 and "asks in stages" in exported.out
+        second = [json.loads(x) for x in requests.read_text().splitlines()]
+        assert second and {line["body"]["model"] for line in second} == {"judge"}
+        assert "stand-in" not in requests.read_text()
