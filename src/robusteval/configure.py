@@ -18,12 +18,16 @@ from robusteval.errors import UserError
 from robusteval.suites import UNUSED_COMMON_SETTINGS, get_suite
 
 
+def suite_flags(suite_name: str) -> dict[str, str]:
+    """The suite's own settings -> their flags (``n_shots`` -> ``--shots-per-question``), from its parser."""
+    parser = argparse.ArgumentParser(add_help=False)
+    get_suite(suite_name).add_arguments(parser)
+    return {a.dest: max(a.option_strings, key=len) for a in parser._actions if a.option_strings}
+
+
 def unused_settings_message(suite_name: str, given: list[str]) -> str:
     """The error for common settings a suite does not read, naming the flags it does take."""
-    suite = get_suite(suite_name)
-    parser = argparse.ArgumentParser(add_help=False)
-    suite.add_arguments(parser)
-    own = [max(a.option_strings, key=len) for a in parser._actions if a.option_strings]
+    own = list(suite_flags(suite_name).values())
     flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
     return (f"`robusteval run {suite_name}` does not use {flags} (given as a flag or in --config); "
             f"its own flags: {', '.join(own) or 'none'}; common flags: see `robusteval run {suite_name} --help`")
@@ -84,7 +88,8 @@ def build_config(file_values: dict, flag_values: dict) -> RunConfig:
     if unknown := sorted(set(merged) - common - option_names):
         raise UserError(f"settings {', '.join(unknown)} do not apply to suite {suite.NAME!r}; "
                         f"known: {', '.join(sorted(common | option_names))}")
-    options = decode_settings(suite.Options, {k: v for k, v in merged.items() if k in option_names})
+    options = decode_settings(suite.Options, {k: v for k, v in merged.items() if k in option_names},
+                              suite_flags(suite.NAME))
     settings: dict[str, Any] = {k: v for k, v in merged.items() if k in common}
     config = replace(decode_settings(RunConfig, settings), options=options).validated()
     suite.validate(config, options)

@@ -229,14 +229,17 @@ def _checked_host(base_url: str, origin: str) -> str:
     if "@" in base_url.split("://", 1)[-1].split("/", 1)[0]:  # checked first: no message may echo it
         raise UserError(f"{origin} must not hold credentials (user:password@): they would be written into the "
                         "results; put the key in an environment variable and name it with api_key_env=VAR")
-    parts = urlparse(base_url)
+    try:
+        parts = urlparse(base_url)
+    except ValueError as exc:  # an unclosed IPv6 bracket: http://[::1:8000/v1
+        raise UserError(f"{origin} {base_url!r} is not a URL ({exc}); e.g. http://[::1]:8000/v1") from None
     if parts.scheme not in ("http", "https"):
         raise UserError(f"{origin} {base_url!r} does not start with http:// or https://; write it as "
                         f"http://{base_url.split('://')[-1]} (a local server) or https://... (a hosted API)")
     try:
         parts.port  # noqa: B018 - raises on a port that is not a number
     except ValueError:
-        raise UserError(f"{origin} {base_url!r}: the port is not a number") from None
+        raise UserError(f"{origin} {base_url!r}: the port is not a number in 0-65535") from None
     if not parts.hostname:
         raise UserError(f"{origin} {base_url!r} names no host; e.g. http://127.0.0.1:8080/v1")
     return parts.hostname

@@ -19,6 +19,7 @@ from urllib.parse import parse_qsl
 
 from robusteval.errors import UserError
 from robusteval.models.base import Backend
+from robusteval.ranges import FINITE, Range, check
 from robusteval.redact import redact
 
 KINDS = ("llamacpp", "openai", "hf")
@@ -29,6 +30,19 @@ OPTIONS = {
     "llamacpp": ("n_parallel", "n_ctx", "n_threads", "cache_ram_mib", "cache_prompt", "flash_attn"),
     "openai": ("base_url", "api_key_env", "max_concurrency", "timeout", "batch", "batch_window", "batch_poll"),
     "hf": ("device", "dtype", "max_concurrency"),
+}
+# The numeric options' types and declared ranges (`ranges.Range`), checked when a spec is parsed,
+# before any backend is built: ``n_parallel=0`` or ``timeout=nan`` is one message naming the option
+# and its range, never a failure deep in a thread pool or a run that waits for ever.
+NUMERIC_OPTIONS: dict[str, tuple[type, Range]] = {
+    "n_parallel": (int, Range(1, 256)),
+    "n_ctx": (int, Range(16, 2**22)),  # tokens per slot
+    "n_threads": (int, Range(1, 1024)),
+    "cache_ram_mib": (int, Range(-1, 2**22, hint="-1 for the default")),
+    "max_concurrency": (int, Range(1, 10**5)),
+    "timeout": (float, Range(0, 7 * 86400, low_open=True)),  # seconds
+    "batch_window": (float, Range(0, 86400)),  # seconds a batch waits for more requests
+    "batch_poll": (float, Range(0, 86400, low_open=True)),  # seconds between status requests
 }
 # Options that may list several values (comma-separated or repeated): the replicas of a pool.
 POOL_OPTIONS = ("base_url",)
@@ -65,12 +79,19 @@ class ModelSpec:
 
 def _number(spec: ModelSpec, key: str, default, cast):
     raw = spec.options.get(key)
-    if raw is None:
-        return default
+    return default if raw is None else _decoded(spec.label, key, raw, cast)
+
+
+def _decoded(label: str, key: str, raw: str, cast: type) -> float:
+    """The value of numeric option ``key``, checked against its declared range."""
+    what = "an integer" if cast is int else "a number"
     try:
-        return cast(raw)
+        value = cast(raw.strip())
     except ValueError:
-        raise UserError(f"model spec {spec.label!r}: option {key}={raw!r} is not a {cast.__name__}") from None
+        raise UserError(f"--model {label!r}: option {key}={raw!r} is not {what}") from None
+    declared = NUMERIC_OPTIONS[key][1] if key in NUMERIC_OPTIONS else FINITE
+    check(f"--model {label!r}: option {key}", value, declared, sep="=")
+    return value
 
 
 def parse_model_spec(text: str | None) -> ModelSpec:
@@ -91,7 +112,11 @@ def parse_model_spec(text: str | None) -> ModelSpec:
     if kind in ("openai", "hf") and not name:
         raise UserError(f"--model {redact(text)!r}: {kind} needs a model name, e.g. {kind}:NAME")
     _check_options(kind, head, dict(pairs))
-    return ModelSpec(kind=kind, name=name, options=_fold_repeats(head, pairs))
+    spec = ModelSpec(kind=kind, name=name, options=_fold_repeats(head, pairs))
+    for key, value in spec.options.items():
+        if key in NUMERIC_OPTIONS:
+            _decoded(spec.label, key, value, NUMERIC_OPTIONS[key][0])
+    return spec
 
 
 def _fold_repeats(head: str, pairs: list[tuple[str, str]]) -> dict[str, str]:
