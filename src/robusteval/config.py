@@ -63,6 +63,10 @@ class RunConfig:
              f"--run-id {self.run_id!r}: {run_id_problem(self.run_id or '')}"),
             (bool(self.cache_dir.strip()), "--cache-dir is empty; name the folder of the response store"),
             (bool(self.out_dir.strip()), "--out is empty; name the folder for run folders"),
+            (not Path(self.cache_dir).expanduser().exists() or Path(self.cache_dir).expanduser().is_dir(),
+             f"--cache-dir {self.cache_dir}: is a file; name the folder the response store lives in"),
+            (not Path(self.out_dir).expanduser().exists() or Path(self.out_dir).expanduser().is_dir(),
+             f"--out {self.out_dir}: is a file; name the folder for run folders"),
         ]
         parse_shard(self.shard)  # a UserError naming --shard
         for ok, message in checks:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from robusteval.data.language import language_problem
 from robusteval.errors import UserError
 from robusteval.probes import lexical, ocr, rewrites
 
@@ -147,6 +148,8 @@ def get(name: str) -> Perturbation:
         return REGISTRY[name]
     head, sep, arg = name.partition(":")
     if sep and arg and head in PARAMETERISED:
+        if head == "language" and (problem := language_problem(arg)):
+            raise UserError(f"perturbation {name!r}: {problem}")
         return PARAMETERISED[head](arg)
     raise UserError(f"unknown perturbation {name!r}; available: {', '.join(available())}")
 

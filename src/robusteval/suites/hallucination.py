@@ -20,7 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, NamedTuple
 
-from robusteval.data.hallucigen import HALLUCINATION_TYPES, LANG_FORMAT, HalluItem, load_items
+from robusteval.data.hallucigen import HALLUCINATION_TYPES, HalluItem, load_items
+from robusteval.data.language import language_problem
 from robusteval.engine import gather_all
 from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
@@ -120,8 +121,8 @@ def validate(config, options: Options) -> None:
         (options.gen_mode in prompts.GEN_MODES, f"--gen-mode must be one of {', '.join(prompts.GEN_MODES)}"),
         (bool(options.prompts), "give at least one detection prompt with --prompts"),
         (config.samples == 1, "--samples is not used by the hallucination suite; leave it at 1"),
-        (options.lang is None or bool(LANG_FORMAT.fullmatch(options.lang)),
-         f"--lang {options.lang!r}: give a language code such as sv, or a pair such as de-en"),
+        (options.lang is None or language_problem(options.lang, pair=True) is None,
+         f"--lang {options.lang!r}: {language_problem(options.lang or '', pair=True)}"),
     ]
     for ok, message in checks:
         if not ok:

@@ -114,6 +114,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def validate(config: Any, options: Options) -> None:
     known = f"available: {', '.join(FAMILIES)}, and the perturbations {', '.join(available())}"
     for flag, names in (("--families", options.families), ("--cross", options.cross)):
+        for name in names:
+            if ":" in name and name not in FAMILIES:
+                get(name)  # a parameterised perturbation says what is wrong with its argument (language:zz)
         if unknown := [f for f in names if f not in FAMILIES and not is_perturbation(f)]:
             raise UserError(f"unknown {flag} {','.join(unknown)}; {known}")
     if not options.families and not options.cross:
