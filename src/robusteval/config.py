@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 from robusteval.data.shard import parse_shard
 from robusteval.errors import UserError
+from robusteval.files import decode_text
 from robusteval.ranges import FINITE, Range, check, declared_range
 from robusteval.results.codec import RecordError, decode
 
@@ -180,8 +181,9 @@ TEXT_SUFFIXES = {".csv", ".tsv", ".json", ".jsonl", ".yaml", ".yml", ".txt", ".m
 
 def check_text_files(config: RunConfig) -> None:
     """Every text file a setting names (``--data``, ``--templates``, a suite's ``--population``...)
-    must be UTF-8: checked here once, before any model starts, so a loader never fails with a bare
-    decoding error. The message names the setting, the file and the line."""
+    must be UTF-8 (a BOM accepted): checked here once, before any model starts, by `files.decode_text`
+    as every loader reads, so a loader never fails with a bare decoding error. The message names the
+    setting, the file, the line and the encoding the bytes look like."""
     settings = [(f.name, getattr(config, f.name)) for f in fields(RunConfig) if f.name != "options"]
     if config.options is not None:
         settings += [(f.name, getattr(config.options, f.name)) for f in fields(config.options)]
@@ -195,9 +197,4 @@ def check_text_files(config: RunConfig) -> None:
             raw = path.read_bytes()
         except OSError as exc:
             raise UserError(f"--{name.replace('_', '-')} {value}: cannot read it ({exc.strerror or exc})") from None
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = raw[:exc.start].count(b"\n") + 1
-            raise UserError(f"--{name.replace('_', '-')} {value}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x}: "
-                            f"{exc.reason}); save the file as UTF-8") from None
+        decode_text(raw, f"{setting_flag(name)} {value}")

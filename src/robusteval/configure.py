@@ -11,10 +11,9 @@ import argparse
 from dataclasses import fields, replace
 from typing import Any
 
-import yaml
-
 from robusteval.config import RunConfig, decode_settings
 from robusteval.errors import UserError
+from robusteval.files import parse_yaml, read_text
 from robusteval.suites import UNUSED_COMMON_SETTINGS, get_suite
 
 
@@ -37,22 +36,7 @@ def unused_settings_message(suite_name: str, given: list[str]) -> str:
 def load_config_file(path: str, suite: str | None = None) -> dict:
     """Read a YAML config; errors name the file and line. ``suite``: the one named on the command
     line, whose own settings the file may also hold."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = yaml.safe_load(f)
-    except FileNotFoundError:
-        raise UserError(f"--config {path}: no such file") from None
-    except IsADirectoryError:
-        raise UserError(f"--config {path}: is a folder; give a YAML file") from None
-    except UnicodeDecodeError as exc:
-        raise UserError(f"--config {path}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
-                        f"save it as UTF-8") from None
-    except OSError as exc:
-        raise UserError(f"--config {path}: cannot read it ({exc.strerror or exc})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
-        raise UserError(f"{where}: malformed YAML ({getattr(exc, 'problem', None) or exc})") from None
+    data = parse_yaml(read_text(path, f"--config {path}"), path)
     if data is None:
         return {}
     if not isinstance(data, dict):
