@@ -14,6 +14,7 @@ from typing import Any
 from robusteval.config import RunConfig, decode_settings
 from robusteval.errors import UserError
 from robusteval.files import parse_yaml, read_text
+from robusteval.models.spec import parse_model_spec
 from robusteval.suites import UNUSED_COMMON_SETTINGS, get_suite
 
 
@@ -76,5 +77,7 @@ def build_config(file_values: dict, flag_values: dict) -> RunConfig:
                               suite_flags(suite.NAME))
     settings: dict[str, Any] = {k: v for k, v in merged.items() if k in common}
     config = replace(decode_settings(RunConfig, settings), options=options).validated()
+    for spec in config.models:
+        parse_model_spec(spec)  # its options' ranges and URLs, before the suite plans anything
     suite.validate(config, options)
     return config

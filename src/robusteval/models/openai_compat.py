@@ -57,7 +57,7 @@ class OpenAIBackend:
     def from_spec(cls, spec: ModelSpec) -> OpenAIBackend:
         base_url = spec.option("base_url") or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL
         origin = "base_url in --model" if spec.option("base_url") else "OPENAI_BASE_URL"
-        host = _checked_host(base_url, origin)
+        host = checked_host(base_url, origin)
         # Local servers usually need no key; a hosted API or an explicitly named key variable does.
         key_required = "api_key_env" in spec.options or host not in LOCAL_HOSTS
         return cls(
@@ -223,7 +223,7 @@ def _ssl_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
-def _checked_host(base_url: str, origin: str) -> str:
+def checked_host(base_url: str, origin: str) -> str:
     """The host of ``base_url``; a URL that cannot be an endpoint is a UserError saying what is wrong
     (without a scheme, ``localhost:8080/v1`` parses as scheme "localhost" and no host)."""
     if "@" in base_url.split("://", 1)[-1].split("/", 1)[0]:  # checked first: no message may echo it

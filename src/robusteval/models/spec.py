@@ -116,6 +116,11 @@ def parse_model_spec(text: str | None) -> ModelSpec:
     for key, value in spec.options.items():
         if key in NUMERIC_OPTIONS:
             _decoded(spec.label, key, value, NUMERIC_OPTIONS[key][0])
+    if "base_url" in spec.options:
+        from robusteval.models.openai_compat import checked_host
+
+        for url in spec.options["base_url"].split(","):
+            checked_host(url.strip(), "base_url in --model")
     return spec
 
 
