@@ -120,7 +120,8 @@ def parse_model_spec(text: str | None) -> ModelSpec:
         from robusteval.models.openai_compat import checked_host
 
         for url in spec.options["base_url"].split(","):
-            checked_host(url.strip(), "base_url in --model")
+            if url.strip():  # an empty one (a stray comma) is the pool's message
+                checked_host(url.strip(), "base_url in --model")
     return spec
 
 
