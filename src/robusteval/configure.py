@@ -60,6 +60,19 @@ def load_config_file(path: str, suite: str | None = None) -> dict:
 
 
 
+# A suite's settings that name a model (a judge, a rewriter...): parsed with the models under test.
+MODEL_SETTINGS = ("rewriter", "oracle", "judge", "detectors", "interlocutor", "paraphraser", "ner_model")
+
+
+def _model_settings(options: Any) -> list[tuple[str, str]]:
+    """(setting, model spec) of each model the suite's settings name."""
+    out: list[tuple[str, str]] = []
+    for name in MODEL_SETTINGS:
+        value = getattr(options, name, None)
+        out += [(name, v) for v in ((value,) if isinstance(value, str) else value or ()) if v and v != "none"]
+    return out
+
+
 def build_config(file_values: dict, flag_values: dict) -> RunConfig:
     """Defaults, overridden by the file, overridden by flags the user actually gave.
 
@@ -79,5 +92,10 @@ def build_config(file_values: dict, flag_values: dict) -> RunConfig:
     config = replace(decode_settings(RunConfig, settings), options=options).validated()
     for spec in config.models:
         parse_model_spec(spec)  # its options' ranges and URLs, before the suite plans anything
+    for name, spec in _model_settings(options):
+        try:
+            parse_model_spec(spec)
+        except UserError as exc:
+            raise UserError(f"{suite_flags(suite.NAME).get(name, name)} {spec!r}: {exc}") from None
     suite.validate(config, options)
     return config

@@ -22,6 +22,7 @@ from robusteval.cli.common import (
     EXIT_FAILED_REQUESTS,
     EXIT_INTERRUPTED,
     EXIT_USER_ERROR,
+    one_line,
     out_console,
     written_text,
 )
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             return data.run_command(args)
         return cache.run_command(args)
     except UserError as exc:
-        console.print(styled("error:", "red", f" {exc}"))
+        console.print(styled("error:", "red", f" {one_line(str(exc))}"))
         return EXIT_USER_ERROR
     except UnicodeDecodeError as exc:  # a text file no loader checked: say what, and what to do
         console.print(styled("error:", "red", f" a file given is not UTF-8 text ({exc.reason} at byte {exc.start}); "
@@ -87,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USER_ERROR
     except OSError as exc:  # a path that is a folder, unreadable, on a full disk, ...
         where = f"{exc.filename}: " if exc.filename else ""
-        console.print(styled("error:", "red", f" {where}{exc.strerror or exc}"))
+        console.print(styled("error:", "red", one_line(f" {where}{exc.strerror or exc}")))
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         if args.command in ("run", "tree"):  # only runs ask models; the store holds what they answered

@@ -44,6 +44,9 @@ NUMERIC_OPTIONS: dict[str, tuple[type, Range]] = {
     "batch_window": (float, Range(0, 86400)),  # seconds a batch waits for more requests
     "batch_poll": (float, Range(0, 86400, low_open=True)),  # seconds between status requests
 }
+# Yes/no options: 1/0, true/false, yes/no, on/off (checked at parse as the numbers are).
+YES, NO = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+FLAG_OPTIONS = ("batch", "cache_prompt", "flash_attn")
 # Options that may list several values (comma-separated or repeated): the replicas of a pool.
 POOL_OPTIONS = ("base_url",)
 # An option that would carry a secret: the spec is written into results.json and the report.
@@ -116,6 +119,9 @@ def parse_model_spec(text: str | None) -> ModelSpec:
     for key, value in spec.options.items():
         if key in NUMERIC_OPTIONS:
             _decoded(spec.label, key, value, NUMERIC_OPTIONS[key][0])
+        if key in FLAG_OPTIONS and value.strip().lower() not in YES + NO:
+            raise UserError(f"--model {spec.label!r}: option {key}={value!r} is not a yes or no; write {key}=1 or "
+                            f"{key}=0")
     if "base_url" in spec.options:
         from robusteval.models.openai_compat import checked_host
 
