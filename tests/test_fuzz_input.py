@@ -131,9 +131,10 @@ def assert_clean(argv: list[str], code: int, err: str, *, allowed: tuple[int, ..
     assert code in allowed, (argv, code, err)
     assert "Traceback" not in err, (argv, err)
     if code == 2:
-        errors = [line for line in err.splitlines() if "error:" in line]
-        assert len(errors) == 1 and err.rstrip().splitlines()[-1] == errors[0], (argv, err)
-        non_usage = [line for line in err.splitlines() if line.strip() and not line.startswith(("usage:", " "))]
+        lines = [line.rstrip() for line in err.splitlines() if line.strip()]
+        errors = [line for line in lines if "error:" in line]
+        assert len(errors) == 1 and lines[-1] == errors[0], (argv, err)
+        non_usage = [line for line in lines if not line.startswith(("usage:", " "))]
         assert non_usage == errors, (argv, err)  # argparse's usage lines, then the one message
 
 
@@ -277,7 +278,7 @@ def command_line(draw, command, root, stub):
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
 def test_every_flag_of_every_command(world, patched, command):
-    @_settings(25)
+    @_settings(40)
     @given(data=st.data())
     def prop(data):
         argv, bad = data.draw(command_line(command, world["root"], world["stub"]))
@@ -309,7 +310,7 @@ def test_every_yaml_setting_of_every_suite(world, patched, suite, tmp_path):
              **typing.get_type_hints(get_suite(suite).Options, include_extras=True)}
     names = sorted(set(hints) - {"options", "suite"})
 
-    @_settings(25)
+    @_settings(40)
     @given(values=st.dictionaries(st.sampled_from(names), yaml_value(), min_size=1, max_size=3))
     def prop(values):
         config = tmp_path / "run.yaml"
@@ -362,7 +363,7 @@ def data_file() -> st.SearchStrategy[tuple[str, bytes]]:
 
 
 def test_data_files_of_odd_shapes(world, tmp_path):
-    @_settings(60)
+    @_settings(100)
     @given(file=data_file(), command=st.sampled_from(["run", "data check"]))
     def prop(file, command):
         suffix, raw = file

@@ -57,7 +57,13 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from robusteval.report.terminal import literal_console, styled
 
-    args = build_parser(argv).parse_args(argv)
+    parser = build_parser(argv)
+    for arg in sys.argv[1:] if argv is None else argv:
+        # Python 3.11's argparse drops a value of "--" (``--cache-dir=--``) and hands the command an
+        # empty list where it expects text; refused here, as any other value argparse cannot read.
+        if arg.startswith("--") and arg.endswith("=--"):
+            parser.error(f"argument {arg[:-3]}: '--' is not a value")
+    args = parser.parse_args(argv)
     console = literal_console(stderr=True)
     # SIGTERM ends a run like Ctrl-C does: cleanly, with the store intact.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
