@@ -91,9 +91,10 @@ def mcq_file_module():
     return Path(__file__).parent / "fixtures" / "mcq_small.jsonl"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def patched():
-    """Stop each command where it would ask a model, bind a port or plan a run."""
+    """Stop each command where it would ask a model, bind a port or plan a run (for one test: the
+    data-file property runs the real ``--estimate``)."""
     mp = pytest.MonkeyPatch()
 
     def reached(*_args, **_kwargs):
@@ -363,6 +364,10 @@ def data_file() -> st.SearchStrategy[tuple[str, bytes]]:
 
 
 def test_data_files_of_odd_shapes(world, tmp_path):
+    import robusteval.cli.run
+
+    assert robusteval.cli.run.estimate_command.__module__ == "robusteval.cli.run"  # the real one, not `patched`
+
     @_settings(100)
     @given(file=data_file(), command=st.sampled_from(["run", "data check"]))
     def prop(file, command):
