@@ -71,7 +71,7 @@ def test_a_noisy_backend_is_counted(tmp_path, mcq_file, capsys, monkeypatch):
 
 def test_bad_n_is_one_clear_message(tmp_path, capsys):
     code = main(["check-determinism", "--n", "0", "--cache-dir", str(tmp_path)])
-    assert code == 2 and "--n must be at least 1" in capsys.readouterr().err
+    assert code == 2 and "--n 0: out of range; it must be in [1, 1000000]" in capsys.readouterr().err
 
 
 def test_a_run_records_its_noise_floor(tmp_path, mcq_file, capsys):

@@ -101,7 +101,7 @@ def test_config_file_that_is_not_utf8_or_a_folder_or_holds_a_list_for_a_path(tmp
     latin = tmp_path / "run.yaml"
     latin.write_bytes(b"limit: 3\nteam: caf\xe9\n")
     assert_clean_error(robusteval("run", "mcq", "--config", str(latin), "--estimate"),
-                       f"--config {latin}: not UTF-8 text")
+                       f"--config {latin}:2: not UTF-8 text", "Latin-1")
     assert_clean_error(robusteval("run", "mcq", "--config", str(tmp_path), "--estimate"),
                        f"--config {tmp_path}: is a folder")
     listed = tmp_path / "list.yaml"

@@ -80,7 +80,7 @@ def _pick_model(rows: list[SampleRow], model: str | None, run: str) -> list[Samp
             raise UserError(f"{run} holds several models ({', '.join(models)}): choose one with --model-a/--model-b")
         return rows
     if model not in models:
-        raise UserError(f"{run} has no model {model!r}; it has {', '.join(models)}")
+        raise UserError(f"{run} has no model {model!r}; it has {', '.join(models) or 'no samples of any model'}")
     return [r for r in rows if r.model == model]
 
 

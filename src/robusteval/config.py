@@ -9,10 +9,12 @@ import types
 import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from robusteval.data.shard import parse_shard
 from robusteval.errors import UserError
+from robusteval.files import decode_text
+from robusteval.ranges import FINITE, Range, check, declared_range
 from robusteval.results.codec import RecordError, decode
 
 
@@ -25,19 +27,22 @@ class RunConfig:
     suite: str = "mcq"
     models: tuple[str, ...] = ("llamacpp",)
     data: str | None = None  # None: the suite's own default set
-    limit: int | None = 20
-    seed: int = 0
-    temperature: float = 0.0
-    top_p: float = 1.0
-    max_tokens: int = 256
-    samples: int = 1
-    rpm: float | None = None
-    tpm: float | None = None
-    concurrency: int | None = None
-    timeout: float = 300.0
-    max_retries: int = 5
-    price_in: float = 0.0
-    price_out: float = 0.0
+    # Each number's declared range (`ranges.Range`), checked by `decode_settings`. The upper ends
+    # are far beyond any sensible run and there so that a typo (a limit of 10^20, a temperature of
+    # 1e308) is refused instead of run for days or sent to a server.
+    limit: Annotated[int, Range(1, 10**7, hint="use --all for every item")] | None = 20
+    seed: Annotated[int, Range(0, 2**32 - 1)] = 0  # NumPy's seeds are 32-bit and non-negative
+    temperature: Annotated[float, Range(0, 10)] = 0.0
+    top_p: Annotated[float, Range(0, 1, low_open=True)] = 1.0
+    max_tokens: Annotated[int, Range(1, 10**7)] = 256
+    samples: Annotated[int, Range(1, 10**4)] = 1
+    rpm: Annotated[float, Range(0, 10**9, low_open=True)] | None = None
+    tpm: Annotated[float, Range(0, 10**12, low_open=True)] | None = None
+    concurrency: Annotated[int, Range(1, 10**5)] | None = None
+    timeout: Annotated[float, Range(0, 7 * 86400, low_open=True)] = 300.0  # seconds
+    max_retries: Annotated[int, Range(0, 1000)] = 5
+    price_in: Annotated[float, Range(0, 10**6)] = 0.0  # per 1M tokens
+    price_out: Annotated[float, Range(0, 10**6)] = 0.0
     cache_dir: str = field(default_factory=lambda: str(default_cache_dir()))
     use_cache: bool = True
     out_dir: str = "runs"
@@ -45,27 +50,24 @@ class RunConfig:
     overwrite: bool = False  # an existing --run-id folder is replaced (its old files removed) instead of refused
     options: Any = None  # the suite's own settings (its Options dataclass)
     estimate: bool = False  # count requests, tokens, time and cost; ask nothing
-    check_determinism: int = 0  # ask this many greedy requests again after the run, count replies that differ
+    # ask this many greedy requests again after the run, count replies that differ
+    check_determinism: Annotated[int, Range(0, 10**6)] = 0
     shard: str | None = None  # "I/N": a deterministic 1/N of the items (data/shard.py); `robusteval merge` joins them
 
     def validated(self) -> RunConfig:
+        """The checks between settings (each number's own range is `decode_settings`'s)."""
         checks = [
-            (self.limit is None or self.limit > 0, "--limit must be a positive number"),
-            (self.temperature >= 0, "--temperature must be >= 0"),
-            (0 < self.top_p <= 1, "--top-p must be in (0, 1]"),
-            (self.max_tokens > 0, "--max-tokens must be positive"),
-            (self.samples >= 1, "--samples must be >= 1"),
             (self.samples == 1 or self.temperature > 0,
              "--samples > 1 repeats identical greedy requests; set --temperature > 0"),
-            (self.rpm is None or self.rpm > 0, "--rpm must be positive"),
-            (self.tpm is None or self.tpm > 0, "--tpm must be positive"),
-            (self.concurrency is None or self.concurrency > 0, "--concurrency must be positive"),
-            (self.timeout > 0, "--timeout must be positive"),
-            (self.max_retries >= 0, "--max-retries must be >= 0"),
             (bool(self.models), "give at least one --model"),
             (self.run_id is None or run_id_problem(self.run_id) is None,
              f"--run-id {self.run_id!r}: {run_id_problem(self.run_id or '')}"),
-            (self.check_determinism >= 0, "--check-determinism must be >= 0"),
+            (bool(self.cache_dir.strip()), "--cache-dir is empty; name the folder of the response store"),
+            (bool(self.out_dir.strip()), "--out is empty; name the folder for run folders"),
+            (not Path(self.cache_dir).expanduser().exists() or Path(self.cache_dir).expanduser().is_dir(),
+             f"--cache-dir {self.cache_dir}: is a file; name the folder the response store lives in"),
+            (not Path(self.out_dir).expanduser().exists() or Path(self.out_dir).expanduser().is_dir(),
+             f"--out {self.out_dir}: is a file; name the folder for run folders"),
         ]
         parse_shard(self.shard)  # a UserError naming --shard
         for ok, message in checks:
@@ -100,15 +102,18 @@ _EXPECTED = {
 _LIST = "must be a list of names (or 'a,b')"
 
 
-def decode_settings(cls: type[T], values: dict[str, Any]) -> T:
+def decode_settings(cls: type[T], values: dict[str, Any], flags: dict[str, str] | None = None) -> T:
     """``values`` (from YAML and flags) as the settings dataclass ``cls`` (`RunConfig`, a suite's
     ``Options``): the one place settings are coerced, by the field types through the results codec
-    (YAML ``turns: "2"`` -> 2; ``families: order,format`` -> a tuple). A value that does not fit is
-    one `UserError` naming the setting and what it must be, never a traceback. Flags arrive typed."""
-    hints = typing.get_type_hints(cls)
+    (YAML ``turns: "2"`` -> 2; ``families: order,format`` -> a tuple), and every number checked
+    against its field's declared `Range` (any float against `FINITE`). A value that does not fit is
+    one `UserError` naming the setting and what it must be, never a traceback. Flags arrive typed.
+    ``flags``: the flag of a setting whose flag is not ``--`` and its name (``n_shots``:
+    ``--shots-per-question``)."""
+    hints = typing.get_type_hints(cls, include_extras=True)
     prepared = {k: _prepare(k, v, hints.get(k, Any)) for k, v in values.items()}
     try:
-        return decode(cls, prepared)
+        decoded = decode(cls, prepared)
     except RecordError as exc:
         problem: dict[str, Any] = exc.problems[0] if exc.problems else {"loc": (), "type": "", "msg": str(exc)}
         name = str(problem["loc"][0]) if problem["loc"] else "?"
@@ -116,10 +121,33 @@ def decode_settings(cls: type[T], values: dict[str, Any]) -> T:
         expected = _EXPECTED.get(str(problem["type"]), str(problem["msg"]).lower())
         what = _LIST if typing.get_origin(inner) is tuple else expected
         raise UserError(f"setting {name!r} {what}, got {_shown(values.get(name))}") from None
+    for name in values:
+        hint = hints.get(name, Any)
+        declared = declared_range(hint) or (FINITE if _inner(_bare(hint)) is float else None)
+        if declared is not None:
+            check(setting_flag(name, flags), getattr(decoded, name), declared)
+    return decoded
+
+
+def setting_flag(name: str, flags: dict[str, str] | None = None) -> str:
+    """How messages name setting ``name``: its flag, with the YAML key when the two differ."""
+    flag = (flags or {}).get(name) or _COMMON_FLAGS.get(name) or f"--{name.replace('_', '-')}"
+    return flag if flag == f"--{name.replace('_', '-')}" else f"{flag} (YAML {name})"
+
+
+_COMMON_FLAGS = {"models": "--model", "out_dir": "--out"}
+
+
+def _bare(hint: Any) -> Any:
+    """``X`` of ``Annotated[X, ...]`` (also inside ``| None``)."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return typing.Union[tuple(_bare(a) for a in typing.get_args(hint))]  # noqa: UP007 - built from a tuple
+    return getattr(hint, "__origin__", hint) if hasattr(hint, "__metadata__") else hint
 
 
 def _inner(hint: Any) -> Any:
-    """``X`` of ``X | None``."""
+    """``X`` of ``X | None`` (and of ``Annotated[X, ...]``)."""
+    hint = _bare(hint)
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
         rest = [a for a in typing.get_args(hint) if a is not type(None)]
         return rest[0] if len(rest) == 1 else hint
@@ -153,8 +181,9 @@ TEXT_SUFFIXES = {".csv", ".tsv", ".json", ".jsonl", ".yaml", ".yml", ".txt", ".m
 
 def check_text_files(config: RunConfig) -> None:
     """Every text file a setting names (``--data``, ``--templates``, a suite's ``--population``...)
-    must be UTF-8: checked here once, before any model starts, so a loader never fails with a bare
-    decoding error. The message names the setting, the file and the line."""
+    must be UTF-8 (a BOM accepted): checked here once, before any model starts, by `files.decode_text`
+    as every loader reads, so a loader never fails with a bare decoding error. The message names the
+    setting, the file, the line and the encoding the bytes look like."""
     settings = [(f.name, getattr(config, f.name)) for f in fields(RunConfig) if f.name != "options"]
     if config.options is not None:
         settings += [(f.name, getattr(config.options, f.name)) for f in fields(config.options)]
@@ -168,9 +197,4 @@ def check_text_files(config: RunConfig) -> None:
             raw = path.read_bytes()
         except OSError as exc:
             raise UserError(f"--{name.replace('_', '-')} {value}: cannot read it ({exc.strerror or exc})") from None
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = raw[:exc.start].count(b"\n") + 1
-            raise UserError(f"--{name.replace('_', '-')} {value}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x}: "
-                            f"{exc.reason}); save the file as UTF-8") from None
+        decode_text(raw, f"{setting_flag(name)} {value}")

@@ -11,19 +11,23 @@ import argparse
 from dataclasses import fields, replace
 from typing import Any
 
-import yaml
-
 from robusteval.config import RunConfig, decode_settings
 from robusteval.errors import UserError
+from robusteval.files import parse_yaml, read_text
+from robusteval.models.spec import parse_model_spec
 from robusteval.suites import UNUSED_COMMON_SETTINGS, get_suite
+
+
+def suite_flags(suite_name: str) -> dict[str, str]:
+    """The suite's own settings -> their flags (``n_shots`` -> ``--shots-per-question``), from its parser."""
+    parser = argparse.ArgumentParser(add_help=False)
+    get_suite(suite_name).add_arguments(parser)
+    return {a.dest: max(a.option_strings, key=len) for a in parser._actions if a.option_strings}
 
 
 def unused_settings_message(suite_name: str, given: list[str]) -> str:
     """The error for common settings a suite does not read, naming the flags it does take."""
-    suite = get_suite(suite_name)
-    parser = argparse.ArgumentParser(add_help=False)
-    suite.add_arguments(parser)
-    own = [max(a.option_strings, key=len) for a in parser._actions if a.option_strings]
+    own = list(suite_flags(suite_name).values())
     flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
     return (f"`robusteval run {suite_name}` does not use {flags} (given as a flag or in --config); "
             f"its own flags: {', '.join(own) or 'none'}; common flags: see `robusteval run {suite_name} --help`")
@@ -33,22 +37,7 @@ def unused_settings_message(suite_name: str, given: list[str]) -> str:
 def load_config_file(path: str, suite: str | None = None) -> dict:
     """Read a YAML config; errors name the file and line. ``suite``: the one named on the command
     line, whose own settings the file may also hold."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = yaml.safe_load(f)
-    except FileNotFoundError:
-        raise UserError(f"--config {path}: no such file") from None
-    except IsADirectoryError:
-        raise UserError(f"--config {path}: is a folder; give a YAML file") from None
-    except UnicodeDecodeError as exc:
-        raise UserError(f"--config {path}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
-                        f"save it as UTF-8") from None
-    except OSError as exc:
-        raise UserError(f"--config {path}: cannot read it ({exc.strerror or exc})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
-        raise UserError(f"{where}: malformed YAML ({getattr(exc, 'problem', None) or exc})") from None
+    data = parse_yaml(read_text(path, f"--config {path}"), path)
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -71,6 +60,19 @@ def load_config_file(path: str, suite: str | None = None) -> dict:
 
 
 
+# A suite's settings that name a model (a judge, a rewriter...): parsed with the models under test.
+MODEL_SETTINGS = ("rewriter", "oracle", "judge", "detectors", "interlocutor", "paraphraser", "ner_model")
+
+
+def _model_settings(options: Any) -> list[tuple[str, str]]:
+    """(setting, model spec) of each model the suite's settings name."""
+    out: list[tuple[str, str]] = []
+    for name in MODEL_SETTINGS:
+        value = getattr(options, name, None)
+        out += [(name, v) for v in ((value,) if isinstance(value, str) else value or ()) if v and v != "none"]
+    return out
+
+
 def build_config(file_values: dict, flag_values: dict) -> RunConfig:
     """Defaults, overridden by the file, overridden by flags the user actually gave.
 
@@ -84,8 +86,16 @@ def build_config(file_values: dict, flag_values: dict) -> RunConfig:
     if unknown := sorted(set(merged) - common - option_names):
         raise UserError(f"settings {', '.join(unknown)} do not apply to suite {suite.NAME!r}; "
                         f"known: {', '.join(sorted(common | option_names))}")
-    options = decode_settings(suite.Options, {k: v for k, v in merged.items() if k in option_names})
+    options = decode_settings(suite.Options, {k: v for k, v in merged.items() if k in option_names},
+                              suite_flags(suite.NAME))
     settings: dict[str, Any] = {k: v for k, v in merged.items() if k in common}
     config = replace(decode_settings(RunConfig, settings), options=options).validated()
+    for spec in config.models:
+        parse_model_spec(spec)  # its options' ranges and URLs, before the suite plans anything
+    for name, spec in _model_settings(options):
+        try:
+            parse_model_spec(spec)
+        except UserError as exc:
+            raise UserError(f"{suite_flags(suite.NAME).get(name, name)} {spec!r}: {exc}") from None
     suite.validate(config, options)
     return config

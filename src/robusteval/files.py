@@ -7,17 +7,34 @@ mid-write (SIGKILL, a full disk) leaves the previous file whole, or none, never 
 `read_jsonl` reads JSON Lines by splitting on ``\\n`` only: ``str.splitlines()`` also splits on
 U+2028, U+2029, U+0085 and other Unicode line breaks, which may stand unescaped inside JSON
 strings (``json.dumps(..., ensure_ascii=False)`` writes them as they are), and so cut a sample in two.
+
+Every text file a user gives (data, config, templates, populations, corpora, stored trees) is read
+through `read_text` / `decode_text`: strictly UTF-8, a leading byte-order mark accepted (Excel writes
+one), any other encoding refused with a message naming the file, the line and the encoding it looks
+like, never read as mojibake in silence. JSON is parsed through `parse_json`, which bounds the
+nesting depth (`MAX_JSON_DEPTH`), so a file of ten thousand ``[`` is one message, not a
+RecursionError; YAML through `parse_yaml`, likewise; CSV through `csv_rows`.
 """
 
 from __future__ import annotations
 
+import codecs
+import csv
+import io
+import itertools
 import json
 import os
+import re
 import secrets
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from robusteval.errors import UserError
+
+MAX_JSON_DEPTH = 64  # arrays and objects inside each other; real data files nest 3 or 4 deep
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')  # unrolled: linear even on an unclosed string
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
 def atomic_write(path: str | Path, data: str | bytes) -> Path:
@@ -62,6 +79,100 @@ def atomic_write_chunks(path: str | Path, chunks: Iterable[str]) -> Path:
     return path
 
 
+def decode_text(raw: bytes, where: str | Path, first_line: int = 1) -> str:
+    """``raw`` as UTF-8 text without a leading byte-order mark; any other encoding is a `UserError`
+    naming ``where``, the line (``raw`` starting on line ``first_line``) and what the bytes look like."""
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise UserError(f"{where}: UTF-16 text (a byte-order mark 0x{raw[:2].hex()}, as Excel's \"Unicode text\" "
+                        f"writes); save it as UTF-8")
+    if raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8):]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + first_line
+        raise UserError(f"{where}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x}: {exc.reason}); "
+                        f"{_looks_like(raw)}; save the file as UTF-8") from None
+
+
+def _looks_like(raw: bytes) -> str:
+    """A guess at the encoding of bytes that are not UTF-8, for the message."""
+    if raw[:4000].count(0) > len(raw[:4000]) // 4:
+        return "it looks like UTF-16 without a byte-order mark"
+    try:
+        raw.decode("cp1252")
+    except UnicodeDecodeError:
+        return "it looks like an 8-bit encoding such as Latin-1"
+    return "it looks like Latin-1 / Windows-1252 (what older Excel and Windows tools write)"
+
+
+def read_text(path: str | Path, what: str = "") -> str:
+    """The text of the file at ``path`` (`decode_text`); a missing, folder or unreadable path is a
+    `UserError`. ``what``: how messages name it (``--data x.csv``), the path by default."""
+    where = what or str(path)
+    try:
+        raw = Path(path).expanduser().read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{where}: no such file") from None
+    except IsADirectoryError:
+        raise UserError(f"{where}: is a folder; give a file") from None
+    except OSError as exc:
+        raise UserError(f"{where}: cannot read it ({exc.strerror or exc})") from None
+    return decode_text(raw, where)
+
+
+def json_depth(text: str) -> int:
+    """How deep arrays and objects nest in JSON ``text`` (brackets inside strings not counted)."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:  # cannot nest deeper: skip the scan
+        return 0
+    skeleton = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))  # the brackets outside strings, in order
+    return max(itertools.accumulate((1 if b in "[{" else -1 for b in skeleton), initial=0))
+
+
+def parse_json(text: str, where: str | Path) -> Any:
+    """``text`` as JSON; malformed or nested deeper than `MAX_JSON_DEPTH` is a `UserError` naming
+    ``where`` (and the line within ``text``)."""
+    if (depth := json_depth(text)) > MAX_JSON_DEPTH:
+        raise UserError(f"{where}: JSON nested {depth} deep; at most {MAX_JSON_DEPTH} levels of arrays and "
+                        f"objects are read")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        at = f"line {exc.lineno}, column {exc.colno}" if "\n" in text.strip() else f"column {exc.colno}"
+        raise UserError(f"{where}: not valid JSON ({exc.msg} at {at})") from None
+    except RecursionError:  # cannot happen under the depth bound; kept as the last guard
+        raise UserError(f"{where}: JSON nested too deep to read") from None
+
+
+def parse_yaml(text: str, where: str | Path) -> Any:
+    """``text`` as YAML (safe types only); malformed or nested too deep is a `UserError` naming
+    ``where`` and the line."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f"{where}:{mark.line + 1}:{mark.column + 1}" if mark else str(where)
+        raise UserError(f"{at}: malformed YAML ({getattr(exc, 'problem', None) or exc})") from None
+    except RecursionError:
+        raise UserError(f"{where}: YAML nested too deep to read") from None
+
+
+def csv_rows(text: str, where: str | Path, delimiter: str = ",") -> Iterator[tuple[int, dict[str, Any]]]:
+    """The rows of CSV ``text`` with a header, each with the line it ends on; a row the csv module
+    refuses (a NUL byte, a field over its size limit) is a `UserError` naming the line."""
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise UserError(f"{where}:{reader.line_num}: not valid CSV ({exc})") from None
+        yield reader.line_num, row
+
+
 def read_jsonl(path: str | Path) -> list[dict]:
     """The records of a JSON Lines file; a line that is not JSON is a `UserError` naming file and line."""
     return list(iter_jsonl(path))
@@ -69,18 +180,21 @@ def read_jsonl(path: str | Path) -> list[dict]:
 
 def iter_jsonl(path: str | Path) -> Iterator[dict]:
     """`read_jsonl` one record at a time: a file of a million samples is never held whole."""
+    for number, line in jsonl_lines(path):
+        yield parse_json(line, f"{path}:{number}")
+
+
+def jsonl_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """The non-blank lines of a JSON Lines file with their line numbers, read one at a time (a file
+    of a million samples is never held whole), each decoded as `decode_text` does (a BOM on the
+    first accepted). Lines end at ``\\n`` only (see above)."""
     path = Path(path)
     try:
-        with open(path, encoding="utf-8", newline="\n") as f:  # lines end at \n only (see above)
-            for number, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        with open(path, "rb") as f:
+            for number, raw in enumerate(f, 1):
+                line = decode_text(raw, path, first_line=number)
+                if line.strip():
+                    yield number, line
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
 

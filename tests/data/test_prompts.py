@@ -32,7 +32,7 @@ def test_jsonl_and_txt(tmp_path):
     ("p.jsonl", '{"id": "a", "prompt": ""}', r"p.jsonl:1: a dict without"),
     ("p.jsonl", '["a", "b"]', r"p.jsonl:1: a list without"),
     ("p.jsonl", '{"id": "a", "prompt": "x"}\n{"id": "a", "prompt": "y"}', r"p.jsonl:2: id 'a' repeats line 1"),
-    ("p.jsonl", "{oops", r"p.jsonl:1: not JSON"),
+    ("p.jsonl", "{oops", r"p.jsonl:1: not valid JSON"),
     ("sets.json", "[]", r"with --variations, give one request per line"),
     ("sets.yaml", "items: []", r"with --variations, give one request per line"),
     ("p.txt", "\n\n", r"no requests in it"),

@@ -39,7 +39,7 @@ def test_bad_rows_name_file_and_line(tmp_path):
     with pytest.raises(UserError, match=r"bad.jsonl:2: no gold answer"):
         load_qa(str(bad))
     bad.write_text('{"question": "Who?", "possible_answers": "[not json"}\n')
-    with pytest.raises(UserError, match="not a valid JSON list"):
+    with pytest.raises(UserError, match="not valid JSON"):
         load_qa(str(bad))
     bad.write_text('{"question": "Who?", "answer": "A", "s_pop": "lots"}\n')
     with pytest.raises(UserError, match="'s_pop' must be a number"):

@@ -76,13 +76,55 @@ def test_malformed_options_are_a_user_error():
         parse_model_spec("llamacpp:/x.gguf?n_parallel")
 
 
-def test_bad_numeric_option_is_a_user_error_naming_option():
-    spec = parse_model_spec("llamacpp:/x.gguf?n_parallel=two&n_ctx=hot")
+def test_bad_numeric_option_is_a_user_error_naming_option_when_the_spec_is_parsed():
     with pytest.raises(UserError) as err:
-        spec.int_option("n_parallel", 1)
-    assert "n_parallel" in str(err.value) and "'two'" in str(err.value)
-    with pytest.raises(UserError, match="n_ctx"):
-        spec.float_option("n_ctx", 0.0)
+        parse_model_spec("llamacpp:/x.gguf?n_parallel=two")
+    assert "n_parallel" in str(err.value) and "'two'" in str(err.value) and "not an integer" in str(err.value)
+    with pytest.raises(UserError, match="n_ctx='hot' is not an integer"):
+        parse_model_spec("llamacpp:/x.gguf?n_ctx=hot")
+
+
+@pytest.mark.parametrize(("option", "shown"), [
+    ("n_parallel=0", r"n_parallel=0: out of range; it must be in \[1, 256\]"),
+    ("n_threads=-3", r"n_threads=-3: out of range"),
+    ("cache_ram_mib=-2", r"cache_ram_mib=-2: out of range; it must be in \[-1, 4194304\]; -1 for the default"),
+])
+def test_llamacpp_numeric_options_outside_their_range_are_refused_at_parse(option, shown):
+    with pytest.raises(UserError, match=shown):
+        parse_model_spec(f"llamacpp?{option}")
+
+
+@pytest.mark.parametrize(("option", "shown"), [
+    ("timeout=nan", "timeout=nan: not a finite number; it must be in \\(0, 604800\\]"),
+    ("timeout=inf", "timeout=inf: not a finite number"),
+    ("timeout=-1", "timeout=-1: out of range"),
+    ("timeout=0", "timeout=0: out of range"),
+    ("max_concurrency=", "max_concurrency='' is not an integer"),
+    ("max_concurrency=0", "max_concurrency=0: out of range"),
+    ("batch=1&batch_poll=0", "batch_poll=0: out of range; it must be in \\(0, 86400\\]"),
+    ("batch=1&batch_poll=nan", "batch_poll=nan: not a finite number"),
+    ("batch=1&batch_window=-1", "batch_window=-1: out of range; it must be in \\[0, 86400\\]"),
+    ("batch=1&batch_window=1e9", "batch_window=1000000000: out of range"),
+])
+def test_openai_numeric_options_outside_their_range_are_refused_at_parse(option, shown):
+    with pytest.raises(UserError, match=shown):
+        parse_model_spec(f"openai:m?base_url=http://127.0.0.1:8000/v1&{option}")
+
+
+def test_numeric_options_inside_their_range_parse():
+    spec = parse_model_spec("openai:m?timeout=0.5&max_concurrency=1&batch_window=0&batch_poll=0.1")
+    assert spec.float_option("timeout", 1.0) == pytest.approx(0.5)
+    assert spec.int_option("max_concurrency", 4) == 1
+    assert parse_model_spec("llamacpp?n_parallel=256&cache_ram_mib=-1").int_option("n_parallel", 1) == 256
+
+
+def test_a_broken_ipv6_base_url_is_one_message():
+    from robusteval.models import load_backend
+
+    with pytest.raises(UserError, match=r"is not a URL \(Invalid IPv6 URL\)"):
+        load_backend(parse_model_spec("openai:x?base_url=http://[::1:8000/v1"))
+    with pytest.raises(UserError, match="port is not a number in 0-65535"):
+        load_backend(parse_model_spec("openai:x?base_url=http://127.0.0.1:99999/v1"))
 
 
 def test_float_option_parses():

@@ -148,7 +148,7 @@ def test_trees_file_round_trip_and_errors(tmp_path):
     with pytest.raises(UserError, match="no such file"):
         load_trees(tmp_path / "missing.json")
     (tmp_path / "bad.json").write_text("{not json")
-    with pytest.raises(UserError, match="not a JSON trees file"):
+    with pytest.raises(UserError, match=r"bad\.json: not valid JSON"):
         load_trees(tmp_path / "bad.json")
     (tmp_path / "old.json").write_text(json.dumps({"version": 0, "trees": []}))
     with pytest.raises(UserError, match="version 1"):

@@ -238,9 +238,9 @@ def test_cross_items_balance_the_hallucinated_position():
     ({"ensembles": ("llamacpp/incorrect+llamacpp/nope",)}, "unknown detector configuration llamacpp/nope"),
     ({"ensembles": ("llamacpp/incorrect",)}, "needs two or more"),
     ({"ensembles": ("nli+llamacpp/meaning",)}, "unknown detector configuration nli"),  # no --nli-model
-    ({"label_max_tokens": 0}, "--label-max-tokens must be positive"),
+    ({"label_max_tokens": 0}, "--label-max-tokens 0: out of range; it must be in [1, 10000000]"),
     ({"orders": "reverse"}, "--orders must be one of"),
-    ({"bootstrap": 10}, "--bootstrap must be at least 100"),
+    ({"bootstrap": 10}, "--bootstrap 10: out of range; it must be in [100, 1000000]"),
 ])
 def test_bad_settings_are_user_errors(values, message):
     with pytest.raises(UserError, match=re.escape(message)):

@@ -119,7 +119,7 @@ def test_unknown_or_doubled_perturbations_are_refused(tmp_path):
         build_config({}, {"suite": "mcq", "families": ("typpo",)})
     with pytest.raises(UserError, match="at most one perturbation"):
         build_config({}, {"suite": "mcq", "cross": ("typo", "paraphrase")})
-    with pytest.raises(UserError, match=r"--perturbations-per-family must be >= 1"):
+    with pytest.raises(UserError, match=r"--perturbations-per-family 0: out of range; it must be in \[1, 100\]"):
         build_config({}, {"suite": "mcq", "families": ("typo",), "perturbations_per_family": 0})
     config = build_config({"perturbations_per_family": "3", "families": "typo,language:de"}, {"suite": "mcq"})
     assert config.options.perturbations_per_family == 3 and config.options.families == ("typo", "language:de")

@@ -123,11 +123,11 @@ def test_math_refuses_families_that_need_options(cli_run, flags, message):
 
 
 @pytest.mark.parametrize("flags, message", [
-    (("--families", "seeds", "--seeds", "1"), "--seeds must be >= 2"),
-    (("--families", "seeds", "--seed-temperature", "0"), "--seed-temperature must be > 0"),
+    (("--families", "seeds", "--seeds", "1"), "--seeds 1: out of range; it must be in [2, 1000]"),
+    (("--families", "seeds", "--seed-temperature", "0"), "--seed-temperature 0: out of range; it must be in (0, 10]"),
     (("--families", "seeds", "--temperature", "0.5", "--samples", "2"), "give the draws with --seeds K"),
-    (("--budget", "0"), "--budget must be in (0, 1]"),
-    (("--budget", "1.5"), "--budget must be in (0, 1]"),
+    (("--budget", "0"), "--budget 0: out of range; it must be in (0, 1]"),
+    (("--budget", "1.5"), "--budget 1.5: out of range; it must be in (0, 1]"),
     (("--budget", "0.1", "--budget-design", "greedy"), "--budget-design must be one of stratified, adaptive"),
     (("--budget-design", "adaptive"), "--budget-design applies with --budget"),
 ])

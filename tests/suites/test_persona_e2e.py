@@ -55,7 +55,7 @@ def test_embedded_model_end_to_end_and_resume(tmp_path):
 
 def test_user_errors_are_one_message(tmp_path, capsys):
     code, _ = _run(tmp_path, "--personas", "2", run_id="x")
-    assert code == 2 and "--personas must be >= 3" in capsys.readouterr().err
+    assert code == 2 and "--personas 2: out of range; it must be in [3, 1000000]" in capsys.readouterr().err
     code, _ = _run(tmp_path, "--contexts", "no_conv,banter", run_id="y")
     assert code == 2 and "unknown context 'banter'" in capsys.readouterr().err
     code, _ = _run(tmp_path, "--questionnaire", str(tmp_path / "missing.yaml"), run_id="z")

@@ -22,6 +22,7 @@ from robusteval.cli.common import (
     EXIT_FAILED_REQUESTS,
     EXIT_INTERRUPTED,
     EXIT_USER_ERROR,
+    one_line,
     out_console,
     written_text,
 )
@@ -59,7 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     from robusteval.report.terminal import literal_console, styled
 
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser(argv).parse_args(argv)
+    parser = build_parser(argv)
+    for arg in argv:
+        # Python 3.11's argparse drops a value of "--" (``--cache-dir=--``) and hands the command an
+        # empty list where it expects text; refused here, as any other value argparse cannot read.
+        if arg.startswith("--") and arg.endswith("=--"):
+            parser.error(f"argument {arg[:-3]}: '--' is not a value")
+    args = parser.parse_args(argv)
     args.argv = list(argv)
     console = literal_console(stderr=True)
     # SIGTERM ends a run like Ctrl-C does: cleanly, with the store intact.
@@ -87,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             return data.run_command(args)
         return cache.run_command(args)
     except UserError as exc:
-        console.print(styled("error:", "red", f" {exc}"))
+        console.print(styled("error:", "red", f" {one_line(str(exc))}"))
         return EXIT_USER_ERROR
     except UnicodeDecodeError as exc:  # a text file no loader checked: say what, and what to do
         console.print(styled("error:", "red", f" a file given is not UTF-8 text ({exc.reason} at byte {exc.start}); "
@@ -95,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USER_ERROR
     except OSError as exc:  # a path that is a folder, unreadable, on a full disk, ...
         where = f"{exc.filename}: " if exc.filename else ""
-        console.print(styled("error:", "red", f" {where}{exc.strerror or exc}"))
+        console.print(styled("error:", "red", one_line(f" {where}{exc.strerror or exc}")))
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         if args.command in ("run", "tree"):  # only runs ask models; the store holds what they answered

@@ -26,7 +26,13 @@ def run_command(args: argparse.Namespace) -> int:
 
     if args.action == "merge" or args.sources or args.into:
         return _merge(args)
-    path = Path(args.cache_dir or default_cache_dir()) / STORE_FILE
+    if args.cache_dir is not None and not args.cache_dir.strip():
+        raise UserError("cache: --cache-dir is empty; name the folder of the response store")
+    folder = Path(args.cache_dir or default_cache_dir()).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"cache {args.action}: --cache-dir {folder} is a file; give the folder that holds "
+                        f"{STORE_FILE} (`cache merge` takes a store file itself)")
+    path = folder / STORE_FILE
     if not path.exists():
         print(f"no store at {path}")
         return 0

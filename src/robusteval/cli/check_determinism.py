@@ -9,6 +9,9 @@ from rich.console import Console
 
 from robusteval import check_determinism as determinism
 from robusteval.cli.run import add_limit_arguments
+from robusteval.ranges import Range, check
+
+REQUESTS = Range(1, 10**6)
 
 
 def add_parser(sub) -> None:
@@ -39,12 +42,13 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     from robusteval.engine.loop import run as run_loop
     from robusteval.models import parse_model_spec
 
+    check("--n", args.n, REQUESTS)
     flags = {"suite": args.suite, "data": args.data, "max_tokens": args.max_tokens, "seed": args.seed,
              "concurrency": args.concurrency, "rpm": args.rpm, "tpm": args.tpm, "timeout": args.timeout,
              "cache_dir": args.cache_dir, "use_cache": False if args.no_cache else None,
              "families": tuple(f for f in args.families.split(",") if f) if args.families else None,
              # enough questions that the sample spreads over many of them
-             "limit": max(args.n, 1)}
+             "limit": args.n}
     config = build_config({}, flags)
     specs = args.models or list(config.models)
     for spec in specs:

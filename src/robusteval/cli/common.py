@@ -15,6 +15,13 @@ EXIT_CHECK_FAILED = 1  # `cache check` found damage or changed answers; `cache m
 EXIT_INTERRUPTED = 130
 
 
+def one_line(text: str) -> str:
+    """``text`` with every character that would break or hide a line (a newline, U+0085, U+2028, a
+    control or zero-width character, as a file name or a flag's value may hold) written as its
+    escape: an error is always one line, and shows exactly what was given."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def out_console() -> Console:
     """stdout, printing user and model text literally; when it is not a terminal (a file, a pipe,
     CI) tables get room instead of 80 columns."""

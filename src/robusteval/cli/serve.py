@@ -6,6 +6,10 @@ import argparse
 from pathlib import Path
 from typing import cast
 
+from robusteval.ranges import Range, check
+
+PORTS = Range(0, 65535)  # 0: any free port
+
 
 def add_parser(sub) -> None:
     serve = sub.add_parser("serve", help="a local, read-only web page: leaderboards per suite, linked to reports")
@@ -17,6 +21,7 @@ def add_parser(sub) -> None:
 def run_command(args: argparse.Namespace) -> int:
     from robusteval.web.server import make_server
 
+    check("--port", args.port, PORTS)
     server = make_server(args.runs_dir, args.host, args.port)
     host, port = cast(tuple[str, int], server.server_address[:2])  # an AF_INET address: (host, port)
     print(f"serving {Path(args.runs_dir).resolve()} at http://{host}:{port}/ (read-only; Ctrl-C stops)", flush=True)

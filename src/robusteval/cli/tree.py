@@ -46,6 +46,12 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     if getattr(args, "trees", None):
         raise UserError("`tree build` builds trees; --trees is for `run tree`")
     args.suite, args.build_only = "tree", True
+    output = Path(args.trees_output).expanduser()
+    if not args.trees_output.strip() or output.is_dir():
+        raise UserError(f"--output {args.trees_output!r}: is {'a folder' if output.is_dir() else 'empty'}; "
+                        "name the JSON file the trees are written to, e.g. --output trees.json")
+    if not output.parent.is_dir():
+        raise UserError(f"--output {args.trees_output}: no folder {output.parent}; create it first")
     config = config_from_args(args)
     if config.estimate:
         code = estimate_command(config, console)
@@ -55,7 +61,7 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
         return code
     run_dir, _, usages = run_loop(run_suite(config, console=console, quiet=args.quiet))
     doc = json.loads((run_dir / "trees.json").read_text(encoding="utf-8"))
-    atomic_write(Path(args.trees_output).expanduser(), json.dumps(doc, indent=1, ensure_ascii=False))
+    atomic_write(output, json.dumps(doc, indent=1, ensure_ascii=False))
     nodes, cost = doc["nodes"], doc["build_cost"]["total"]
     console.print(f"wrote {len(doc['trees'])} trees ({nodes['ok']} evaluable nodes, {nodes['rejected']} rejected) "
                   f"to {args.trees_output}; build cost {cost['requests']:.0f} requests, {cost['tokens']:.0f} tokens; "

@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-import yaml
-
+from robusteval import files
 from robusteval.data.audit import SourceAudit
 from robusteval.errors import UserError
 
@@ -89,7 +88,7 @@ def load_prompt_sets(name: str | None = None, *, limit: int | None = None, seed:
         if not path.exists():
             raise UserError(f"--data {name}: no such file or prompt set; bundled: {', '.join(BUNDLED)}, "
                             f"hub: {', '.join(HUB_NAMES)} or hub:ORG/NAME")
-        text = path.read_text(encoding="utf-8")
+        text = files.read_text(path, f"--data {name}")
         suffix = path.suffix.lower()
         if suffix in (".yaml", ".yml"):
             items, report = parse_yaml(text, str(path))
@@ -139,12 +138,7 @@ def parse_jsonl(text: str, source: str) -> tuple[list[PromptSet], LoadReport]:
 
 
 def parse_yaml(text: str, source: str) -> tuple[list[PromptSet], LoadReport]:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark else source
-        raise UserError(f"{where}: malformed YAML ({getattr(exc, 'problem', None) or exc})") from None
+    data = files.parse_yaml(text, source)
     out = _Collected()
     for index, raw in enumerate(_item_list(data, source)):
         _add_item(out, raw, source, f"item {index + 1}")
@@ -172,6 +166,8 @@ def repair_json(text: str, source: str, *, max_fixes: int = 1000) -> tuple[objec
     """Parse JSON, putting back missing commas and dropping trailing ones; returns the value and
     one line per fix. Anything else wrong is a UserError naming the line and column."""
     fixes: list[str] = []
+    if (depth := files.json_depth(text)) > files.MAX_JSON_DEPTH:
+        raise UserError(f"{source}: JSON nested {depth} deep; at most {files.MAX_JSON_DEPTH} levels are read")
     for _ in range(max_fixes):
         try:
             return json.loads(text), fixes

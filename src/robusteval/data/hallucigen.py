@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from robusteval.data.audit import SourceAudit
-from robusteval.data.language import identify, lang_from_name
+from robusteval.data.language import identify, lang_from_name, language_problem
 from robusteval.data.mcq import file_rows  # the same JSONL/CSV reading, errors naming file:line
 from robusteval.errors import UserError
 
@@ -209,8 +209,8 @@ def load_items(data: str | None, *, limit: int | None = None, seed: int = 0, nee
     ``audit``: rows read and used, the language assumed and how, a file without labels.
     """
     data = data or TRIAL
-    if lang is not None and not LANG_FORMAT.fullmatch(lang):
-        raise UserError(f"--lang {lang!r}: give a language code such as sv, or a pair such as de-en")
+    if lang is not None and (problem := language_problem(lang, pair=True)):
+        raise UserError(f"--lang {lang!r}: {problem}")
     rows: Iterable[tuple[str, str, dict[str, Any]]]
     if data == TRIAL:
         rows = (("en", origin, row) for origin, row in bundled_rows())

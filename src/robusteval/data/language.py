@@ -15,6 +15,16 @@ from functools import cache
 from pathlib import Path
 
 LANGUAGES = ("en", "sv", "de", "fr")  # HalluciGen's
+# Every ISO 639-1 code (the two-letter codes, ``bh`` included though withdrawn; the list has hardly
+# changed since 2002): what a language setting (``--lang``, ``language:CODE``) may name. A typo such as ``zz``
+# would otherwise send a model to translate into a language that does not exist, in silence.
+ISO_639_1 = frozenset("""
+aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv dz
+ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia id ie ig ii ik
+io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml
+mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd
+se sg si sk sl sm sn so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi
+vo wa wo xh yi yo za zh zu""".split())
 MIN_CONFIDENCE = 0.9  # below this the text does not tell (a few words, names only)
 SAMPLE_ROWS = 50  # texts joined for one identification: enough for a clear verdict, fast
 _NAME = re.compile(r"(?:^|[_\-.])(?P<a>[a-z]{2})(?:[_\-](?P<b>[a-z]{2}))?$")
@@ -56,4 +66,16 @@ def identify(texts: list[str]) -> tuple[str, float] | None:
     return (str(lang), float(probability)) if probability >= MIN_CONFIDENCE else None
 
 
-__all__ = ["LANGUAGES", "Identified", "identify", "lang_from_name"]
+def language_problem(code: str, *, pair: bool = False) -> str | None:
+    """Why ``code`` cannot name a language (None if it can): an ISO 639-1 code (``sv``), or with
+    ``pair`` two of them joined by a hyphen (``de-en``, a translation's source and target)."""
+    parts = code.split("-") if pair else [code]
+    if len(parts) > 2 or not all(parts):
+        return "give a language code such as sv" + (", or a pair such as de-en" if pair else "")
+    if unknown := [p for p in parts if p not in ISO_639_1]:
+        return (f"{', '.join(repr(p) for p in unknown)} is not an ISO 639-1 language code "
+                f"(two small letters, e.g. en, sv, de, fr, zh)")
+    return None
+
+
+__all__ = ["ISO_639_1", "LANGUAGES", "Identified", "identify", "lang_from_name", "language_problem"]

@@ -33,9 +33,7 @@ that each run prints and records:
 
 from __future__ import annotations
 
-import csv
 import functools
-import json
 import random
 import re
 from collections import Counter
@@ -47,6 +45,7 @@ from typing import Any
 from robusteval.data.audit import DataAudit, SourceAudit
 from robusteval.data.catalog import describe
 from robusteval.errors import UserError
+from robusteval.files import csv_rows, jsonl_lines, parse_json, read_text
 from robusteval.types import Item
 
 LETTERS = "ABCDEFGHIJKLMNOP"
@@ -188,25 +187,19 @@ def file_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}:{n}: not valid JSON ({exc.msg} at column {exc.colno}); "
-                                "fix the line (a broken file stops the load: rows after it would be lost)") from None
-            if not isinstance(row, dict):
-                raise UserError(f"{path}:{n}: expected a JSON object per line")
-            yield f"{path}:{n}", row
+    """Each line's object, decoded and parsed by `files` (strict UTF-8 with a BOM accepted, nesting
+    bounded); a broken line stops the load: rows after it would be lost."""
+    for n, line in jsonl_lines(path):
+        row = parse_json(line, f"{path}:{n}")
+        if not isinstance(row, dict):
+            raise UserError(f"{path}:{n}: expected a JSON object per line")
+        yield f"{path}:{n}", row
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    with open(path, encoding="utf-8", newline="") as f:
-        reader = csv.DictReader(f, delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
-        for row in reader:
-            yield f"{path}:{reader.line_num}", row
+    text = read_text(path)
+    for n, row in csv_rows(text, path, "\t" if path.suffix.lower() == ".tsv" else ","):
+        yield f"{path}:{n}", row
 
 
 def parse_rows(rows: Iterable[tuple[int, tuple[str, dict[str, Any]]]], prefix: str,
@@ -336,8 +329,8 @@ def _raw_options(row: dict[str, Any]) -> tuple[str, ...]:
         raw = row.get("choices")
     if isinstance(raw, str):  # CSV cells holding a JSON list
         try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError:
+            raw = parse_json(raw, "options")
+        except UserError:  # not JSON, or nested past the bound: a row without usable options
             raise Unusable(NO_OPTIONS) from None
     if raw is None:
         raw = [row[k] for k in _letter_columns(row)] or None

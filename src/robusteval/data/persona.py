@@ -12,17 +12,16 @@ What a loader reads, leaves out or assumes goes to the run's data audit.
 from __future__ import annotations
 
 import csv
-import json
+import io
 import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from robusteval.data.audit import SourceAudit
 from robusteval.errors import UserError
+from robusteval.files import csv_rows, jsonl_lines, parse_json, parse_yaml, read_text
 
 # Schwartz's ten basic values, in their order around the circle (conformity and tradition share a wedge).
 VALUES = ("self_direction", "stimulation", "hedonism", "achievement", "power", "security", "conformity",
@@ -110,15 +109,7 @@ def _bundled(name: str) -> Path:
 
 
 def _read_yaml(path: Path) -> Any:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return yaml.safe_load(f)
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise UserError(f"{where}: malformed YAML ({getattr(exc, 'problem', None) or exc})") from None
+    return parse_yaml(read_text(path), path)
 
 
 def _records(path: Path, key: str) -> list[tuple[str, dict]]:
@@ -133,27 +124,15 @@ def _records(path: Path, key: str) -> list[tuple[str, dict]]:
             raise UserError(f"{path}: expected a list of {key} (or a mapping with a '{key}' list)")
         return [(f"{path}: {key}[{n}]", row) for n, row in enumerate(rows)]
     if suffix == ".json":  # the leaderboard's population: one JSON list
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from None
+        data = parse_json(read_text(path), path)
         rows = data.get(key) if isinstance(data, dict) else data
         if not isinstance(rows, list):
             raise UserError(f"{path}: expected a JSON list of {key} (or an object with a '{key}' list)")
         return [(f"{path}: [{n}]", row) for n, row in enumerate(rows)]
     if suffix == ".jsonl":
-        out = []
-        # not splitlines: U+2028 may sit in a string
-        for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
-            if line.strip():
-                try:
-                    out.append((f"{path}:{n}", json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"{path}:{n}: malformed JSON ({exc.msg})") from None
-        return out
+        return [(f"{path}:{n}", parse_json(line, f"{path}:{n}")) for n, line in jsonl_lines(path)]
     if suffix == ".csv":
-        with open(path, encoding="utf-8", newline="") as f:
-            return [(f"{path}:{n}", row) for n, row in enumerate(csv.DictReader(f), 2)]
+        return [(f"{path}:{n}", row) for n, row in csv_rows(read_text(path), path)]
     raise UserError(f"{path}: unsupported file type {suffix or '(none)'}; use .yaml, .json, .jsonl or .csv")
 
 
@@ -278,10 +257,7 @@ def _key_beside(folder: Path) -> Path | None:
 
 def read_key(path: Path, kind: str) -> dict[str, tuple[int, ...]]:
     """The leaderboard's ``values.json``: value name (``Self-Direction``) -> 1-based item numbers."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: not a JSON scoring key ({exc})") from None
+    data = parse_json(read_text(path), path)
     if not isinstance(data, dict):
         raise UserError(f"{path}: expected an object of value name -> item numbers")
     key = {}
@@ -334,10 +310,9 @@ def parse_numbered_csv(path: Path) -> tuple[list[str], tuple[str, ...]]:
     """The leaderboard's questionnaire CSV: no header; each row is the item text, then the answer
     options (lowest first), then an optional ``undef``. Returns item texts (item n = row n) and the scale."""
     try:
-        with open(path, encoding="utf-8", newline="") as f:
-            rows = [r for r in csv.reader(f) if r and any(c.strip() for c in r)]
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
+        rows = [r for r in csv.reader(io.StringIO(read_text(path), newline="")) if r and any(c.strip() for c in r)]
+    except csv.Error as exc:
+        raise UserError(f"{path}: not valid CSV ({exc})") from None
     if not rows:
         raise UserError(f"{path}: empty questionnaire file")
     texts: list[str] = []

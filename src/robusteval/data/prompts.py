@@ -14,13 +14,13 @@ shape expected; so does a repeated id.
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
 from robusteval.data.audit import SourceAudit
 from robusteval.errors import UserError
+from robusteval.files import parse_json, read_text
 
 SHAPE = ('one request per line: a .jsonl file of {"id": ..., "prompt": ...} objects (optional "language", '
          '"hint"), or a .txt file with one request per line')
@@ -46,10 +46,7 @@ def load_prompts(path_text: str | None, *, limit: int | None = None, seed: int =
     if suffix not in (".jsonl", ".txt"):
         raise UserError(f"--data {path_text}: with --variations, give {SHAPE} (not a {suffix or 'suffix-less'} "
                         f"file); prompt sets already written out run without --variations")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"--data {path_text}: cannot read it as UTF-8 text ({exc})") from None
+    text = read_text(path, f"--data {path_text}")
     prompts = _parse_txt(text) if suffix == ".txt" else _parse_jsonl(text, path_text)
     if not prompts:
         raise UserError(f"--data {path_text}: no requests in it; give {SHAPE}")
@@ -80,9 +77,9 @@ def _parse_jsonl(text: str, source: str) -> list[tuple[int, PlainPrompt]]:
         if not line.strip():
             continue
         try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{source}:{number}: not JSON ({exc.msg}); expected {SHAPE}") from None
+            raw = parse_json(line, f"{source}:{number}")
+        except UserError as exc:
+            raise UserError(f"{exc}; expected {SHAPE}") from None
         prompt = raw.get("prompt", raw.get("text")) if isinstance(raw, dict) else None
         item_id = raw.get("id") if isinstance(raw, dict) else None
         bad_id = item_id in (None, "") or isinstance(item_id, (dict, list))

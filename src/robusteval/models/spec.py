@@ -19,6 +19,7 @@ from urllib.parse import parse_qsl
 
 from robusteval.errors import UserError
 from robusteval.models.base import Backend
+from robusteval.ranges import FINITE, Range, check
 from robusteval.redact import redact
 
 KINDS = ("llamacpp", "openai", "hf", "batchfile")
@@ -31,6 +32,22 @@ OPTIONS = {
     "hf": ("device", "dtype", "max_concurrency"),
     "batchfile": (),
 }
+# The numeric options' types and declared ranges (`ranges.Range`), checked when a spec is parsed,
+# before any backend is built: ``n_parallel=0`` or ``timeout=nan`` is one message naming the option
+# and its range, never a failure deep in a thread pool or a run that waits for ever.
+NUMERIC_OPTIONS: dict[str, tuple[type, Range]] = {
+    "n_parallel": (int, Range(1, 256)),
+    "n_ctx": (int, Range(16, 2**22)),  # tokens per slot
+    "n_threads": (int, Range(1, 1024)),
+    "cache_ram_mib": (int, Range(-1, 2**22, hint="-1 for the default")),
+    "max_concurrency": (int, Range(1, 10**5)),
+    "timeout": (float, Range(0, 7 * 86400, low_open=True)),  # seconds
+    "batch_window": (float, Range(0, 86400)),  # seconds a batch waits for more requests
+    "batch_poll": (float, Range(0, 86400, low_open=True)),  # seconds between status requests
+}
+# Yes/no options: 1/0, true/false, yes/no, on/off (checked at parse as the numbers are).
+YES, NO = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+FLAG_OPTIONS = ("batch", "cache_prompt", "flash_attn")
 # Options that may list several values (comma-separated or repeated): the replicas of a pool.
 POOL_OPTIONS = ("base_url",)
 # An option that would carry a secret: the spec is written into results.json and the report.
@@ -66,12 +83,19 @@ class ModelSpec:
 
 def _number(spec: ModelSpec, key: str, default, cast):
     raw = spec.options.get(key)
-    if raw is None:
-        return default
+    return default if raw is None else _decoded(spec.label, key, raw, cast)
+
+
+def _decoded(label: str, key: str, raw: str, cast: type) -> float:
+    """The value of numeric option ``key``, checked against its declared range."""
+    what = "an integer" if cast is int else "a number"
     try:
-        return cast(raw)
+        value = cast(raw.strip())
     except ValueError:
-        raise UserError(f"model spec {spec.label!r}: option {key}={raw!r} is not a {cast.__name__}") from None
+        raise UserError(f"--model {label!r}: option {key}={raw!r} is not {what}") from None
+    declared = NUMERIC_OPTIONS[key][1] if key in NUMERIC_OPTIONS else FINITE
+    check(f"--model {label!r}: option {key}", value, declared, sep="=")
+    return value
 
 
 def parse_model_spec(text: str | None) -> ModelSpec:
@@ -92,7 +116,20 @@ def parse_model_spec(text: str | None) -> ModelSpec:
     if kind in ("openai", "hf", "batchfile") and not name:
         raise UserError(f"--model {redact(text)!r}: {kind} needs a model name, e.g. {kind}:NAME")
     _check_options(kind, head, dict(pairs))
-    return ModelSpec(kind=kind, name=name, options=_fold_repeats(head, pairs))
+    spec = ModelSpec(kind=kind, name=name, options=_fold_repeats(head, pairs))
+    for key, value in spec.options.items():
+        if key in NUMERIC_OPTIONS:
+            _decoded(spec.label, key, value, NUMERIC_OPTIONS[key][0])
+        if key in FLAG_OPTIONS and value.strip().lower() not in YES + NO:
+            raise UserError(f"--model {spec.label!r}: option {key}={value!r} is not a yes or no; write {key}=1 or "
+                            f"{key}=0")
+    if "base_url" in spec.options:
+        from robusteval.models.openai_compat import checked_host
+
+        for url in spec.options["base_url"].split(","):
+            if url.strip():  # an empty one (a stray comma) is the pool's message
+                checked_host(url.strip(), "base_url in --model")
+    return spec
 
 
 def _fold_repeats(head: str, pairs: list[tuple[str, str]]) -> dict[str, str]:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 
+from robusteval.data.language import language_problem
 from robusteval.errors import UserError
 from robusteval.probes import helm, lexical, nlaugmenter, ocr, rewrites, unicode_attacks
 
@@ -242,6 +243,8 @@ def _lookup(name: str) -> Perturbation:
         raise UserError(f"{name} is not available: {UNAVAILABLE[name]}")
     head, sep, arg = name.partition(":")
     if sep and arg and head in PARAMETERISED:
+        if head == "language" and (problem := language_problem(arg)):
+            raise UserError(f"perturbation {name!r}: {problem}")
         return PARAMETERISED[head](arg)
     raise UserError(f"unknown perturbation {name!r}; available: {', '.join(available())}")
 

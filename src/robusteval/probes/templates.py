@@ -12,11 +12,9 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
-
-import yaml
 
 from robusteval.errors import UserError
+from robusteval.files import parse_yaml, read_text
 
 BASE_TEMPLATE = (
     "Answer the following multiple-choice question. End your reply with the sentence "
@@ -63,16 +61,9 @@ def read_template_file(path: str | None, bundled: str) -> tuple[str, list[tuple[
     file): where it is (for messages) and each entry's name, text and placeholders. The mcq and the
     math templates both read theirs here; each checks its own placeholders."""
     where = path or f"robusteval/data/{bundled}"
-    try:
-        text = (Path(path).read_text(encoding="utf-8") if path else
-                resources.files("robusteval.data").joinpath(bundled).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UserError(f"--templates {path}: {exc.strerror}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise UserError(f"{where}:{mark.line + 1 if mark else '?'}: malformed YAML") from None
+    text = (read_text(path, f"--templates {path}") if path else
+            resources.files("robusteval.data").joinpath(bundled).read_text(encoding="utf-8"))
+    data = parse_yaml(text, where)
     entries = data.get("templates") if isinstance(data, dict) else None
     if not isinstance(entries, list) or not entries:
         raise UserError(f"{where}: expected 'templates:' with a list of {{name, template}} entries")

@@ -30,6 +30,7 @@ from robusteval.data.qa import QAItem
 from robusteval.engine.local import LocalWork
 from robusteval.engine.runner import is_stand_in
 from robusteval.errors import UserError
+from robusteval.files import parse_json, read_text
 from robusteval.probes import registry
 from robusteval.probes.paraphrase import Candidate, Cost, Invariants, check_candidate, norm_text
 
@@ -287,12 +288,7 @@ def trees_document(trees: list[Tree], info: dict) -> dict:
 def load_trees(path: Path | str) -> tuple[list[Tree], dict]:
     """Trees saved by `save_trees`, and the build information stored beside them."""
     p = Path(path).expanduser()
-    try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"--trees {path}: no such file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UserError(f"--trees {path}: not a JSON trees file ({exc})") from None
+    doc = parse_json(read_text(p, f"--trees {path}"), f"--trees {path}")
     if not isinstance(doc, dict) or doc.get("version") != TREES_VERSION or not isinstance(doc.get("trees"), list):
         raise UserError(f"--trees {path}: not a trees file of version {TREES_VERSION} "
                         "(build one with `robusteval tree build`)")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from robusteval.data.qa import Document
 from robusteval.errors import UserError
+from robusteval.files import read_text
 
 if TYPE_CHECKING:
     import httpx
@@ -62,7 +63,7 @@ def load_corpus(source: str) -> list[Document]:
     path = Path(source).expanduser()
     if path.is_dir():
         files = sorted(p for p in path.rglob("*") if p.suffix.lower() in (".txt", ".md") and p.is_file())
-        docs = [Document(str(p.relative_to(path)), p.stem.replace("_", " "), p.read_text(encoding="utf-8"))
+        docs = [Document(str(p.relative_to(path)), p.stem.replace("_", " "), read_text(p, f"--corpus {p}"))
                 for p in files]
     elif path.is_file():
         docs = list(_jsonl_documents(path))

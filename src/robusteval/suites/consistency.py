@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from robusteval.data.consistency import PromptSet, load_prompt_sets, prompt_sets_jsonl
 from robusteval.engine import gather_all
@@ -26,6 +26,7 @@ from robusteval.errors import UserError
 from robusteval.files import atomic_write
 from robusteval.judges.base import Rating, SimilarityJudge
 from robusteval.metrics.similarity import VARIANTS_SCOPE, summarise
+from robusteval.ranges import Range
 from robusteval.report.consistency_files import (
     answers_chunks,
     answers_markdown_chunks,
@@ -55,8 +56,8 @@ class Options:
     judges: tuple[str, ...] = ("oracle", "embedding")
     oracle: str = "llamacpp"
     oracle_mode: str = "set"
-    oracle_retries: int = 3
-    oracle_max_tokens: int = 256
+    oracle_retries: Annotated[int, Range(0, 100)] = 3
+    oracle_max_tokens: Annotated[int, Range(1, 10**7)] = 256
     embedder: str = "auto"
     nli_model: str | None = None
     team: str = "robusteval"
@@ -102,8 +103,6 @@ def validate(config, options: Options) -> None:
         raise UserError("--judge nli needs --nli-model NAME (a Hugging Face NLI model or a local folder)")
     if options.oracle_mode not in ("set", "pairwise"):
         raise UserError("--oracle-mode must be set or pairwise")
-    if options.oracle_retries < 0 or options.oracle_max_tokens < 1:
-        raise UserError("--oracle-retries must be >= 0 and --oracle-max-tokens >= 1")
     team = slug(options.team)
     if not team.strip("_") or team in ("results", "samples", "answers") or team.startswith(("answers-", "heatmap-")):
         raise UserError(f"--team {options.team!r}: the submission file would be {team}.json, a name the run "

@@ -18,9 +18,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
-from robusteval.data.hallucigen import HALLUCINATION_TYPES, LANG_FORMAT, HalluItem, load_items
+from robusteval.data.hallucigen import HALLUCINATION_TYPES, HalluItem, load_items
+from robusteval.data.language import language_problem
 from robusteval.engine import gather_all
 from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
@@ -30,6 +31,7 @@ from robusteval.metrics.classification import majority_vote
 from robusteval.metrics.hallucigen import generation_record, step_metrics
 from robusteval.models import parse_model_spec
 from robusteval.probes import hallucigen_prompts as prompts
+from robusteval.ranges import Range
 from robusteval.readers.hallucigen import Generated, read_detection, read_joint, read_separate, read_yes_no
 from robusteval.report.hallucigen_files import detection_csv, generation_csv
 from robusteval.report.terminal_hallucination import matrix_csv, print_tables, summary_markdown
@@ -62,8 +64,8 @@ class Options:
     judge: str = "llamacpp"  # model spec of the LLM judge, or "none"
     nli_model: str | None = None
     ensembles: tuple[str, ...] = ()  # each "config+config+..." or "all"
-    label_max_tokens: int = 16
-    bootstrap: int = 1000  # resamples for every confidence interval
+    label_max_tokens: Annotated[int, Range(1, 10**7)] = 16
+    bootstrap: Annotated[int, Range(100, 10**6)] = 1000  # resamples for every confidence interval
     lang: str | None = None  # the data's language (en, sv, de-en...); None: the rows', the file name's or the text's
 
 
@@ -120,11 +122,9 @@ def validate(config, options: Options) -> None:
         (options.orders in ORDERS, f"--orders must be one of {', '.join(ORDERS)}"),
         (options.gen_mode in prompts.GEN_MODES, f"--gen-mode must be one of {', '.join(prompts.GEN_MODES)}"),
         (bool(options.prompts), "give at least one detection prompt with --prompts"),
-        (options.label_max_tokens > 0, "--label-max-tokens must be positive"),
-        (options.bootstrap >= 100, "--bootstrap must be at least 100 resamples"),
         (config.samples == 1, "--samples is not used by the hallucination suite; leave it at 1"),
-        (options.lang is None or bool(LANG_FORMAT.fullmatch(options.lang)),
-         f"--lang {options.lang!r}: give a language code such as sv, or a pair such as de-en"),
+        (options.lang is None or language_problem(options.lang, pair=True) is None,
+         f"--lang {options.lang!r}: {language_problem(options.lang or '', pair=True)}"),
     ]
     for ok, message in checks:
         if not ok:

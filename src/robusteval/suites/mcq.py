@@ -28,7 +28,7 @@ import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
 from robusteval.data.audit import DataAudit
 from robusteval.data.math import MathItem, is_math_source, load_math
@@ -44,6 +44,7 @@ from robusteval.probes.fewshot import ShotPool
 from robusteval.probes.math_prompts import FAMILIES as MATH_FAMILIES, expand_math, load_math_templates
 from robusteval.probes.registry import Rewrite, available, get, is_perturbation
 from robusteval.probes.templates import BASE, load_templates
+from robusteval.ranges import Range
 from robusteval.readers.labels import read_label
 from robusteval.readers.math import is_equivalent, read_math
 from robusteval.results.budget import BudgetEstimate, budget_json, read_budget
@@ -67,14 +68,14 @@ class Options:
     scoring: str = "generate"
     templates: str | None = None
     shots: str | None = None
-    n_shots: int = 5
+    n_shots: Annotated[int, Range(1, 100)] = 5
     fewshot_multiturn: bool = True
-    perturbations_per_family: int = 2
+    perturbations_per_family: Annotated[int, Range(1, 100)] = 2
     perturb_options: bool = False
     rewriter: str = DEFAULT_REWRITER
-    seeds: int = 5
-    seed_temperature: float = 0.7
-    budget: float | None = None
+    seeds: Annotated[int, Range(2, 1000, hint='the seeds family compares draws')] = 5
+    seed_temperature: Annotated[float, Range(0, 10, low_open=True)] = 0.7  # greedy draws would be one reply
+    budget: Annotated[float, Range(0, 1, low_open=True, hint='e.g. --budget 0.1')] | None = None
     budget_design: str = "stratified"
     duplicates: str = "drop-both"
 
@@ -119,6 +120,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def validate(config: Any, options: Options) -> None:
     known = f"available: {', '.join(FAMILIES)}, and the perturbations {', '.join(available())}"
     for flag, names in (("--families", options.families), ("--cross", options.cross)):
+        for name in names:
+            if ":" in name and name not in FAMILIES:
+                get(name)  # a parameterised perturbation says what is wrong with its argument (language:zz)
         if unknown := [f for f in names if f not in FAMILIES and not is_perturbation(f)]:
             raise UserError(f"unknown {flag} {','.join(unknown)}; {known}")
         for name in names:
@@ -134,11 +138,6 @@ def validate(config: Any, options: Options) -> None:
     for ok, message in (
         (options.scoring in ("generate", "loglik"), "--scoring must be generate or loglik"),
         (options.scoring == "generate" or config.samples == 1, "--samples applies to --scoring generate only"),
-        (options.n_shots >= 1, "--shots-per-question must be >= 1"),
-        (options.perturbations_per_family >= 1, "--perturbations-per-family must be >= 1"),
-        (options.seeds >= 2, "--seeds must be >= 2 (the seeds family compares draws)"),
-        (options.seed_temperature > 0, "--seed-temperature must be > 0 (greedy draws would all be one reply)"),
-        (options.budget is None or 0 < options.budget <= 1, "--budget must be in (0, 1], e.g. --budget 0.1"),
         (options.budget_design in BUDGET_DESIGNS, f"--budget-design must be one of {', '.join(BUDGET_DESIGNS)}"),
         (options.budget is not None or options.budget_design == "stratified", "--budget-design applies with --budget"),
     ):

@@ -18,7 +18,7 @@ import json
 import random
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
@@ -48,6 +48,7 @@ from robusteval.probes.persona import (
     user_system,
     view,
 )
+from robusteval.ranges import Range
 from robusteval.readers.scale import read_scale, read_scale_logprobs
 from robusteval.report.terminal_persona import print_tables
 from robusteval.results.codec import decode
@@ -66,16 +67,19 @@ TOP_LOGPROBS = 20  # the most OpenAI-compatible APIs return
 @dataclass(frozen=True)
 class Options:
     population: str | None = None  # YAML/JSONL/CSV of personas; None: the bundled 50
-    personas: int | None = None  # subset size (balanced by gender); None: everyone
+    # subset size (balanced by gender); None: everyone
+    personas: Annotated[int, Range(3, 10**6, hint='rank orders need 3')] | None = None
     contexts: tuple[str, ...] = DEFAULT_CONTEXTS
-    turns: int = 2  # persona replies before the questionnaire
+    turns: Annotated[int, Range(1, 1000)] = 2  # persona replies before the questionnaire
     questionnaire: str = "ours"
     interlocutor: str | None = None  # model spec; None: the model under test plays the interlocutor too
     openers: str | None = None  # YAML of opening posts and fixed openers; None: the bundled ones
-    answer_tokens: int = 16  # reply limit for questionnaire answers (--max-tokens is for conversation turns)
+    # reply limit for questionnaire answers (--max-tokens is for conversation turns)
+    answer_tokens: Annotated[int, Range(1, 10**7)] = 16
     scoring: str = "generate"  # generate: parse the reply; logprobs / expected: the first token's distribution
-    n_resamples: int = 1000
-    context_max_tokens: int | None = None  # cut each opening post to about this many tokens; None: as published
+    n_resamples: Annotated[int, Range(1, 10**6)] = 1000
+    # cut each opening post to about this many tokens; None: as published
+    context_max_tokens: Annotated[int, Range(1, 10**7)] | None = None
     mds: str | None = None  # leaderboard | classic; None: leaderboard for the leaderboard's questionnaires
 
 
@@ -114,12 +118,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def validate(config, options: Options) -> None:
     checks = (
-        (options.personas is None or options.personas >= 3, "--personas must be >= 3 (rank orders need 3)"),
-        (options.turns >= 1, "--turns must be >= 1"),
-        (options.answer_tokens >= 1, "--answer-tokens must be >= 1"),
         (options.scoring in SCORINGS, f"--scoring must be one of {', '.join(SCORINGS)}"),
-        (options.n_resamples >= 1, "--bootstrap must be >= 1"),
-        (options.context_max_tokens is None or options.context_max_tokens >= 1, "--context-max-tokens must be >= 1"),
         (options.mds in (None, *MDS_METHODS), f"--mds must be one of {', '.join(MDS_METHODS)}"),
         (len(options.contexts) >= 1, "give at least one --contexts entry"),
         (len(set(options.contexts)) == len(options.contexts), "--contexts lists a context twice"),

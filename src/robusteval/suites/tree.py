@@ -20,6 +20,7 @@ from collections import Counter, defaultdict
 from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Annotated
 
 from robusteval.data.qa import NAMED, QAItem, load_qa
 from robusteval.engine import gather_all
@@ -50,6 +51,7 @@ from robusteval.probes.tree_rewrites import RewriteParaphraser
 from robusteval.rag.ner import checkable_subject, ner_messages, parse_entities, spacy_entities, subject_found
 from robusteval.rag.pipeline import attribute, closed_messages, context_has_answer, rag_messages, search
 from robusteval.rag.retrievers import RETRIEVERS, make_retriever
+from robusteval.ranges import Range
 from robusteval.results.tree import decode_metrics, encode_metrics
 from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg
 from robusteval.types import GenParams, Message, Response
@@ -67,22 +69,22 @@ class Options:
     trees: str | None = None  # evaluate these stored trees instead of building
     build_only: bool = False
     save_trees: str | None = None
-    depth: int = 2
-    paraphrases: int = 2
-    lexical: int = 2
+    depth: Annotated[int, Range(1, 10)] = 2  # a tree has (paraphrases + lexical)^depth leaves
+    paraphrases: Annotated[int, Range(0, 100)] = 2
+    lexical: Annotated[int, Range(0, 100)] = 2
     lexical_kinds: tuple[str, ...] = lexeval_defaults()
     paraphrase_kind: str = PARAPHRASE  # any same-language rewrite of the registry
-    typo_prob: float = 0.1
+    typo_prob: Annotated[float, Range(0, 1)] = 0.1
     paraphraser: str | None = None  # model spec; default: the first model under test
-    paraphrase_temperature: float = 0.7
-    sim_lower: float = 0.80
-    sim_upper: float = 0.96
-    retries: int = 5
+    paraphrase_temperature: Annotated[float, Range(0, 10)] = 0.7
+    sim_lower: Annotated[float, Range(-1, 1)] = 0.80
+    sim_upper: Annotated[float, Range(-1, 1)] = 0.96
+    retries: Annotated[int, Range(0, 100)] = 5
     embedder: str = "minilm"
     modes: tuple[str, ...] = MODES
     retrievers: tuple[str, ...] = RETRIEVERS
-    k: int = 3
-    search_docs: int = 5
+    k: Annotated[int, Range(1, 1000)] = 3
+    search_docs: Annotated[int, Range(1, 1000)] = 5
     kb: str = "local"
     corpus: str | None = None  # default: the SQuAD paragraphs when --data squad
     ner: str = "llm"  # llm | spacy:MODEL
@@ -135,14 +137,8 @@ def validate(config, o: Options) -> None:
     if unknown := [r for r in o.retrievers if r not in RETRIEVERS]:
         raise UserError(f"unknown --retrievers {','.join(unknown)}; available: {', '.join(RETRIEVERS)}")
     for ok, message in (
-        (o.depth >= 1, "--depth must be >= 1"),
-        (o.paraphrases >= 0 and o.lexical >= 0 and o.paraphrases + o.lexical > 0,
-         "--paraphrases and --lexical must be >= 0, and not both 0"),
-        (0 <= o.typo_prob <= 1, "--typo-prob must be in [0, 1]"),
-        (-1 <= o.sim_lower <= o.sim_upper <= 1, "--sim-lower must be <= --sim-upper, both in [-1, 1]"),
-        (o.retries >= 0, "--retries must be >= 0"),
-        (o.paraphrase_temperature >= 0, "--paraphrase-temperature must be >= 0"),
-        (o.k >= 1 and o.search_docs >= 1, "--k and --search-docs must be >= 1"),
+        (o.paraphrases + o.lexical > 0, "--paraphrases and --lexical are both 0: a tree needs children"),
+        (o.sim_lower <= o.sim_upper, "--sim-lower must be <= --sim-upper"),
         (o.kb in KBS, f"--kb must be one of {', '.join(KBS)}"),
         (bool(o.modes) or o.build_only, "give --modes closed and/or rag"),
         ("rag" not in o.modes or bool(o.retrievers), "--modes rag needs --retrievers bm25 and/or dense"),
