@@ -52,7 +52,7 @@ def test_evaluate_inside_a_running_loop_and_awaited(tmp_path, mcq_file):
 
 
 def test_bad_settings_are_the_clis_messages(tmp_path, mcq_file):
-    with pytest.raises(UserError, match="--limit must be a positive number"):
+    with pytest.raises(UserError, match=r"--limit 0: out of range"):
         robusteval.evaluate("mcq", limit=0, **{k: v for k, v in _settings(tmp_path, mcq_file).items() if k != "limit"})
     with pytest.raises(UserError, match="do not apply to suite 'mcq'"):
         robusteval.evaluate("mcq", turns=2)
