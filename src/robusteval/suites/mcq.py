@@ -89,7 +89,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="generate: the model writes its answer (default); loglik: options scored by log-likelihood")
     p.add_argument("--cross", type=csv_arg,
                    help="also run the full design of these families crossed, e.g. format,order or typo,order")
-    p.add_argument("--templates", help="YAML file of prompt templates for the prompt/fewshot families")
+    p.add_argument("--templates", help="YAML file of prompt templates for the prompt/fewshot families, or score: "
+                                        "SCORE's own 10 prompts and its option-order prompt (A: labels)")
     p.add_argument("--shots",
                    help="JSONL/CSV file the few-shot examples are drawn from (default: the dataset's dev split)")
     p.add_argument("--shots-per-question", dest="n_shots", type=int, help="worked examples per question (default: 5)")
