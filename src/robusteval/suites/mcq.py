@@ -244,8 +244,8 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
         extra["perturbations"] = {c.family: encode(c) for c in counts}
     if budget:
         extra["budget"] = budget_json(budget)
-    if invalid:
-        extra["invalid_replies"] = {model: encode(counts) for model, counts in invalid.items()}
+    if any(counts.invalid for counts in invalid.values()):  # only where some reply was unreadable
+        extra["invalid_replies"] = {model: encode(counts) for model, counts in invalid.items() if counts.invalid}
     return SuiteResult(metrics=to_json(metrics_by_model), samples=[], extra=extra)
 
 
@@ -354,8 +354,8 @@ async def execute_math(ctx: SuiteContext[Options], data: str) -> SuiteResult:
     extra: dict[str, Any] = {"design": design_info}
     if budget:
         extra["budget"] = budget_json(budget)
-    if invalid:
-        extra["invalid_replies"] = {model: encode(counts) for model, counts in invalid.items()}
+    if any(counts.invalid for counts in invalid.values()):  # only where some reply was unreadable
+        extra["invalid_replies"] = {model: encode(counts) for model, counts in invalid.items() if counts.invalid}
     return SuiteResult(metrics=to_json(metrics_by_model), samples=[], extra=extra)
 
 
