@@ -139,3 +139,20 @@ def _consistency(rows, valid_only):
 
 def _accuracy(rows):
     return sum(s["correct"] for s in rows) / len(rows)
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--reader", "scores"], "invalid choice: 'scores'"),
+    (["--reader", "score", "--scoring", "loglik"], "--reader reads written replies: use it with --scoring generate"),
+    (["--reader", "lenient", "--data", "gsm8k"], "--reader reads option labels; open-answer math is read by its own"),
+])
+def test_reader_refusals_are_one_message(tmp_path, capsys, flags, message):
+    with StubServer() as stub:
+        try:
+            code, folder = _run(tmp_path, stub, "bad", *flags)
+        except SystemExit as exc:  # argparse's own refusal of an unknown choice
+            code, folder = exc.code, tmp_path / "bad"
+        asked = stub.counters()["total"]
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err
+    assert asked == 0 and not folder.exists()
