@@ -238,7 +238,9 @@ def test_prompt_fewshot_and_cross_through_the_cli(tmp_path, mcq_file):
     templates.write_text("templates:\n"
                          "  - name: one\n"
                          "    template: 'Q: {question}\\n{options}\\nEnd with The best answer is [label].'\n"
-                         "  - name: two\n    template: '{options}\\n{question} ({category})'\n")
+                         # every template asks for an answer the reader reads (the template check)
+                         "  - name: two\n    template: '{options}\\n{question} ({category}) "
+                         "The best answer is [label]'\n")
     with StubServer() as stub:
         code = main(["run", "mcq", "--quiet", "--data", str(mcq_file), "--families", "prompt,fewshot",
                      "--cross", "format,order", "--templates", str(templates), "--shots-per-question", "2",

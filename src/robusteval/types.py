@@ -138,6 +138,8 @@ class Variant:
 class Answer:
     """What a reader made of a response: a shown position, or invalid (kept, counted wrong)."""
 
+    # 0-based; at or past len(labels) for a label past the options shown, read as a wrong answer
+    # (the mmlu-pro reader's "J" of 9 options, as MMLU-Pro's authors count it)
     position: int | None
     label: str | None
     status: str  # "ok" | "invalid" | "failed"
