@@ -4,7 +4,8 @@ and local JSONL/CSV files.
 Local files may use the MMLU schema (``question``, ``choices`` or ``answer_a``.. / ``A``.. columns,
 ``answer`` as a letter or index, ``subject``), the MMLU-Pro schema (``question``, ``options``,
 ``answer_index`` or ``answer``, ``category``) or the AGIEval schema (``passage``, ``question``,
-``options`` printed as ``"(A)text"``, ``label``).
+``options`` printed as ``"(A)text"``, ``label``). A row with ``answer_index`` is never read as
+printed letters, whatever its option texts start with.
 
 Real releases have quirks, and every one is handled in the open, in the data audit (`data.audit`)
 that each run prints and records:
@@ -281,7 +282,11 @@ def parse_row(row: dict[str, Any], where: str, default_id: str) -> Parsed:
         raise Unusable(NO_QUESTION)
     raw = _raw_options(row)
     anomalies: list[str] = []
-    printed = "label" in row or all(PAREN.match(o) for o in raw)
+    # AGIEval prints its letters in the options and names one by ``label``. A row with
+    # ``answer_index`` (MMLU-Pro) indexes its options as listed, even where every option text happens
+    # to start with "(X)" (test ids 95, 255 and 6894 of the full split: reading those as printed
+    # letters dropped two rows and re-sorted the third against the wrong gold).
+    printed = "label" in row or ("answer_index" not in row and all(PAREN.match(o) for o in raw))
     if printed:  # AGIEval style "(A) text": the letters are printed in the text, the label names one
         options, letters, anomalies = _printed_options(raw)
     else:
