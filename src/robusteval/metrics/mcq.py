@@ -120,6 +120,8 @@ class _FamilyTally:
             return  # failed: leave the cell out
         self.correct_sum[j][i] += s.correct
         self.correct_n[j][i] += 1
+        if not getattr(s, "answer_known", True):
+            return  # a correctness grid without the options chosen: no measure compares its answers
         column = self.answers.get((j, s.sample))
         if column is None:
             column = self.answers[j, s.sample] = np.full(self.n_items, np.nan)
