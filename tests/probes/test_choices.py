@@ -161,7 +161,7 @@ def test_a_parroted_placeholder_reads_as_invalid(style, n):
     any bundled template, or just its closing phrase, chose nothing."""
     from robusteval.probes.design import Design
     from robusteval.probes.templates import load_templates
-    from robusteval.readers.labels import read_label
+    from robusteval.readers.robusteval import read_label
 
     item = many_options(n)
     variants = [v for v in expand(item, ["format", "prompt"], Design(load_templates())) if v.labels[0] ==

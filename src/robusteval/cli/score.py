@@ -9,6 +9,7 @@ import time
 
 from rich.console import Console
 
+from robusteval.readers import DEFAULT_READER, READERS
 from robusteval.suites.base import csv_arg
 
 
@@ -25,7 +26,8 @@ def add_parser(sub) -> None:
                         "names, else order,format)")
     p.add_argument("--cross", type=csv_arg, help="the crossed design the replies come from, as `run mcq --cross`")
     p.add_argument("--templates", help="the prompt templates the replies come from, as `run mcq --templates`")
-    p.add_argument("--reader", help="how replies are read (default: robusteval's own)")
+    p.add_argument("--reader", help=f"how replies are read: {', '.join(READERS)} (default: {DEFAULT_READER}; "
+                                    "docs/readers.md)")
     p.add_argument("--model", help="the model's name in the results (default: from the file, its rows, or its name)")
     p.add_argument("--as", dest="kind", choices=("replies", "mmlu-pro", "lm-eval", "grid"),
                    help="what the files are (default: told from each file)")

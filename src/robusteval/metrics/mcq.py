@@ -130,7 +130,7 @@ class _FamilyTally:
         column[i] = -1 if s.answer_option is None else s.answer_option
         if s.labels:  # open-answer math shows no labels: no position to count
             self.gold[i, s.labels.index(s.gold_label)] += 1
-        if s.status == "ok" and s.answer_label is not None:
+        if s.status == "ok" and s.answer_label in s.labels:  # not a label past the options (readers.mmlu_pro)
             self.chosen[i, s.labels.index(s.answer_label)] += 1
 
     def _add_logliks(self, i: int, j: int, order: tuple[int, ...], logliks: tuple[float, ...]) -> None:

@@ -45,7 +45,7 @@ def render(template: str, *, question: str, options: str, labels: tuple[str, ...
 def check_placeholder(text: str, where: str) -> None:
     """Refuse a template whose "The best answer is ..." placeholder reads as a valid label."""
     from robusteval.probes.choices import LABEL_STYLES
-    from robusteval.readers.labels import PHRASE, read_label
+    from robusteval.readers.robusteval import PHRASE, read_label
 
     for match in PHRASE.finditer(text):
         phrase = text[match.start():].split("\n")[0]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from robusteval.data.mcq import load_items
 from robusteval.errors import UserError
 from robusteval.metrics.mcq import McqTally
 from robusteval.probes.design import FAMILIES, expand
+from robusteval.readers import Reader, get_reader
 from robusteval.results import reserve_run_folder, write_run
 from robusteval.results.mcq import to_json
 from robusteval.results.samples_file import SampleWriter
@@ -118,9 +119,9 @@ def grid_samples(cells: Iterable[GridCell]) -> Iterable[GridSample]:
                          correct=c.correct)
 
 
-def _reply_sample(p: Placed, make: Callable[..., Sample]) -> Sample:
+def _reply_sample(p: Placed, reader: Reader) -> Sample:
     response = Response(key="", text=p.text, error=None if p.text is not None else "no reply in the file")
-    return make(p.model, p.item, p.variant, p.sample, response)
+    return make_sample(p.model, p.item, p.variant, p.sample, response, reader)
 
 
 def placed_replies(request: ScoreRequest, kind: str, audit: DataAudit) -> tuple[list[Placed], dict[str, Any]]:
@@ -160,11 +161,8 @@ def placed_replies(request: ScoreRequest, kind: str, audit: DataAudit) -> tuple[
     return out, info
 
 
-def score_files(request: ScoreRequest, *, reader_for: Callable[[str | None], Callable[..., Sample]] | None = None
-                ) -> tuple[Path, SuiteResult]:
-    """Score ``request`` into a new run folder; returns it and the result (its ``written`` files).
-    ``reader_for(name)`` gives the function that turns (model, item, variant, sample, response) into
-    a scored sample under the named reader (default: the suite's own)."""
+def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
+    """Score ``request`` into a new run folder; returns it and the result (its ``written`` files)."""
     started = time.time()
     paths = [Path(p).expanduser() for p in request.paths]
     if not paths:
@@ -183,9 +181,10 @@ def score_files(request: ScoreRequest, *, reader_for: Callable[[str | None], Cal
         samples = list(grid_samples(cells))
         design: dict[str, Any] = {"answers": "a correctness grid"}
     else:
-        make = reader_for(request.reader) if reader_for else make_sample
+        reader = get_reader(request.reader)  # an unknown name stops before any file is read
         placed, design = placed_replies(request, kind, audit)
-        samples = _unique([_reply_sample(p, make) for p in placed], audit)
+        samples = _unique([_reply_sample(p, reader) for p in placed], audit)
+        design["reader"] = reader.name
     if not samples:
         raise UserError("score: no reply could be placed on an item and variant; see the data audit:\n  "
                         + "\n  ".join(audit.lines()))
@@ -229,7 +228,7 @@ def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudi
                       "usage": {"requests": per_model[m], "cached": 0, "new": 0, "failed": sum(
                           1 for s in samples if s.model == m and s.status == "failed"), "prompt_tokens": 0,
                                 "completion_tokens": 0, "cost": 0.0}} for m in models}
-    scored = {"kind": kind, "files": list(request.paths), "reader": request.reader or "robusteval"}
+    scored = {"kind": kind, "files": list(request.paths), "reader": design.get("reader")}
     extra = {"design": design, "scored": scored, "data": audit.as_dict()}
     result = SuiteResult(metrics=to_json(metrics), samples=[], extra=extra)
     try:

@@ -28,6 +28,7 @@ import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, NamedTuple
 
 from robusteval.data.audit import DataAudit
@@ -44,7 +45,7 @@ from robusteval.probes.fewshot import ShotPool
 from robusteval.probes.math_prompts import FAMILIES as MATH_FAMILIES, expand_math, load_math_templates
 from robusteval.probes.registry import Rewrite, available, get, is_perturbation
 from robusteval.probes.templates import BASE, load_templates
-from robusteval.readers.labels import read_label
+from robusteval.readers import DEFAULT_READER, READERS, Reader, get_reader
 from robusteval.readers.math import is_equivalent, read_math
 from robusteval.results.budget import BudgetEstimate, budget_json, read_budget
 from robusteval.results.codec import encode
@@ -76,6 +77,7 @@ class Options:
     seed_temperature: float = 0.7
     budget: float | None = None
     budget_design: str = "stratified"
+    reader: str = DEFAULT_READER
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -101,6 +103,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", type=int, help="draws of the seeds family (default: 5)")
     p.add_argument("--seed-temperature", dest="seed_temperature", type=float,
                    help="temperature of the seeds family's draws (default: 0.7)")
+    p.add_argument("--reader", choices=tuple(READERS),
+                   help="how an answer is read from a reply (default: robusteval): " +
+                        "; ".join(f"{r.name}: {r.summary}" for r in READERS.values()).replace("%", "%%"))
     p.add_argument("--budget", type=float,
                    help="ask only this share (0 < F <= 1) of each family's (question, variant) cells and "
                         "estimate the full grid; the same command without it asks the rest")
@@ -140,6 +145,7 @@ def validate(config: Any, options: Options) -> None:
         raise UserError("the seeds family samples written replies: use it with --scoring generate")
     if sampled and config.samples != 1:
         raise UserError("--samples repeats every variant; with the seeds family give the draws with --seeds K")
+    get_reader(options.reader)  # an unknown name (from YAML) stops here
     if is_math_source(config.data):
         validate_math(options)
 
@@ -152,6 +158,8 @@ def validate_math(options: Options) -> None:
                         f"use --families {','.join(MATH_FAMILIES)} (or one of them)")
     if options.scoring != "generate":
         raise UserError("--data is open-answer math: the model writes its answer (--scoring generate only)")
+    if options.reader != DEFAULT_READER:
+        raise UserError("--reader reads option labels; open-answer math is read by its own rules (readers/math.py)")
 
 
 def math_families(options: Options) -> tuple[str, ...]:
@@ -171,7 +179,9 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     if is_math_source(data):
         return await execute_math(ctx, data)
     items = ctx.shard_items(load_items(data, limit=config.limit, seed=config.seed, audit=ctx.audit), key=_item_id)
+    reader = get_reader(options.reader)
     design, design_info = build_design(config, options, data, ctx.audit)
+    design_info["reader"] = reader.name
     perturbing = perturbation_families((*options.families, *options.cross))
     counts: list[CopyCounts] = []
     if perturbing:
@@ -210,7 +220,7 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
                 await ask_loglik(ctx.engine, model, items, options.families, design, options.cross, keep, cells)
             else:
                 await ask_each(ctx.engine, model, items, options.families, ctx.params, config.samples, design,
-                               options.cross, keep, cells=cells)
+                               options.cross, keep, cells=cells, reader=reader)
 
         if grids is not None:
             model_grids = await ask_budgeted(grids, ask_cells, asked)
@@ -505,38 +515,43 @@ class Sample(SampleBase):
 
 async def run(engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
               params: GenParams, samples: int = 1, design: Design = Design(),
-              cross: tuple[str, ...] = (), cells: set[tuple[str, str, str]] | None = None) -> list[Sample]:
+              cross: tuple[str, ...] = (), cells: set[tuple[str, str, str]] | None = None,
+              reader: Reader | None = None) -> list[Sample]:
     """`ask` outside a suite context (benchmarks, tests): the engine's progress learns the count first."""
     async def ask_all(jobs: list, one: Callable[[Any], Awaitable[Any]]) -> list:
         engine.expect(len(jobs))
         return await gather_all(one(job) for job in jobs)
 
-    return await ask(ask_all, engine, model, items, families, params, samples, design, cross, cells)
+    return await ask(ask_all, engine, model, items, families, params, samples, design, cross, cells, reader)
 
 
 async def ask(ask_all: AskAll, engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
               params: GenParams, samples: int = 1, design: Design = Design(),
-              cross: tuple[str, ...] = (), cells: set[tuple[str, str, str]] | None = None) -> list[Sample]:
-    """Ask every variant of every item (``samples`` times each) and read the replies; with
-    ``cells`` (item id, family, variant name: ``--budget``), only those variants."""
+              cross: tuple[str, ...] = (), cells: set[tuple[str, str, str]] | None = None,
+              reader: Reader | None = None) -> list[Sample]:
+    """Ask every variant of every item (``samples`` times each) and read the replies with ``reader``
+    (the default reader for None); with ``cells`` (item id, family, variant name: ``--budget``),
+    only those variants."""
+    read = reader or get_reader()
     jobs = [(item, v, k) for item in items for v in expand(item, families, design, cross)
             if _chosen(cells, item.id, v) for k in range(samples)]
 
     async def one(job: tuple[Item, Variant, int]) -> Sample:
         item, variant, k = job
         p, index = decoding(params, variant, design, k)
-        return _sample(model, item, variant, k, await engine.chat(model, variant.messages, p, sample=index))
+        return _sample(model, item, variant, k, await engine.chat(model, variant.messages, p, sample=index), read)
 
     return await ask_all(jobs, one)
 
 
 async def ask_each(engine: Engine, model: str, items: list[Item], families: tuple[str, ...], params: GenParams,
                    samples: int, design: Design, cross: tuple[str, ...], emit: Callable[[Sample], None],
-                   cells: set[tuple[str, str, str]] | None = None) -> None:
+                   cells: set[tuple[str, str, str]] | None = None, reader: Reader | None = None) -> None:
     """`ask`, handing each sample to ``emit`` in the same order instead of returning them all
     (`_stream`): neither the prompts nor the samples of the whole run are ever held at once."""
-    await _stream(engine, model, items, lambda item: expand(item, families, design, cross), _sample,
-                  params, samples, design, emit, cells)
+    read = reader or get_reader()
+    await _stream(engine, model, items, lambda item: expand(item, families, design, cross),
+                  partial(_sample, reader=read), params, samples, design, emit, cells)
 
 
 async def _stream(engine: Engine, model: str, items: list, expand_item: Callable[[Any], Iterable[Variant]],
@@ -674,21 +689,29 @@ def _loglik_sample(model: str, item: Item, v: Variant, rule: str, responses: lis
     reply = None if position is None else f"{ANSWER_PREFIX} {v.labels[position]}"
     response = Response(key=responses[0].key, text=reply, error=failed.error if failed else None,
                         cached=all(r.cached for r in responses))
+    # the reply is written here, in the base template's phrase: robusteval's reader reads it whatever --reader
     sample = _sample(model, item, replace(v, family=f"{v.family}/{LOGLIK}{rule}"), 0, response)
     return replace(sample, response=text, base_family=v.family, rule=rule, logliks=() if failed else tuple(scores))
 
 
-def make_sample(model: str, item: Item, variant: Variant, k: int, response: Response) -> Sample:
-    """A reply to ``variant`` read and scored, as a run scores it (`robusteval score` scores replies
-    written elsewhere with it)."""
-    return _sample(model, item, variant, k, response)
+def make_sample(model: str, item: Item, variant: Variant, k: int, response: Response,
+                reader: Reader | None = None) -> Sample:
+    """A reply to ``variant`` read (by ``reader``, default robusteval's) and scored, as a run scores
+    it (`robusteval score` scores replies written elsewhere with it)."""
+    return _sample(model, item, variant, k, response, reader)
 
 
-def _sample(model: str, item: Item, variant: Variant, k: int, response: Response) -> Sample:
-    answer = read_label(response.text, variant.labels)
-    option = variant.original_index(answer.position) if answer.position is not None else None
-    if option is not None:
-        option = item.options.index(item.options[option])  # a repeated text is one answer
+def _sample(model: str, item: Item, variant: Variant, k: int, response: Response,
+            reader: Reader | None = None) -> Sample:
+    answer = (reader or get_reader()).read(response.text, variant.labels)
+    option = None
+    if answer.position is not None and answer.position >= len(variant.order):
+        # a label past the options shown ("J" of 9, `readers.mmlu_pro`): a wrong answer, the same one
+        # whatever the order, that no option index can equal
+        option = answer.position
+    elif answer.position is not None:
+        # a repeated text is one answer
+        option = item.options.index(item.options[variant.original_index(answer.position)])
     gold = item.options.index(item.options[item.answer])
     gold_position = variant.order.index(item.answer)
     return Sample(
