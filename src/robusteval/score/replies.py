@@ -35,6 +35,8 @@ ITEM_DIFFERS = "the same question id with other options or gold in another row: 
 REPLY_FIELDS = ("reply", "response", "text", "generated_text")
 ID_FIELDS = ("item_id", "item", "id", "question_id")
 
+AUTHORS_GOLD = ("'answer' and 'answer_index' disagree: 'answer' used, the gold the authors score their "
+                "released answers against")
 RELEASED_FAMILY = "released"  # the authors' own prompt: one variant per released file
 
 
@@ -139,6 +141,7 @@ def read_mmlu_pro_zip(path: Path, audit: DataAudit, model: str | None) -> Iterat
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise UserError(f"{path}: expected a JSON list of rows (MMLU-Pro's released outputs)")
     source = audit.source(str(path))
+    rows = [_authors_gold(row, f"row {i + 1}", source) for i, row in enumerate(rows)]
     items = parse_rows(((i, (f"{path}:row {i + 1}", r)) for i, r in enumerate(rows)), "mmlu-pro", source, min_options=1)
     source.rows_used = len(items)
     by_source = {item.source: item for item in items}
@@ -151,6 +154,17 @@ def read_mmlu_pro_zip(path: Path, audit: DataAudit, model: str | None) -> Iterat
         text = row.get("generated_text")
         yield Placed(label, item, identity_variant(item, RELEASED_FAMILY, name),
                      None if text is None else str(text), 0, f"row {i + 1}")
+
+
+def _authors_gold(row: dict[str, Any], where: str, source: SourceAudit) -> dict[str, Any]:
+    """The row with the gold its authors score against: ``compute_accuracy.py`` compares the letter
+    read to ``answer``, so where ``answer_index`` names another option (test id 3983 in some
+    releases), the released answers are scored against ``answer``, and the row is counted."""
+    letter, index = row.get("answer"), row.get("answer_index")
+    if isinstance(letter, str) and letter in LETTERS and isinstance(index, int) and LETTERS.index(letter) != index:
+        source.anomaly(AUTHORS_GOLD, where)
+        return {**row, "answer_index": LETTERS.index(letter)}
+    return row
 
 
 # ------------------------------------------------------------------ (c) lm-evaluation-harness --log_samples
