@@ -27,10 +27,15 @@ from robusteval.probes.design import FAMILIES, expand
 from robusteval.readers import Reader, get_reader
 from robusteval.results import reserve_run_folder, write_run
 from robusteval.results.mcq import to_json
-from robusteval.results.samples_file import SampleWriter
 from robusteval.score.grid import GridCell, load_grid
-from robusteval.score.replies import Placed, generic_families, is_lm_eval_log, read_generic, read_lm_eval, \
-    read_mmlu_pro_zip
+from robusteval.score.replies import (
+    Placed,
+    generic_families,
+    is_lm_eval_log,
+    read_generic,
+    read_lm_eval,
+    read_mmlu_pro_zip,
+)
 from robusteval.suites.base import SampleBase, SuiteResult
 from robusteval.suites.mcq import Options, Sample, build_design, make_sample
 from robusteval.types import Item, Response
@@ -134,9 +139,9 @@ def placed_replies(request: ScoreRequest, kind: str, audit: DataAudit) -> tuple[
             out += read_mmlu_pro_zip(path, audit, request.model if len(paths) == 1 else None)
         return out, {"answers": "MMLU-Pro released outputs (the authors' 5-shot chain-of-thought prompt)"}
     if kind == "lm-eval":
-        items: dict[str, Item] = {}
+        shared: dict[str, Item] = {}  # one item per question id across the files
         for path in paths:
-            out += read_lm_eval(path, audit, request.model, items)
+            out += read_lm_eval(path, audit, request.model, shared)
         return out, {"answers": "lm-evaluation-harness --log_samples"}
     if request.data is None:
         raise UserError("score: replies in a generic JSONL need --data, the dataset they answer "
