@@ -42,7 +42,7 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     from robusteval.cli.run import finish
     from robusteval.config import run_id_problem
     from robusteval.errors import UserError
-    from robusteval.run import _write_report
+    from robusteval.run import write_report_files
     from robusteval.score.flow import ScoreRequest, score_files
 
     if args.run_id is not None and (problem := run_id_problem(args.run_id)):
@@ -53,5 +53,5 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
                            kind=args.kind, seed=args.seed, out_dir=args.out_dir, run_id=args.run_id,
                            overwrite=args.overwrite)
     run_dir, result = score_files(request)
-    result.written += _write_report(run_dir, console)
+    result.written += write_report_files(run_dir, console)
     return finish(args, "mcq", console, run_dir, result, {}, started)
