@@ -184,16 +184,21 @@ def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
             raise UserError("score: a grid holds verdicts, not replies: --reader does not apply")
         cells = [c for p in paths for c in load_grid(p, audit.source(str(p)), model=request.model)]
         samples = list(grid_samples(cells))
+        model_files: dict[str, list[str]] = {}
         design: dict[str, Any] = {"answers": "a correctness grid"}
     else:
         reader = get_reader(request.reader)  # an unknown name stops before any file is read
         placed, design = placed_replies(request, kind, audit)
         samples = _unique([_reply_sample(p, reader) for p in placed], audit)
+        files: dict[str, dict[str, None]] = {}
+        for p in placed:
+            files.setdefault(p.model, {})[p.file] = None
+        model_files = {m: list(f) for m, f in files.items()}
         design["reader"] = reader.name
     if not samples:
         raise UserError("score: no reply could be placed on an item and variant; see the data audit:\n  "
                         + "\n  ".join(audit.lines()))
-    return _write(request, kind, samples, audit, design, started)
+    return _write(request, kind, samples, audit, design, started, model_files)
 
 
 def _unique(samples: list[Any], audit: DataAudit) -> list[Any]:
@@ -214,7 +219,7 @@ def _unique(samples: list[Any], audit: DataAudit) -> list[Any]:
 
 
 def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudit, design: dict[str, Any],
-           started: float) -> tuple[Path, SuiteResult]:
+           started: float, model_files: dict[str, list[str]]) -> tuple[Path, SuiteResult]:
     models = list(dict.fromkeys(s.model for s in samples))
     item_ids = list(dict.fromkeys(s.item_id for s in samples))
     metrics = {}
@@ -229,7 +234,8 @@ def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudi
                        options=Options(families=tuple(dict.fromkeys(s.base_family for s in samples))))
     folder = reserve_run_folder(request.out_dir, "score", request.run_id, overwrite=request.overwrite)
     per_model = Counter(s.model for s in samples)
-    model_info = {m: {"spec": f"scored from {', '.join(request.paths)}", "fingerprint": None, "role": "under test",
+    model_info = {m: {"spec": f"scored from {', '.join(model_files.get(m) or request.paths)}", "fingerprint": None,
+                      "role": "under test",
                       "usage": {"requests": per_model[m], "cached": 0, "new": 0, "failed": sum(
                           1 for s in samples if s.model == m and s.status == "failed"), "prompt_tokens": 0,
                                 "completion_tokens": 0, "cost": 0.0}} for m in models}

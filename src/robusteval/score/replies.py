@@ -51,6 +51,7 @@ class Placed:
     text: str | None
     sample: int = 0
     where: str = ""
+    file: str = ""  # the file it came from (results.json names each model's files)
 
 
 def identity_variant(item: Item, family: str, name: str, prompt: str = "",
@@ -110,7 +111,7 @@ def read_generic(path: Path, variants: dict[str, dict[tuple[str, str], Variant]]
         text = row[field]
         for v in found:
             yield Placed(str(row.get("model") or model or path.stem), items[item_id], v,
-                         None if text is None else str(text), int(row.get("sample") or 0), where)
+                         None if text is None else str(text), int(row.get("sample") or 0), where, str(path))
 
 
 # ------------------------------------------------------------------ (b) MMLU-Pro released outputs
@@ -153,7 +154,7 @@ def read_mmlu_pro_zip(path: Path, audit: DataAudit, model: str | None) -> Iterat
             source.anomaly("no 'generated_text' (no reply): counted failed", f"row {i + 1}")
         text = row.get("generated_text")
         yield Placed(label, item, identity_variant(item, RELEASED_FAMILY, name),
-                     None if text is None else str(text), 0, f"row {i + 1}")
+                     None if text is None else str(text), 0, f"row {i + 1}", str(path))
 
 
 def _authors_gold(row: dict[str, Any], where: str, source: SourceAudit) -> dict[str, Any]:
@@ -278,4 +279,4 @@ def read_lm_eval(path: Path, audit: DataAudit, model: str | None, items: dict[st
         variant = Variant(item.id, family, name, labels, tuple(order) if order else tuple(range(n)),
                           (Message("user", _prompt(row)),))
         source.rows_used += 1
-        yield Placed(label, item, variant, _reply(row), 0, where)
+        yield Placed(label, item, variant, _reply(row), 0, where, str(path))
