@@ -111,8 +111,18 @@ def test_the_results_say_how_they_were_read(scored):
 
 
 def test_the_default_reader_finds_almost_nothing_and_says_so(realdata, tmp_path, capsys):
-    path = realdata / "mmlu-pro" / "outputs" / f"model_outputs_{MODELS[2]}_5shots.zip"
+    """Read by robusteval's own rule ("The best answer is X"), the authors' replies ("The answer is
+    (X)") are nearly all unreadable: the terminal and the report warn, quote examples, and show the
+    sensitivity over the few valid replies beside the figures as scored."""
+    path = realdata / "mmlu-pro" / "outputs" / f"model_outputs_{MODELS[1]}_5shots.zip"
     assert main(["score", str(path), "--out", str(tmp_path), "--run-id", "d"]) == 0
+    printed = capsys.readouterr()
     results = json.loads((tmp_path / "d" / "results.json").read_text())
-    fm = results["metrics"][MODELS[2]]["released"]
-    assert fm["invalid"] / fm["samples"] > 0.99 and results["scored"]["reader"] == "robusteval"
+    fm = results["metrics"][MODELS[1]]["released"]
+    assert (fm["samples"], fm["invalid"]) == (12032, 12028) and results["scored"]["reader"] == "robusteval"
+    assert results["invalid_replies"][MODELS[1]]["invalid"] == 12028
+    assert f"warning: {MODELS[1]}: 12028 of 12032 replies (100%) are invalid" in printed.out
+    assert "invalid reply 3:" in printed.out and "released (valid replies only)" in printed.out
+    assert fm["sensitivity_valid"] is not None and fm["sensitivity"] is not None
+    report = (tmp_path / "d" / "report.md").read_text()
+    assert "12028 of 12032 replies (100%) are invalid" in report and "valid replies only" in report

@@ -25,7 +25,7 @@ from robusteval.errors import UserError
 from robusteval.metrics.mcq import McqTally
 from robusteval.probes.design import FAMILIES, expand
 from robusteval.readers import Reader, get_reader
-from robusteval.results import reserve_run_folder, write_run
+from robusteval.results import encode, reserve_run_folder, write_run
 from robusteval.results.mcq import to_json
 from robusteval.score.grid import GridCell, load_grid
 from robusteval.score.replies import (
@@ -222,13 +222,15 @@ def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudi
            started: float, model_files: dict[str, list[str]]) -> tuple[Path, SuiteResult]:
     models = list(dict.fromkeys(s.model for s in samples))
     item_ids = list(dict.fromkeys(s.item_id for s in samples))
-    metrics = {}
+    metrics, invalid = {}, {}
     for model in models:
         tally = McqTally(item_ids)
         for s in samples:
             if s.model == model:
                 tally.add(s)
         metrics[model] = tally.metrics(None, seed=request.seed)
+        if kind != "grid":  # a grid holds no replies to quote
+            invalid[model] = encode(tally.invalid_replies())
     config = RunConfig(suite="mcq", models=tuple(models), data=request.data, limit=None, seed=request.seed,
                        out_dir=request.out_dir, run_id=request.run_id, overwrite=request.overwrite,
                        options=Options(families=tuple(dict.fromkeys(s.base_family for s in samples))))
@@ -240,7 +242,8 @@ def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudi
                           1 for s in samples if s.model == m and s.status == "failed"), "prompt_tokens": 0,
                                 "completion_tokens": 0, "cost": 0.0}} for m in models}
     scored = {"kind": kind, "files": list(request.paths), "reader": design.get("reader")}
-    extra = {"design": design, "scored": scored, "data": audit.as_dict()}
+    extra = {"design": design, "scored": scored, "data": audit.as_dict(),
+             **({"invalid_replies": invalid} if invalid else {})}
     result = SuiteResult(metrics=to_json(metrics), samples=[], extra=extra)
     try:
         folder.prepare_for_files()

@@ -40,11 +40,12 @@ from robusteval.errors import UserError
 from robusteval.metrics.budget import DESIGNS as BUDGET_DESIGNS, FIRST, Grid, estimate, grow, observed_grid, plan
 from robusteval.metrics.mcq import McqTally
 from robusteval.probes.apply import Checks, Perturbed, Rewriter, perturb_text
-from robusteval.probes.design import FAMILIES, Copy, Design, expand
+from robusteval.probes.design import FAMILIES, Copy, Design, expand, template_styles
 from robusteval.probes.fewshot import ShotPool
 from robusteval.probes.math_prompts import FAMILIES as MATH_FAMILIES, expand_math, load_math_templates
 from robusteval.probes.registry import Rewrite, available, get, is_perturbation
-from robusteval.probes.templates import BASE, load_templates
+from robusteval.probes.template_check import check_templates
+from robusteval.probes.templates import BASE, Template, load_template_set, template_set_name
 from robusteval.readers import DEFAULT_READER, READERS, Reader, get_reader
 from robusteval.readers.math import is_equivalent, read_math
 from robusteval.results.budget import BudgetEstimate, budget_json, read_budget
@@ -146,6 +147,8 @@ def validate(config: Any, options: Options) -> None:
     if sampled and config.samples != 1:
         raise UserError("--samples repeats every variant; with the seeds family give the draws with --seeds K")
     get_reader(options.reader)  # an unknown name (from YAML) stops here
+    if options.reader != DEFAULT_READER and options.scoring != "generate":
+        raise UserError("--reader reads written replies: use it with --scoring generate")
     if is_math_source(config.data):
         validate_math(options)
 
@@ -181,7 +184,11 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     items = ctx.shard_items(load_items(data, limit=config.limit, seed=config.seed, audit=ctx.audit), key=_item_id)
     reader = get_reader(options.reader)
     design, design_info = build_design(config, options, data, ctx.audit)
-    design_info["reader"] = reader.name
+    if options.scoring == "generate":  # under loglik nothing is written, so nothing is read
+        # before any request: a template whose answer the reader cannot read would make every reply invalid
+        check_templates(template_styles(options.families, options.cross, design), reader,
+                        max((len(i.options) for i in items), default=2))
+        design_info["reader"] = reader.name
     perturbing = perturbation_families((*options.families, *options.cross))
     counts: list[CopyCounts] = []
     if perturbing:
@@ -201,7 +208,7 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
                                              for v in expand(i, options.families, design, options.cross)),
                      options.budget, seed=config.seed, first=_first(options))
         design_info |= {"budget": options.budget, "budget_design": options.budget_design}
-    metrics_by_model, budget = {}, {}
+    metrics_by_model, budget, invalid = {}, {}, {}
     for model in ctx.models:
         # Each sample goes to samples.jsonl and into the compact tally as it is read, and is then
         # dropped: memory does not grow with the number of samples (metrics/mcq.py, engine/stream.py).
@@ -228,6 +235,7 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
             await ask_cells(None)
         if not ctx.engine.dry_run:  # --estimate: nothing was answered, nothing to measure
             metrics_by_model[model] = tally.metrics(options.families, cross=options.cross, seed=config.seed)
+            invalid[model] = tally.invalid_replies()
             if grids is not None:
                 budget[model] = budget_estimates(model_grids, asked, options.budget or 1.0, config.seed)
     extra: dict[str, Any] = {"design": design_info}
@@ -235,6 +243,8 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
         extra["perturbations"] = {c.family: encode(c) for c in counts}
     if budget:
         extra["budget"] = budget_json(budget)
+    if invalid:
+        extra["invalid_replies"] = {model: encode(counts) for model, counts in invalid.items()}
     return SuiteResult(metrics=to_json(metrics_by_model), samples=[], extra=extra)
 
 
@@ -314,7 +324,7 @@ async def execute_math(ctx: SuiteContext[Options], data: str) -> SuiteResult:
                      options.budget, seed=config.seed, first=_first(options))
         design_info |= {"budget": options.budget, "budget_design": options.budget_design}
     ids = [p.id for p in problems]
-    metrics_by_model, budget = {}, {}
+    metrics_by_model, budget, invalid = {}, {}, {}
     for model in ctx.models:
         # as the generate path: each sample to samples.jsonl and the compact tally, then dropped
         tally = McqTally(ids)
@@ -337,11 +347,14 @@ async def execute_math(ctx: SuiteContext[Options], data: str) -> SuiteResult:
             await ask_cells(None)
         if not ctx.engine.dry_run:
             metrics_by_model[model] = tally.metrics_in_order(families, seed=config.seed)
+            invalid[model] = tally.invalid_replies()
             if model_grids is not None:
                 budget[model] = budget_estimates(model_grids, asked, options.budget or 1.0, config.seed)
     extra: dict[str, Any] = {"design": design_info}
     if budget:
         extra["budget"] = budget_json(budget)
+    if invalid:
+        extra["invalid_replies"] = {model: encode(counts) for model, counts in invalid.items()}
     return SuiteResult(metrics=to_json(metrics_by_model), samples=[], extra=extra)
 
 
@@ -355,11 +368,15 @@ def _item_id(item: Item) -> str:
 
 def print_summary(console, result: SuiteResult) -> None:
     from robusteval.report.budget import print_budget
-    from robusteval.report.table import print_copy_counts, print_mcq
-    from robusteval.results.mcq import read_copy_counts
+    from robusteval.report.table import print_copy_counts, print_invalid_warning, print_mcq
+    from robusteval.results.mcq import read_copy_counts, read_invalid
 
+    invalid = read_invalid(result.extra)
+    reader = (result.extra.get("design") or {}).get("reader")
     for model, model_metrics in read_metrics(result.metrics).items():
         print_mcq(console, model, model_metrics)
+        if model in invalid:
+            print_invalid_warning(console, model, invalid[model], reader)
     print_copy_counts(console, read_copy_counts(result.extra))
     for model, estimates in read_budget(result.extra).items():
         print_budget(console, model, estimates)
@@ -370,8 +387,16 @@ def build_design(config: Any, options: Options, data: str, audit: DataAudit | No
     """Templates and shot pool for the families asked; the info dict goes into results.json
     (where shots come from a file or a dev split, its audit goes into ``audit``)."""
     families = set(options.families) | set(options.cross)
-    templates = load_templates(options.templates) if families & {"prompt", "fewshot"} else (BASE,)
+    templates: tuple[Template, ...] = (BASE,)
+    base = BASE
+    if options.templates or families & {"prompt", "fewshot"}:
+        templates, base = load_template_set(options.templates, data)
+        templates = templates if families & {"prompt", "fewshot"} else (BASE,)
     info: dict = {"templates": [t.name for t in templates], "cross": list(options.cross)}
+    if base is not BASE:
+        info["base_template"] = base.name
+    if named := template_set_name(options.templates, data):
+        info["template_set"] = named
     shots = None
     if "fewshot" in families:
         if options.shots:
@@ -386,7 +411,7 @@ def build_design(config: Any, options: Options, data: str, audit: DataAudit | No
     if "seeds" in families:
         info |= {"seeds": options.seeds, "seed_temperature": options.seed_temperature}
     return Design(templates, shots, options.n_shots, options.fewshot_multiturn, config.seed, options.seeds,
-                  options.seed_temperature), info
+                  options.seed_temperature, base=base), info
 
 
 # ------------------------------------------------------------------ perturbed copies of the questions
