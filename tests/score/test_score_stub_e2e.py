@@ -122,3 +122,33 @@ def test_a_grid_without_answers_gives_every_correctness_measure_and_no_answer_co
     # no chosen options: nothing that compares answers is claimed
     assert got["consistency_rate"]["value"] is None
     assert got["sensitivity"]["consistency_rate"]["value"] is None and got["sensitivity"]["flip_rate"]["value"] is None
+
+
+def test_accuracy_per_category_in_results_report_and_compare(stub_run):
+    """Each subject's counts are its question's replies; the report and ``compare`` show them too."""
+    from robusteval.compare import compare
+
+    root, results, samples = stub_run
+    for family in ("order", "format"):
+        categories = results["metrics"]["openai:stub"][family]["categories"]
+        mine = [s for s in samples if s["family"] == family]
+        assert set(categories) == {s["category"] for s in mine}
+        for name, c in categories.items():
+            rows = [s for s in mine if s["category"] == name]
+            assert c["answered"] == len(rows) and c["correct"] == sum(s["correct"] for s in rows)
+            assert c["invalid"] == sum(s["status"] == "invalid" for s in rows)
+            assert c["items"] == len({s["item_id"] for s in rows})
+            assert c["accuracy"]["value"] == pytest.approx(c["correct"] / c["answered"])
+            assert c["accuracy"]["ci_low"] <= c["accuracy"]["value"] <= c["accuracy"]["ci_high"]
+    report = (root / "runs" / "run" / "report.md").read_text()
+    assert "openai:stub · order: accuracy per category" in report
+    replies = root / "replies-cmp.jsonl"
+    replies.write_text("".join(json.dumps({"model": s["model"], "item_id": s["item_id"], "family": s["family"],
+                                           "variant": s["variant"], "reply": s["response"]}) + "\n"
+                               for s in samples))
+    score(root, str(replies), "--data", str(FIXTURE), "--run-id", "cmp")
+    paired = compare(str(root / "runs" / "run"), str(root / "runs" / "cmp"))
+    by_category = paired["order"]["categories"]
+    assert set(by_category) == set(results["metrics"]["openai:stub"]["order"]["categories"])
+    assert all(d["diff"] == 0 for d in by_category.values())
+    assert sum(d["n"] for d in by_category.values()) == paired["order"]["questions"] == 4
