@@ -95,3 +95,21 @@ def test_fewshot_examples_answer_in_the_templates_words():
     design = Design((MMLU_PRO_COT,), shots=ShotPool((shot,), "test"), n_shots=1)
     (v,) = expand(item, ["fewshot"], design)
     assert [m.content for m in v.messages if m.role == "assistant"] == ["The answer is (B)."]
+
+
+def test_a_template_file_gives_style_lead_and_order(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text('order:\n  name: mine\n  style: "1."\n  options_lead: "\\n"\n  template: "Q: {question}{options}\\n'
+                    'The best answer is [label]."\ntemplates:\n  - name: a\n    template: "{question}\\n{options}\\n'
+                    'The best answer is [label]."\n', encoding="utf-8")
+    templates, base = load_template_set(str(path))
+    assert base == Template("mine", "Q: {question}{options}\nThe best answer is [label].", "1.", "\n")
+    assert templates == (Template("a", "{question}\n{options}\nThe best answer is [label]."),)
+    item = Item(id="q", question="Q?", options=("x", "y"), answer=0)
+    (v,) = expand(item, ["order"], Design(templates, base=base))[:1]
+    assert v.messages[-1].content == "Q: Q?\n1. x\n2. y\nThe best answer is [label]." and v.labels == ("1", "2")
+    path.write_text('templates:\n  - name: a\n    style: "A-"\n    template: "{question} {options}"\n',
+                    encoding="utf-8")
+    with pytest.raises(UserError) as err:
+        load_template_set(str(path))
+    assert "template 'a' has style 'A-'; one of A:, A), A., 1., a:, I:" in str(err.value)

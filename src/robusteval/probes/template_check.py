@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from robusteval.errors import UserError
-from robusteval.probes.choices import BASE_STYLE, LABEL_STYLES, LabelStyle
+from robusteval.probes.choices import LabelStyle
 from robusteval.probes.templates import Template, answer_phrases, example_answer
 from robusteval.readers.registry import READERS, Reader
 
@@ -44,7 +44,7 @@ def _problem(template: Template, style: LabelStyle, n: int, reader: Reader) -> s
 
 def check_templates(pairs: Iterable[tuple[Template, LabelStyle]], reader: Reader, n_options: int) -> None:
     """Refuse the run (`UserError`) when ``reader`` cannot read what a (template, label style) pair
-    asks for, with up to ``n_options`` options shown (both ends of the labels are checked)."""
+    asks for, with up to ``n_options`` options shown (every label of them is checked)."""
     for template, style in dict.fromkeys(pairs):
         problem = _problem(template, style, n_options, reader)
         if problem is None:
@@ -56,7 +56,3 @@ def check_templates(pairs: Iterable[tuple[Template, LabelStyle]], reader: Reader
         raise UserError(f"template {template.name!r} ({style.name} labels) does not match --reader {reader.name}: "
                         f"{problem}; {hint}, or change the template")
 
-
-def styles_in_use(families: Iterable[str]) -> tuple[LabelStyle, ...]:
-    """The label styles a design shows: all of them with the format family, else the base style."""
-    return tuple(LABEL_STYLES.values()) if "format" in families else (BASE_STYLE,)

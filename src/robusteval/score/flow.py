@@ -229,8 +229,9 @@ def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudi
             if s.model == model:
                 tally.add(s)
         metrics[model] = tally.metrics(None, seed=request.seed)
-        if kind != "grid":  # a grid holds no replies to quote
-            invalid[model] = encode(tally.invalid_replies())
+        counts = tally.invalid_replies()
+        if kind != "grid" and counts.invalid:  # a grid holds no replies to quote
+            invalid[model] = encode(counts)
     config = RunConfig(suite="mcq", models=tuple(models), data=request.data, limit=None, seed=request.seed,
                        out_dir=request.out_dir, run_id=request.run_id, overwrite=request.overwrite,
                        options=Options(families=tuple(dict.fromkeys(s.base_family for s in samples))))

@@ -89,7 +89,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="generate: the model writes its answer (default); loglik: options scored by log-likelihood")
     p.add_argument("--cross", type=csv_arg,
                    help="also run the full design of these families crossed, e.g. format,order or typo,order")
-    p.add_argument("--templates", help="YAML file of prompt templates for the prompt/fewshot families")
+    p.add_argument("--templates", help="YAML file of prompt templates for the prompt/fewshot families, or score: "
+                                        "SCORE's own 10 prompts and its option-order prompt (A: labels)")
     p.add_argument("--shots",
                    help="JSONL/CSV file the few-shot examples are drawn from (default: the dataset's dev split)")
     p.add_argument("--shots-per-question", dest="n_shots", type=int, help="worked examples per question (default: 5)")
@@ -243,8 +244,8 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
         extra["perturbations"] = {c.family: encode(c) for c in counts}
     if budget:
         extra["budget"] = budget_json(budget)
-    if invalid:
-        extra["invalid_replies"] = {model: encode(counts) for model, counts in invalid.items()}
+    if any(counts.invalid for counts in invalid.values()):  # only where some reply was unreadable
+        extra["invalid_replies"] = {model: encode(counts) for model, counts in invalid.items() if counts.invalid}
     return SuiteResult(metrics=to_json(metrics_by_model), samples=[], extra=extra)
 
 
@@ -353,8 +354,8 @@ async def execute_math(ctx: SuiteContext[Options], data: str) -> SuiteResult:
     extra: dict[str, Any] = {"design": design_info}
     if budget:
         extra["budget"] = budget_json(budget)
-    if invalid:
-        extra["invalid_replies"] = {model: encode(counts) for model, counts in invalid.items()}
+    if any(counts.invalid for counts in invalid.values()):  # only where some reply was unreadable
+        extra["invalid_replies"] = {model: encode(counts) for model, counts in invalid.items() if counts.invalid}
     return SuiteResult(metrics=to_json(metrics_by_model), samples=[], extra=extra)
 
 
