@@ -79,6 +79,9 @@ def test_generic_jsonl_replies_give_the_runs_metrics(stub_run):
     # the dataset's fifth question has no reply: counted, not silently dropped
     audit = {s["source"]: s for s in scored["data"]["sources"]}
     assert audit[str(FIXTURE)]["rows_read"] == 5
+    (missing,) = {json.loads(line)["id"] for line in FIXTURE.read_text().splitlines()} - {s["item_id"] for s in samples}
+    assert audit[str(FIXTURE)]["notes"] == [
+        f"1 of 5 items have no reply in the files: left out of every metric (e.g. {missing})"]
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl"])

@@ -42,7 +42,7 @@ from robusteval.types import Item, Response
 
 KINDS = ("replies", "mmlu-pro", "lm-eval", "grid")
 REPEATED_REPLY = "a second reply to the same (model, family, item, variant, sample): the first kept"
-NO_REPLY = "items of the dataset no reply names: left out of every metric"
+NO_REPLY = "items have no reply in the files: left out of every metric"
 
 
 @dataclass(frozen=True)
@@ -162,6 +162,10 @@ def placed_replies(request: ScoreRequest, kind: str, audit: DataAudit) -> tuple[
     variants = {item.id: {(v.family, v.name): v for v in expand(item, families, design, cross)} for item in items}
     for path in paths:
         out += read_generic(path, variants, by_id, audit.source(str(path)), request.model)
+    answered = {p.item.id for p in out}
+    if unanswered := [item.id for item in items if item.id not in answered]:
+        audit.source(request.data).note(f"{len(unanswered)} of {len(items)} {NO_REPLY} (e.g. "
+                                        f"{', '.join(unanswered[:5])})")
     info |= {"families": list(families)}
     return out, info
 
