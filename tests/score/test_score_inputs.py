@@ -129,3 +129,20 @@ def test_user_errors_end_in_one_message(tmp_path, capsys):
         assert main(["score", *args, "--out", str(tmp_path / "runs")]) == 2, args
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, (args, err)
+
+
+def test_lm_eval_non_greedy_logs_are_draws_named_by_their_seed_folder(tmp_path):
+    """SCORE's non-greedy instructions run each seed into OUT/seed_N; lm-eval writes OUT/seed_N/<model>/."""
+    item = load_items(str(FIXTURE))[0]
+    doc = {"question_id": item.id, "question": item.question, "options": list(item.options),
+           "answer": LETTERS[item.answer], "answer_index": item.answer, "category": "astronomy"}
+    paths = []
+    for seed, reply in ((1, "The best answer is B"), (2, "The best answer is C")):
+        folder = tmp_path / f"seed_{seed}" / "org__model"
+        folder.mkdir(parents=True)
+        paths.append(str(write_jsonl(folder / "samples_score_non_greedy_robustness_mmlu_pro_2024-11-26T00-00-00.jsonl",
+                                     [{"doc_id": 0, "doc": doc, "arguments": [["p", {}]], "resps": [[reply]]}])))
+    assert main(["score", *paths, "--out", str(tmp_path / "runs"), "--run-id", "r", "--quiet"]) == 0
+    fm = json.loads((tmp_path / "runs" / "r" / "results.json").read_text())["metrics"]["org__model"]["seeds"]
+    assert {name: v["accuracy"]["value"] for name, v in fm["variants"].items()} == {"seed1": 1.0, "seed2": 0.0}
+    assert fm["consistency_rate"]["value"] == 0.0  # the two draws chose different options

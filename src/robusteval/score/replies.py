@@ -226,6 +226,15 @@ def _score_family(task: str) -> str | None:
     return None
 
 
+def _seed_name(path: Path) -> str:
+    """A non-greedy log's draw, from the ``seed_N`` folder SCORE's instructions write each seed's run
+    to (``OUT/seed_N/<model>/samples_...jsonl``): ``seedN``, as the ``seeds`` family names its draws."""
+    for folder in path.parents:
+        if m := re.fullmatch(r"seed[_-]?(\d+)", folder.name):
+            return f"seed{m.group(1)}"
+    return "seed"
+
+
 def read_lm_eval(path: Path, audit: DataAudit, model: str | None, items: dict[str, Item]) -> Iterator[Placed]:
     """One ``samples_<task>_<timestamp>.jsonl``. SCORE's tasks name their variants in each doc:
     ``always_same_option`` (option order: ``gold@X``, the gold swapped to X as `probes.choices`
@@ -272,7 +281,7 @@ def read_lm_eval(path: Path, audit: DataAudit, model: str | None, items: dict[st
             name = f"score-{family}-{doc.get('prompt_id', 0)}"
             labels = _labels(doc.get("options_format"), n)
         elif family == "seeds":
-            name = path.parent.name or "draw"
+            name = _seed_name(path)
             labels = tuple(LETTERS[:n])
         else:
             name, labels = "base", tuple(LETTERS[:n])
