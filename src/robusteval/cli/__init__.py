@@ -4,7 +4,7 @@ Every error a user can cause ends here as one line on stderr and a non-zero exit
 traceback. Ctrl-C stops the run cleanly: everything answered so far is already in the store, and
 the same command resumes.
 
-One module per command group (``run`` and ``--estimate``, ``perturb``, ``report``, ``compare``, ``serve``,
+One module per command group (``run`` and ``--estimate``, ``perturb``, ``score``, ``report``, ``compare``, ``serve``,
 ``merge``, ``cache``, ``data check``, ``tree build``, ``check-determinism``), each with ``add_parser`` and
 ``run_command``; this module builds the parser and turns errors into messages and exit codes.
 """
@@ -16,7 +16,20 @@ import signal
 import sys
 
 from robusteval import __version__
-from robusteval.cli import cache, check_determinism, compare, data, exchange, merge, perturb, report, run, serve, tree
+from robusteval.cli import (
+    cache,
+    check_determinism,
+    compare,
+    data,
+    exchange,
+    merge,
+    perturb,
+    report,
+    run,
+    score,
+    serve,
+    tree,
+)
 from robusteval.cli.common import (
     EXIT_CHECK_FAILED,
     EXIT_FAILED_REQUESTS,
@@ -41,8 +54,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="robusteval", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--version", action="version", version=f"robusteval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True,
-                                metavar="{run,import-results,perturb,report,compare,serve,merge,tree,check-determinism,cache,data}")
+                                metavar="{run,score,import-results,perturb,report,compare,serve,merge,tree,check-determinism,cache,data}")
     run.add_parser(sub, wanted={a for a in argv if a in SUITES})
+    score.add_parser(sub)
     exchange.add_parser(sub)
     perturb.add_parser(sub)
     report.add_parser(sub)
@@ -74,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             return run.run_command(args, console)
+        if args.command == "score":
+            return score.run_command(args, console)
         if args.command == "import-results":
             return exchange.run_command(args, console)
         if args.command == "perturb":

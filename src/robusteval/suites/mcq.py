@@ -723,6 +723,13 @@ def _loglik_sample(model: str, item: Item, v: Variant, rule: str, responses: lis
     return replace(sample, response=text, base_family=v.family, rule=rule, logliks=() if failed else tuple(scores))
 
 
+def make_sample(model: str, item: Item, variant: Variant, k: int, response: Response,
+                reader: Reader | None = None) -> Sample:
+    """A reply to ``variant`` read (by ``reader``, default robusteval's) and scored, as a run scores
+    it (`robusteval score` scores replies written elsewhere with it)."""
+    return _sample(model, item, variant, k, response, reader)
+
+
 def _sample(model: str, item: Item, variant: Variant, k: int, response: Response,
             reader: Reader | None = None) -> Sample:
     answer = (reader or get_reader()).read(response.text, variant.labels)
@@ -763,6 +770,7 @@ __all__ = [
     "build_design",
     "decoding",
     "execute",
+    "make_sample",
     "print_summary",
     "run",
     "validate",
