@@ -107,7 +107,10 @@ def test_terminal_and_report_show_the_measures(order_run):
 
     [section] = [s for s in sections(Run(path=None, results=results)) if s.title == "mcq · openai:stub"]
     table = next(t for t in section.tables if "sensitivity per family" in t.title)
-    assert table.columns == ("measure", "order (vs unperturbed (published order))", "format (vs A.)")
+    # the stub's replies include unreadable ones: each family as scored and over valid replies only
+    assert table.columns == ("measure", "order (as scored) (vs unperturbed (published order))",
+                             "order (valid replies only) (vs unperturbed (published order))",
+                             "format (as scored) (vs A.)", "format (valid replies only) (vs A.)")
     assert [r[0] for r in table.rows][:3] == ["consistency rate (per item)", "consistency rate (pooled pairs)",
                                               "flip rate vs reference"]
     cps = next(r for r in table.rows if r[0] == "CPS")
