@@ -40,6 +40,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
+from robusteval.metrics.budget_fit import Fit
 from robusteval.metrics.stats import Estimate
 from robusteval.results.budget import BudgetEstimate
 
@@ -146,48 +147,46 @@ def fit_grid(observed: np.ndarray, *, c: float = 1.0) -> np.ndarray:
     return np.where(np.isnan(full), predicted, full)
 
 
-def _summary(grid: np.ndarray, exists: np.ndarray) -> np.ndarray:
-    acc = np.nanmean(np.where(exists, grid, np.nan), axis=0)
-    return np.concatenate([acc, np.quantile(acc, QUANTILES), [acc.max() - acc.min()]])
-
-
-def _complete(fitted: np.ndarray, unasked: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """``fitted`` with each unasked cell drawn as an answer: 1 with its fitted probability, else 0."""
-    return np.where(unasked, (rng.random(fitted.shape) < fitted).astype(float), fitted)
+def _summary(acc: np.ndarray) -> np.ndarray:
+    """draws x variants -> draws x (variants, quantiles, spread)."""
+    return np.concatenate([acc, np.quantile(acc, QUANTILES, axis=1).T, np.ptp(acc, axis=1)[:, None]], axis=1)
 
 
 def estimate(observed: np.ndarray, *, names: Iterable[str] | None = None, exists: np.ndarray | None = None,
-             budget: float = 1.0, n_resamples: int = 200, seed: int = 0, level: float = 0.95) -> BudgetEstimate:
+             covariates: np.ndarray | None = None, budget: float = 1.0, n_draws: int = 200, seed: int = 0,
+             level: float = 0.95) -> BudgetEstimate:
     """Per-variant accuracy (named by ``names``, else "0", "1", ...), quantiles and spread of the full
-    grid, from the asked cells of ``observed``; ``exists`` marks the cells that are variants at all."""
+    grid, from the asked cells of ``observed``; ``exists`` marks the cells that are variants at all,
+    ``covariates`` (variants x features) what is known of each variant before asking.
+
+    Each figure is its posterior mean under the empirical-Bayes model of `budget_fit`, and its
+    interval the central ``level`` of its posterior draws: the draws complete the grid with 0/1
+    answers, so they carry the unasked cells' noise, the fit's and its prior's."""
     n_items, n_vars = observed.shape
     exists = np.ones(observed.shape, dtype=bool) if exists is None else exists
-    unasked = np.isnan(observed)
     rng = np.random.default_rng(seed)
-    fitted = fit_grid(observed)
-    # The full grid's unasked cells are answers (0 or 1), not probabilities: its quantiles and spread
-    # carry their noise (a spread of noisy accuracies is wider than of their expectations). So the
-    # point values of quantiles and spread are their mean over grids completed with draws from the
-    # fitted probabilities, and every bootstrap refit is completed with such a draw too.
-    completed = np.mean([_summary(_complete(fitted, unasked, rng), exists) for _ in range(50)], axis=0)
-    point = np.concatenate([_summary(fitted, exists)[:n_vars], completed[n_vars:]])
-    draws = []
-    for _ in range(n_resamples):
-        rows = rng.integers(0, n_items, n_items)
-        draws.append(_summary(_complete(fit_grid(observed[rows]), unasked[rows], rng), exists[rows]))
-    tail = (1 - level) / 2
-    low, high = np.nanquantile(np.array(draws), tail, axis=0), np.nanquantile(np.array(draws), 1 - tail, axis=0)
-    # The spread is a maximum minus a minimum of noisy estimates, so it sits above the full grid's by
-    # about the noise, and a refit's spread sits above the point by about as much again: a percentile
-    # interval doubles that bias (on the embedded model's real grid it held the full grid's spread in
-    # half the repeats at 25%). The basic interval reflects the refits about the point instead.
-    low[-1], high[-1] = max(0.0, 2 * point[-1] - high[-1]), min(1.0, 2 * point[-1] - low[-1])
-    est = [Estimate(float(v), float(lo), float(hi), n_items) for v, lo, hi in zip(point, low, high)]
+    asked = ~np.isnan(observed) & exists
+    if asked.all() or not asked.any():
+        # the full grid (nothing to estimate), or nothing asked (nothing to estimate from)
+        acc = np.full(n_vars, np.nan) if not asked.any() else np.nanmean(np.where(asked, observed, np.nan), axis=0)
+        summary = _summary(acc[None, :])
+        point, low, high = summary[0], summary[0], summary[0]
+    else:
+        summary = _summary(Fit(observed, exists, covariates).draws(n_draws, rng))
+        tail = (1 - level) / 2
+        point = summary.mean(axis=0)
+        low, high = np.quantile(summary, tail, axis=0), np.quantile(summary, 1 - tail, axis=0)
+    est = [Estimate(_num(v), _num(lo), _num(hi), n_items) for v, lo, hi in zip(point, low, high)]
     labels = [str(n) for n in names] if names is not None else [str(j) for j in range(n_vars)]
+    per_variant = asked.sum(axis=0)
     return BudgetEstimate(variants=dict(zip(labels, est[:n_vars])),
                           quantiles={f"{q:.0%}": e for q, e in zip(QUANTILES, est[n_vars:n_vars + len(QUANTILES)])},
-                          spread=est[-1], asked=int((~np.isnan(observed) & exists).sum()),
-                          cells=int(exists.sum()), budget=budget)
+                          spread=est[-1], asked=int(asked.sum()), cells=int(exists.sum()), budget=budget,
+                          asked_per_variant=dict(zip(labels, (int(c) for c in per_variant))))
+
+
+def _num(v: float) -> float | None:
+    return None if np.isnan(v) else float(v)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ class BudgetEstimate:
     asked: int = 0
     cells: int = 0
     budget: float = 1.0
+    # how many cells of each variant were asked: how far each figure rests on the model (older runs: empty)
+    asked_per_variant: dict[str, int] = field(default_factory=dict)
 
 
 # model -> family -> estimate
