@@ -84,9 +84,24 @@ def compare(run_a: str, run_b: str, *, model_a: str | None = None, model_b: str 
             "consistency_rate": paired_mean_difference(cr_a, cr_b, seed=seed).as_dict(),
             "sensitivity": compare_sensitivity(fa, fb, shared, seed=seed),
         }
+        if categories := compare_categories(fa, shared, acc_a, acc_b, seed=seed):
+            out[family]["categories"] = categories
     if not out:
         raise UserError(f"{run_a} and {run_b} share no family to compare")
     return out
+
+
+def compare_categories(rows: list[SampleRow], item_ids: list[str], acc_a: np.ndarray, acc_b: np.ndarray, *,
+                       seed: int = 0) -> dict[str, dict]:
+    """Per category (two or more among the questions): the paired difference of the per-question
+    accuracies of A and B on that category's questions (A, B, B - A with its interval, p)."""
+    category = {r.item_id: r.category for r in rows if r.category}
+    names = list(dict.fromkeys(category.get(i) for i in item_ids if category.get(i)))
+    if len(names) < 2:
+        return {}
+    of = np.array([category.get(i) or "" for i in item_ids], dtype=object)
+    return {str(name): paired_mean_difference(acc_a[of == name], acc_b[of == name], seed=seed).as_dict()
+            for name in names}
 
 
 # the sensitivity measures that are means of per-question values, so a paired difference exists

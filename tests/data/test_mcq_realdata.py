@@ -170,3 +170,46 @@ def test_agieval_quirks_of_the_full_release():
     two = next(i for i in items if "herbs" in i.question)
     assert two.options == ("No ginseng", "No rhubarb", "Both", "Neither")
     assert two.options[two.answer] == "No rhubarb"
+
+
+MMLU_PRO_OUTPUTS = ("Meta-Llama-3_1-8B-Instruct", "Mistral-7B-Instruct-v0.2", "gemma-7b")
+
+
+def full_split_rows(realdata: Path) -> list[dict]:
+    """The whole 12,032-row test split, as one of the released answer zips holds it."""
+    import zipfile
+
+    path = realdata / "mmlu-pro" / "outputs" / f"model_outputs_{MMLU_PRO_OUTPUTS[2]}_5shots.zip"
+    with zipfile.ZipFile(path) as z:
+        return json.loads(z.read(z.namelist()[0]))
+
+
+def test_mmlu_pro_rows_whose_options_all_start_with_a_parenthesised_letter_keep_answer_index(realdata, tmp_path):
+    """Ids 95, 255 and 6894 print "(A) ..." in every option (6894 even out of order: "(G)", "(B)",
+    ...); they have ``answer_index``, which names the option as listed: none is dropped or re-sorted."""
+    rows = {r["question_id"]: r for r in full_split_rows(realdata)}
+    odd = [rows[i] for i in (95, 255, 6894)]
+    assert all(all(re.match(r"\s*\([A-P]\)", o) for o in r["options"]) for r in odd)
+    path = tmp_path / "odd.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in odd), encoding="utf-8")
+    items, audit = load(path)
+    assert [i.id for i in items] == ["95", "255", "6894"] and not audit.left_out
+    for row, item in zip(odd, items):
+        assert item.options == tuple(o.strip() for o in row["options"])  # as listed, letters kept
+        assert item.answer == row["answer_index"]
+        assert item.options[item.answer] == row["options"]["ABCDEFGHIJ".index(row["answer"])].strip()
+
+
+def test_mmlu_pro_full_split_every_gold_is_answer_index(realdata, tmp_path):
+    rows = full_split_rows(realdata)
+    path = tmp_path / "full.jsonl"
+    path.write_text("".join(json.dumps({k: r[k] for k in ("question_id", "question", "options", "answer",
+                                                            "answer_index", "category")}) + "\n" for r in rows),
+                    encoding="utf-8")
+    items, audit = load(path)
+    usable = [r for r in rows if len(r["options"]) >= 2]
+    assert audit.rows_read == len(rows) == 12032
+    assert dict(audit.left_out) == ({mcq.FEW_OPTIONS: len(rows) - len(usable)} if len(usable) < len(rows) else {})
+    assert [i.id for i in items] == [str(r["question_id"]) for r in usable]
+    assert all(i.answer == r["answer_index"] and i.options == tuple(o.strip() for o in r["options"])
+               for i, r in zip(items, usable))

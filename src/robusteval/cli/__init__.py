@@ -4,7 +4,7 @@ Every error a user can cause ends here as one line on stderr and a non-zero exit
 traceback. Ctrl-C stops the run cleanly: everything answered so far is already in the store, and
 the same command resumes.
 
-One module per command group (``run`` and ``--estimate``, ``report``, ``compare``, ``serve``,
+One module per command group (``run`` and ``--estimate``, ``score``, ``report``, ``compare``, ``serve``,
 ``merge``, ``cache``, ``data check``, ``tree build``, ``check-determinism``), each with ``add_parser`` and
 ``run_command``; this module builds the parser and turns errors into messages and exit codes.
 """
@@ -16,7 +16,7 @@ import signal
 import sys
 
 from robusteval import __version__
-from robusteval.cli import cache, check_determinism, compare, data, merge, report, run, serve, tree
+from robusteval.cli import cache, check_determinism, compare, data, merge, report, run, score, serve, tree
 from robusteval.cli.common import (
     EXIT_CHECK_FAILED,
     EXIT_FAILED_REQUESTS,
@@ -40,8 +40,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="robusteval", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--version", action="version", version=f"robusteval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True,
-                                metavar="{run,report,compare,serve,merge,tree,check-determinism,cache,data}")
+                                metavar="{run,score,report,compare,serve,merge,tree,check-determinism,cache,data}")
     run.add_parser(sub, wanted={a for a in argv if a in SUITES})
+    score.add_parser(sub)
     report.add_parser(sub)
     compare.add_parser(sub)
     serve.add_parser(sub)
@@ -63,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             return run.run_command(args, console)
+        if args.command == "score":
+            return score.run_command(args, console)
         if args.command == "compare":
             return compare.run_command(args)
         if args.command == "report":

@@ -53,12 +53,13 @@ def run_command(args: argparse.Namespace) -> int:
             for column in ("family", "metric", "questions", "A", "B", "B - A [95% CI]", "p (paired permutation)"):
                 paired.add_column(column)
             for family, r in result.items():
-                for metric in ("accuracy", "consistency_rate"):
-                    d = r[metric]
+                rows = [(metric, r[metric]) for metric in ("accuracy", "consistency_rate")]
+                rows += [(f"accuracy · {name}", d) for name, d in r.get("categories", {}).items()]
+                for metric, d in rows:
                     ci = "" if d["ci_low"] is None else f" [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
                     p = "n/a" if d["p_value"] is None else f"{d['p_value']:.4f}"
-                    paired.add_row(family, metric, str(d["n"]), f"{d['a']:.3f}", f"{d['b']:.3f}",
-                                   f"{d['diff']:+.3f}{ci}", p)
+                    paired.add_row(family, metric, str(d["n"]), _num(d["a"]), _num(d["b"]),
+                                   "n/a" if d["diff"] != d["diff"] else f"{d['diff']:+.3f}{ci}", p)
             out.print(paired)
             out.print(_sensitivity_table(result, a, b))
             if args.json_out:
@@ -67,6 +68,10 @@ def run_command(args: argparse.Namespace) -> int:
     if args.compare_out and board is not None:
         out.print(f"wrote {Path(args.compare_out) / 'compare.md'} and {len(board.metrics)} plots")
     return 0
+
+
+def _num(x: float) -> str:
+    return "n/a" if x != x else f"{x:.3f}"  # NaN: no question gave a value
 
 
 def _sensitivity_table(result: dict, a: str, b: str):

@@ -4,7 +4,8 @@ and local JSONL/CSV files.
 Local files may use the MMLU schema (``question``, ``choices`` or ``answer_a``.. / ``A``.. columns,
 ``answer`` as a letter or index, ``subject``), the MMLU-Pro schema (``question``, ``options``,
 ``answer_index`` or ``answer``, ``category``) or the AGIEval schema (``passage``, ``question``,
-``options`` printed as ``"(A)text"``, ``label``).
+``options`` printed as ``"(A)text"``, ``label``). A row with ``answer_index`` is never read as
+printed letters, whatever its option texts start with.
 
 Real releases have quirks, and every one is handled in the open, in the data audit (`data.audit`)
 that each run prints and records:
@@ -75,6 +76,7 @@ REPEATED_TEXT = "an option text repeated (not the gold's): either copy is the sa
 ANSWER_FIELDS_DISAGREE = "'answer' and 'answer_index' disagree: answer_index used"
 EXACT_REPEAT = "exact repeat of an earlier row (same question, options and answer): kept, as published"
 OTHER_OPTIONS = "question text repeated with other options: kept, a different item"
+ONE_OPTION = "one option only: kept, as the released answers' authors score it"
 
 
 class Unusable(Exception):
@@ -196,8 +198,9 @@ def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def parse_rows(rows: Iterable[tuple[int, tuple[str, dict[str, Any]]]], prefix: str,
-               audit: SourceAudit) -> list[Item]:
-    """The usable items of ``rows`` (index, (where, row)), in order; counts everything in ``audit``."""
+               audit: SourceAudit, *, min_options: int = 2) -> list[Item]:
+    """The usable items of ``rows`` (index, (where, row)), in order; counts everything in ``audit``.
+    ``min_options`` 1 keeps one-option rows (scoring released answers, which their authors count)."""
     parsed: list[Item] = []
     golds: Counter[str] = Counter()
     for index, (where, row) in rows:
@@ -206,7 +209,7 @@ def parse_rows(rows: Iterable[tuple[int, tuple[str, dict[str, Any]]]], prefix: s
             audit.leave_out(HEADER, _line(where))
             continue
         try:
-            p = parse_row(row, where, f"{prefix}-{index}")
+            p = parse_row(row, where, f"{prefix}-{index}", min_options=min_options)
         except Unusable as exc:
             audit.leave_out(exc.reason, _line(where))
             continue
@@ -273,21 +276,29 @@ def _agieval(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def parse_row(row: dict[str, Any], where: str, default_id: str) -> Parsed:
-    """One row as an item; raises `Unusable` with the reason when the suite cannot use it."""
+def parse_row(row: dict[str, Any], where: str, default_id: str, *, min_options: int = 2) -> Parsed:
+    """One row as an item; raises `Unusable` with the reason when the suite cannot use it. A row
+    with fewer than ``min_options`` options is unusable (a question needs two to be asked; released
+    answers to one-option rows are still scored, with ``min_options`` 1)."""
     row = _agieval(row)
     question = row.get("question")
     if not isinstance(question, str) or not question.strip():
         raise Unusable(NO_QUESTION)
     raw = _raw_options(row)
     anomalies: list[str] = []
-    printed = "label" in row or all(PAREN.match(o) for o in raw)
+    # AGIEval prints its letters in the options and names one by ``label``. A row with
+    # ``answer_index`` (MMLU-Pro) indexes its options as listed, even where every option text happens
+    # to start with "(X)" (test ids 95, 255 and 6894 of the full split: reading those as printed
+    # letters dropped two rows and re-sorted the third against the wrong gold).
+    printed = "label" in row or ("answer_index" not in row and all(PAREN.match(o) for o in raw))
     if printed:  # AGIEval style "(A) text": the letters are printed in the text, the label names one
         options, letters, anomalies = _printed_options(raw)
     else:
         options, letters = raw, tuple(LETTERS[: len(raw)])
-    if len(options) < 2:
+    if len(options) < min_options or not options:
         raise Unusable(FEW_OPTIONS)
+    if len(options) < 2:
+        anomalies.append(ONE_OPTION)
     if len(options) > len(LETTERS):
         raise Unusable(MANY_OPTIONS)
     answer, field = _answer(row, letters, by_letter=printed, anomalies=anomalies)

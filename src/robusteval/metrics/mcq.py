@@ -25,7 +25,7 @@ from robusteval.metrics.mcq_sensitivity import is_unperturbed, measures
 from robusteval.metrics.stats import Estimate, bootstrap_sums, proportion, share_bootstrap, spread_interval
 from robusteval.probes.choices import LETTERS
 from robusteval.probes.design import crossed_name
-from robusteval.results.mcq import FamilyMetrics, PositionShare, VariantMetrics
+from robusteval.results.mcq import CategoryMetrics, FamilyMetrics, PositionShare, VariantMetrics
 from robusteval.types import Item
 
 
@@ -90,6 +90,7 @@ class _FamilyTally:
         self.answered: list[int] = []  # per variant: samples not failed
         self.invalid: list[int] = []
         self.failed: list[int] = []
+        self.invalid_by_item = np.zeros(n_items, dtype=np.int32)  # unreadable replies per item (categories)
         self.samples = 0
         self.reference = np.full(n_items, -1)  # per item: the column of its unperturbed variant
         self.logliks: dict[int, np.ndarray] = {}  # --scoring loglik: variant -> items x options
@@ -108,6 +109,7 @@ class _FamilyTally:
         self.categories[i] = s.category or ""
         self.answered[j] += s.status != "failed"
         self.invalid[j] += s.status == "invalid"
+        self.invalid_by_item[i] += s.status == "invalid"
         self.failed[j] += s.status == "failed"
         if is_unperturbed(variant, s.order):
             self.reference[i] = j
@@ -120,6 +122,8 @@ class _FamilyTally:
             return  # failed: leave the cell out
         self.correct_sum[j][i] += s.correct
         self.correct_n[j][i] += 1
+        if not getattr(s, "answer_known", True):
+            return  # a correctness grid without the options chosen: no measure compares its answers
         column = self.answers.get((j, s.sample))
         if column is None:
             column = self.answers[j, s.sample] = np.full(self.n_items, np.nan)
@@ -138,6 +142,14 @@ class _FamilyTally:
             self.logliks[j] = np.full((self.n_items, width), np.nan)
         for position, option in enumerate(order):
             self.logliks[j][i, option] = logliks[position]
+
+    def item_counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per item, over all variants and samples: replies right, replies answered (not failed),
+        replies unreadable."""
+        zeros = np.zeros(self.n_items)
+        right = np.sum(self.correct_sum, axis=0) if self.correct_sum else zeros
+        answered = np.sum(self.correct_n, axis=0) if self.correct_n else zeros
+        return np.asarray(right, dtype=float), np.asarray(answered, dtype=float), self.invalid_by_item
 
     def loglik_tensor(self) -> np.ndarray | None:
         """Items x variants x options (`metrics.mcq_sensitivity.loglik_tensor`); None without logliks."""
@@ -269,7 +281,23 @@ def family_metrics_of(t: _FamilyTally, *, seed: int = 0, n_resamples: int = 1000
         macro_accuracy=macro(category_sums(m.correct, m.categories)) if has_categories else None,
         sensitivity=measures(t.reference, t.loglik_tensor(), m.variants, m.correct, m.answers, seed=seed,
                              n_resamples=n_resamples),
+        categories=per_category(m.categories, *t.item_counts()) if has_categories else {},
     )
+
+
+def per_category(categories: np.ndarray, correct: np.ndarray, answered: np.ndarray,
+                 invalid: np.ndarray) -> dict[str, CategoryMetrics]:
+    """Accuracy per category over all the family's replies to its items (per item: ``correct``
+    replies of ``answered``, ``invalid`` of them unreadable), with a Wilson interval at the
+    effective number of replies, clustered by item as the overall accuracy's; categories in the
+    items' order."""
+    out = {}
+    for category in dict.fromkeys(c for c in categories if c):
+        rows = categories == category
+        out[str(category)] = CategoryMetrics(
+            accuracy=proportion(correct[rows], answered[rows]), items=int((answered[rows] > 0).sum()),
+            answered=int(answered[rows].sum()), correct=float(correct[rows].sum()), invalid=int(invalid[rows].sum()))
+    return out
 
 
 def position_bias(m: FamilyMatrices) -> dict[str, PositionShare]:

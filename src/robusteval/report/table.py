@@ -80,8 +80,34 @@ def print_mcq(console: Console, model: str, metrics: dict[str, FamilyMetrics]) -
             bias.add_row(position, fmt_estimate(b.chosen), correct)
         if fm.position_bias:  # open-answer math has no positions
             console.print(bias)
+        print_categories(console, f"{model} · {family} · accuracy per category", fm)
     print_sensitivity(console, f"{model} · sensitivity per family (95% CI)",
                       {family: fm.sensitivity for family, fm in metrics.items()})
+
+
+CATEGORY_COLUMNS = ("category", "accuracy [95% CI]", "questions", "right", "wrong", "unreadable")
+
+
+def category_rows(fm: FamilyMetrics) -> tuple[tuple[str, ...], ...]:
+    """One row per category: accuracy, questions, and replies right, wrong (readable) and unreadable."""
+    return tuple((name, fmt_estimate(c.accuracy), str(c.items), _count(c.correct), _count(c.wrong), str(c.invalid))
+                 for name, c in fm.categories.items())
+
+
+def _count(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:.2f}"
+
+
+def print_categories(console: Console, title: str, fm: FamilyMetrics) -> None:
+    """Accuracy per category with its interval, and the replies right, wrong and unreadable behind it."""
+    if not fm.categories:
+        return
+    table = Table(title=Text(title), title_justify="left")
+    for column in CATEGORY_COLUMNS:
+        table.add_column(column, justify="left" if column in CATEGORY_COLUMNS[:2] else "right")
+    for row in category_rows(fm):
+        table.add_row(Text(row[0]), *row[1:])
+    console.print(table)
 
 
 def print_sensitivity(console: Console, title: str, groups: Mapping[str, Sensitivity | None]) -> None:

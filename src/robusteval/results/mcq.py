@@ -28,6 +28,24 @@ class VariantMetrics:
 
 
 @dataclass(frozen=True)
+class CategoryMetrics:
+    """One category's (MMLU-Pro category, MMLU subject, AGIEval subset) accuracy over all of a
+    family's replies to its questions, with its interval (clustered by question), and the counts
+    behind it: replies read as right, as wrong, unreadable (invalid, counted wrong), and failed."""
+
+    accuracy: Estimate
+    items: int
+    answered: int
+    correct: float  # a mean over samples where a variant was asked several times
+    invalid: int
+
+    @property
+    def wrong(self) -> float:
+        """Readable replies that were wrong (unreadable ones are counted apart, in ``invalid``)."""
+        return self.answered - self.correct - self.invalid
+
+
+@dataclass(frozen=True)
 class PositionShare:
     """One shown label position: how often it was chosen (with a CI) and how often it held the gold."""
 
@@ -54,6 +72,8 @@ class FamilyMetrics:
     macro_accuracy: Estimate | None = None
     # every sensitivity measure (docs/metrics.md); None in results written before they were measured
     sensitivity: Sensitivity | None = None
+    # accuracy per category, in the items' order of first appearance (two or more categories only)
+    categories: dict[str, CategoryMetrics] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """This family's JSON, as in results.json."""
@@ -79,6 +99,8 @@ def _drop_absent_macro(family: dict[str, Any]) -> dict[str, Any]:
         family.pop("macro_accuracy", None)
     if family.get("sensitivity") is None:
         family.pop("sensitivity", None)
+    if not family.get("categories"):
+        family.pop("categories", None)
     for v in family["variants"].values():
         if v.get("macro_accuracy") is None:
             v.pop("macro_accuracy", None)
@@ -120,6 +142,7 @@ class SampleRow:
     answer_option: int | None
     order: tuple[int, ...] = ()  # the original options in shown order (the published order: the reference)
     logliks: tuple[float, ...] = ()  # log-likelihood scoring: each shown option's score (POSIX)
+    category: str | None = None  # the question's category (MMLU-Pro category, MMLU subject, AGIEval subset)
 
 
 def read_rows(rows: list[dict[str, Any]]) -> list[SampleRow]:

@@ -678,6 +678,12 @@ def _loglik_sample(model: str, item: Item, v: Variant, rule: str, responses: lis
     return replace(sample, response=text, base_family=v.family, rule=rule, logliks=() if failed else tuple(scores))
 
 
+def make_sample(model: str, item: Item, variant: Variant, k: int, response: Response) -> Sample:
+    """A reply to ``variant`` read and scored, as a run scores it (`robusteval score` scores replies
+    written elsewhere with it)."""
+    return _sample(model, item, variant, k, response)
+
+
 def _sample(model: str, item: Item, variant: Variant, k: int, response: Response) -> Sample:
     answer = read_label(response.text, variant.labels)
     option = variant.original_index(answer.position) if answer.position is not None else None
@@ -712,6 +718,7 @@ __all__ = [
     "build_design",
     "decoding",
     "execute",
+    "make_sample",
     "print_summary",
     "run",
     "validate",

@@ -9,7 +9,7 @@ from robusteval.report.budget import budget_section
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, slug
 from robusteval.report.plots import bars_with_ci
 from robusteval.report.sections.sensitivity import NOTE as SENSITIVITY_NOTE, measures_table, variants_table
-from robusteval.report.table import fmt_estimate
+from robusteval.report.table import CATEGORY_COLUMNS, category_rows, fmt_estimate
 from robusteval.results.mcq import CopyCounts, FamilyMetrics, read_copy_counts, read_metrics
 
 
@@ -38,8 +38,8 @@ def sections(run: Run) -> list[Section]:
         noise = summaries(run.results, model)
         sensitivity = sensitivity_tables(model, families)
         notes = ((SENSITIVITY_NOTE,) if sensitivity else ()) + ((NOISE_NOTE, *noise) if noise else ())
-        out.append(Section(f"mcq · {model}", tuple(figures), (table, *sensitivity, *variant_tables(model, families)),
-                           notes))
+        out.append(Section(f"mcq · {model}", tuple(figures), (table, *sensitivity, *variant_tables(model, families),
+                                                               *category_tables(model, families)), notes))
     copies = copies_section(read_copy_counts(run.results))
     budget = budget_section(run)  # --budget: the estimate of the full grid
     return [*([copies] if copies else []), *out, *([budget] if budget else [])]
@@ -84,6 +84,13 @@ def variant_tables(model: str, families: dict[str, FamilyMetrics]) -> list[Table
                      for name, v in fm.variants.items())
         out.append(TableData(f"{model} · {family}: accuracy per variant", columns, rows))
     return out
+
+
+def category_tables(model: str, families: dict[str, FamilyMetrics]) -> list[TableData]:
+    """Accuracy per category (MMLU-Pro category, MMLU subject, AGIEval subset) with its interval,
+    and the replies read right, wrong and unreadable behind it (items in two or more categories)."""
+    return [TableData(f"{model} · {family}: accuracy per category", CATEGORY_COLUMNS, category_rows(fm))
+            for family, fm in families.items() if fm.categories]
 
 
 def headlines(results: dict) -> list[Headline]:

@@ -1,0 +1,55 @@
+"""``robusteval score FILE...``: score replies produced elsewhere (a generic JSONL against a dataset,
+MMLU-Pro's released outputs, lm-evaluation-harness sample logs) or a correctness grid, with no
+model call, into a run folder that ``report``, ``compare`` and the leaderboard read (`score.flow`)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from rich.console import Console
+
+from robusteval.suites.base import csv_arg
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("score", help="score replies or a correctness grid produced elsewhere (asks no model)",
+                       description=__doc__)
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="replies (JSONL of item_id, variant, reply [, family, model, sample]), MMLU-Pro's "
+                        "model_outputs_*.zip, lm-eval samples_*.jsonl, or a grid (CSV/JSONL of item, variant, "
+                        "correct [, answer, family, model, category, reference])")
+    p.add_argument("--data", help="the dataset generic replies answer (a name or a file), as `run mcq --data`")
+    p.add_argument("--families", type=csv_arg,
+                   help="the design the generic replies' variants come from (default: the families the file "
+                        "names, else order,format)")
+    p.add_argument("--cross", type=csv_arg, help="the crossed design the replies come from, as `run mcq --cross`")
+    p.add_argument("--templates", help="the prompt templates the replies come from, as `run mcq --templates`")
+    p.add_argument("--reader", help="how replies are read (default: robusteval's own)")
+    p.add_argument("--model", help="the model's name in the results (default: from the file, its rows, or its name)")
+    p.add_argument("--as", dest="kind", choices=("replies", "mmlu-pro", "lm-eval", "grid"),
+                   help="what the files are (default: told from each file)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (default: 0)")
+    p.add_argument("--out", dest="out_dir", default="runs", help="folder for the run folder (default: runs)")
+    p.add_argument("--run-id", dest="run_id", help="name of the run folder (default: score-TIMESTAMP-XXXX)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --run-id folder")
+    p.add_argument("--quiet", action="store_true", help="no tables")
+
+
+def run_command(args: argparse.Namespace, console: Console) -> int:
+    from robusteval.cli.run import finish
+    from robusteval.config import run_id_problem
+    from robusteval.errors import UserError
+    from robusteval.run import _write_report
+    from robusteval.score.flow import ScoreRequest, score_files
+
+    if args.run_id is not None and (problem := run_id_problem(args.run_id)):
+        raise UserError(f"--run-id {args.run_id!r}: {problem}")
+    started = time.time()
+    request = ScoreRequest(paths=tuple(args.files), data=args.data, families=args.families or (),
+                           cross=args.cross or (), templates=args.templates, reader=args.reader, model=args.model,
+                           kind=args.kind, seed=args.seed, out_dir=args.out_dir, run_id=args.run_id,
+                           overwrite=args.overwrite)
+    run_dir, result = score_files(request)
+    result.written += _write_report(run_dir, console)
+    return finish(args, "mcq", console, run_dir, result, {}, started)

@@ -1,0 +1,247 @@
+"""``robusteval score``: replies (or a correctness grid) produced elsewhere, through the same reading,
+metrics, data audit and report as a run, with no model call.
+
+A run's flow is dataset -> variants -> engine -> responses -> reader -> metrics -> results. Here
+the responses come from files (`score.replies`), or the verdicts themselves (`score.grid`), and
+everything after that is the run's own code: `suites.mcq`'s sample (the reader and the scoring of
+a reply against its variant), `metrics.mcq.McqTally`, the results writer and the report. The
+folder written is an ordinary mcq run folder (results.json with ``"scored"`` saying where the
+replies came from, samples.jsonl), so ``robusteval report``, ``compare`` and the leaderboard read it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from robusteval.config import RunConfig
+from robusteval.data.audit import DataAudit
+from robusteval.data.mcq import load_items
+from robusteval.errors import UserError
+from robusteval.metrics.mcq import McqTally
+from robusteval.probes.design import FAMILIES, expand
+from robusteval.results import reserve_run_folder, write_run
+from robusteval.results.mcq import to_json
+from robusteval.results.samples_file import SampleWriter
+from robusteval.score.grid import GridCell, load_grid
+from robusteval.score.replies import Placed, generic_families, is_lm_eval_log, read_generic, read_lm_eval, \
+    read_mmlu_pro_zip
+from robusteval.suites.base import SampleBase, SuiteResult
+from robusteval.suites.mcq import Options, Sample, build_design, make_sample
+from robusteval.types import Item, Response
+
+KINDS = ("replies", "mmlu-pro", "lm-eval", "grid")
+REPEATED_REPLY = "a second reply to the same (model, family, item, variant, sample): the first kept"
+NO_REPLY = "items of the dataset no reply names: left out of every metric"
+
+
+@dataclass(frozen=True)
+class ScoreRequest:
+    """What ``robusteval score`` was given (its flags)."""
+
+    paths: tuple[str, ...]
+    data: str | None = None
+    families: tuple[str, ...] = ()
+    cross: tuple[str, ...] = ()
+    templates: str | None = None
+    reader: str | None = None
+    model: str | None = None
+    kind: str | None = None  # None: told from each file
+    seed: int = 0
+    out_dir: str = "runs"
+    run_id: str | None = None
+    overwrite: bool = False
+    extra_options: dict[str, Any] = field(default_factory=dict)
+
+
+def kind_of(path: Path) -> str:
+    """What a file is: MMLU-Pro's released zip, an lm-eval sample log, a grid (a ``correct`` column and
+    no reply), or generic replies."""
+    if not path.is_file():
+        raise UserError(f"{path}: no such file")
+    if path.suffix.lower() == ".zip":
+        return "mmlu-pro"
+    if path.suffix.lower() in (".csv", ".tsv"):
+        return "grid"
+    if is_lm_eval_log(path):
+        return "lm-eval"
+    from robusteval.score.replies import REPLY_FIELDS, generic_rows
+
+    for _, row in generic_rows(path):
+        return "grid" if "correct" in row and not any(k in row for k in REPLY_FIELDS) else "replies"
+    raise UserError(f"{path}: empty file")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GridSample(SampleBase):
+    """A correctness grid's cell as a sample: no reply, no labels; ``answer_option`` numbers the
+    answer the source names (per item, in order of appearance), and is unknown (``answer_known``
+    False) where the grid gives none, so that no measure compares answers it does not have."""
+
+    LABEL = ("model", "family", "variant")
+
+    category: str | None
+    family: str
+    base_family: str = ""
+    sample: int = 0
+    labels: tuple[str, ...] = ()
+    order: tuple[int, ...] = ()
+    answer_label: str | None = None
+    answer_option: int | None = None
+    answer_text: str | None = None
+    answer_known: bool = False
+    gold_label: str = ""
+    correct: bool | None = None
+
+
+def grid_samples(cells: Iterable[GridCell]) -> Iterable[GridSample]:
+    """The cells as samples. The reference: the ``reference`` column where given (order () marks it,
+    (1, 0) marks a variant that is not), else the variant's name (`metrics.mcq_sensitivity`: base
+    style, template, original; an option order is never taken as the reference without the column)."""
+    numbers: dict[str, dict[str, int]] = {}
+    for c in cells:
+        option = None
+        if c.answer is not None:
+            seen = numbers.setdefault(c.item_id, {})
+            option = seen.setdefault(c.answer, len(seen))
+        if c.reference is None:
+            order: tuple[int, ...] = (1, 0) if "gold@" in c.variant else ()
+        else:
+            order = () if c.reference else (1, 0)
+        yield GridSample(model=c.model, item_id=c.item_id, variant=c.variant, status="ok" if c.valid else "invalid",
+                         category=c.category, family=c.family, base_family=c.family, order=order,
+                         answer_option=option, answer_text=c.answer, answer_known=c.answer_known,
+                         correct=c.correct)
+
+
+def _reply_sample(p: Placed, make: Callable[..., Sample]) -> Sample:
+    response = Response(key="", text=p.text, error=None if p.text is not None else "no reply in the file")
+    return make(p.model, p.item, p.variant, p.sample, response)
+
+
+def placed_replies(request: ScoreRequest, kind: str, audit: DataAudit) -> tuple[list[Placed], dict[str, Any]]:
+    """Every reply of ``request.paths`` (all of ``kind``) on its item and variant, and the design's
+    description for results.json."""
+    paths = [Path(p).expanduser() for p in request.paths]
+    out: list[Placed] = []
+    if kind == "mmlu-pro":
+        for path in paths:
+            out += read_mmlu_pro_zip(path, audit, request.model if len(paths) == 1 else None)
+        return out, {"answers": "MMLU-Pro released outputs (the authors' 5-shot chain-of-thought prompt)"}
+    if kind == "lm-eval":
+        items: dict[str, Item] = {}
+        for path in paths:
+            out += read_lm_eval(path, audit, request.model, items)
+        return out, {"answers": "lm-evaluation-harness --log_samples"}
+    if request.data is None:
+        raise UserError("score: replies in a generic JSONL need --data, the dataset they answer "
+                        "(a name such as mmlu, or a file)")
+    named = tuple(dict.fromkeys(f for path in paths for f in generic_families(path)))
+    families = request.families or tuple(f for f in named if "×" not in f) or ("order", "format")
+    cross = request.cross or next((tuple(f.split("×")) for f in named if "×" in f), ())
+    if unknown := [f for f in (*families, *cross) if f not in FAMILIES]:
+        raise UserError(f"score: families {', '.join(unknown)} cannot be rebuilt without a model (their copies are "
+                        f"written by one); give the replies' correctness as a grid instead, or families of "
+                        f"{', '.join(FAMILIES)}")
+    options = replace(Options(), families=families, cross=cross, templates=request.templates,
+                      **request.extra_options)
+    config = RunConfig(suite="mcq", data=request.data, limit=None, seed=request.seed, options=options)
+    design, info = build_design(config, options, request.data, audit)
+    items = load_items(request.data, audit=audit)
+    by_id = {item.id: item for item in items}
+    variants = {item.id: {(v.family, v.name): v for v in expand(item, families, design, cross)} for item in items}
+    for path in paths:
+        out += read_generic(path, variants, by_id, audit.source(str(path)), request.model)
+    info |= {"families": list(families)}
+    return out, info
+
+
+def score_files(request: ScoreRequest, *, reader_for: Callable[[str | None], Callable[..., Sample]] | None = None
+                ) -> tuple[Path, SuiteResult]:
+    """Score ``request`` into a new run folder; returns it and the result (its ``written`` files).
+    ``reader_for(name)`` gives the function that turns (model, item, variant, sample, response) into
+    a scored sample under the named reader (default: the suite's own)."""
+    started = time.time()
+    paths = [Path(p).expanduser() for p in request.paths]
+    if not paths:
+        raise UserError("score: give one or more files of replies, released answers or a grid")
+    kinds = {kind_of(p) for p in paths} if request.kind is None else {request.kind}
+    if len(kinds) > 1:
+        raise UserError(f"score: the files are of different kinds ({', '.join(sorted(kinds))}); score each kind "
+                        "on its own")
+    kind = kinds.pop()
+    audit = DataAudit()
+    samples: list[Any]
+    if kind == "grid":
+        if request.reader:
+            raise UserError("score: a grid holds verdicts, not replies: --reader does not apply")
+        cells = [c for p in paths for c in load_grid(p, audit.source(str(p)), model=request.model)]
+        samples = list(grid_samples(cells))
+        design: dict[str, Any] = {"answers": "a correctness grid"}
+    else:
+        make = reader_for(request.reader) if reader_for else make_sample
+        placed, design = placed_replies(request, kind, audit)
+        samples = _unique([_reply_sample(p, make) for p in placed], audit)
+    if not samples:
+        raise UserError("score: no reply could be placed on an item and variant; see the data audit:\n  "
+                        + "\n  ".join(audit.lines()))
+    return _write(request, kind, samples, audit, design, started)
+
+
+def _unique(samples: list[Any], audit: DataAudit) -> list[Any]:
+    """The samples with a repeated (model, family, item, variant, sample) left out and counted."""
+    seen: set[tuple] = set()
+    out = []
+    repeats = audit.source("replies")
+    for s in samples:
+        key = (s.model, s.family, s.item_id, str(s.variant), s.sample)
+        if key in seen:
+            repeats.leave_out(REPEATED_REPLY, f"{s.model} {s.item_id} {s.variant}")
+            continue
+        seen.add(key)
+        out.append(s)
+    if not repeats.left_out:
+        audit.sources.remove(repeats)
+    return out
+
+
+def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudit, design: dict[str, Any],
+           started: float) -> tuple[Path, SuiteResult]:
+    models = list(dict.fromkeys(s.model for s in samples))
+    item_ids = list(dict.fromkeys(s.item_id for s in samples))
+    metrics = {}
+    for model in models:
+        tally = McqTally(item_ids)
+        for s in samples:
+            if s.model == model:
+                tally.add(s)
+        metrics[model] = tally.metrics(None, seed=request.seed)
+    config = RunConfig(suite="mcq", models=tuple(models), data=request.data, limit=None, seed=request.seed,
+                       out_dir=request.out_dir, run_id=request.run_id, overwrite=request.overwrite,
+                       options=Options(families=tuple(dict.fromkeys(s.base_family for s in samples))))
+    folder = reserve_run_folder(request.out_dir, "score", request.run_id, overwrite=request.overwrite)
+    per_model = Counter(s.model for s in samples)
+    model_info = {m: {"spec": f"scored from {', '.join(request.paths)}", "fingerprint": None, "role": "under test",
+                      "usage": {"requests": per_model[m], "cached": 0, "new": 0, "failed": sum(
+                          1 for s in samples if s.model == m and s.status == "failed"), "prompt_tokens": 0,
+                                "completion_tokens": 0, "cost": 0.0}} for m in models}
+    scored = {"kind": kind, "files": list(request.paths), "reader": request.reader or "robusteval"}
+    extra = {"design": design, "scored": scored, "data": audit.as_dict()}
+    result = SuiteResult(metrics=to_json(metrics), samples=[], extra=extra)
+    try:
+        folder.prepare_for_files()
+        write_run(folder.path, config=config, models=model_info, metrics=result.metrics, samples=samples,
+                  started=started, finished=time.time(), extra=extra)
+    except BaseException:
+        folder.release()
+        raise
+    result.written += [folder.path / "results.json", folder.path / "samples.jsonl"]
+    folder.finish()
+    return folder.path, result
+
+
+__all__ = ["KINDS", "GridSample", "ScoreRequest", "grid_samples", "kind_of", "score_files"]

@@ -1,0 +1,267 @@
+"""Replies written elsewhere, placed on the item and variant they answer: a generic JSONL against
+a dataset robusteval loads, MMLU-Pro's released ``model_outputs_*.zip``, and lm-evaluation-harness
+``--log_samples`` files (SCORE's robustness tasks included).
+
+Each reader yields `Placed` replies in file order and counts in the data audit every row it could
+not place (an item the dataset lacks, a variant the design does not have, a row without a reply
+field), by reason: nothing is dropped silently. The replies are then read and scored by the same
+code as a run's (`score.flow`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from robusteval.data.audit import DataAudit, SourceAudit
+from robusteval.data.mcq import Unusable, parse_row, parse_rows
+from robusteval.errors import UserError
+from robusteval.probes.choices import LETTERS, ROMAN
+from robusteval.types import Item, Message, Variant
+
+UNKNOWN_ITEM = "item id not in the dataset"
+UNKNOWN_VARIANT = "variant not in the design (check --families / --templates)"
+NO_REPLY_FIELD = "no reply field ('reply', 'response' or 'text')"
+NO_ITEM_ID = "no item id ('item_id', 'item' or 'id')"
+NO_VARIANT_NAME = "no variant name ('variant')"
+ITEM_DIFFERS = "the same question id with other options or gold in another row: the first row's kept"
+
+REPLY_FIELDS = ("reply", "response", "text", "generated_text")
+ID_FIELDS = ("item_id", "item", "id", "question_id")
+
+RELEASED_FAMILY = "released"  # the authors' own prompt: one variant per released file
+
+
+@dataclass(frozen=True)
+class Placed:
+    """One reply on its item and variant; ``text`` None where the source records no reply (a
+    failed request: never counted wrong)."""
+
+    model: str
+    item: Item
+    variant: Variant
+    text: str | None
+    sample: int = 0
+    where: str = ""
+
+
+def identity_variant(item: Item, family: str, name: str, prompt: str = "",
+                     labels: tuple[str, ...] | None = None) -> Variant:
+    """The item as published (options in order, letters A, B, ...) under one variant name."""
+    n = len(item.options)
+    return Variant(item.id, family, name, labels or tuple(LETTERS[:n]), tuple(range(n)), (Message("user", prompt),))
+
+
+# ------------------------------------------------------------------ (a) generic JSONL
+
+
+def generic_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{path}:{n}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+            if not isinstance(row, dict):
+                raise UserError(f"{path}:{n}: expected a JSON object per line")
+            yield f"line {n}", row
+
+
+def generic_families(path: Path) -> tuple[str, ...]:
+    """The families a generic reply file names (``family`` keys), in order of first appearance."""
+    return tuple(dict.fromkeys(str(row["family"]) for _, row in generic_rows(path) if row.get("family")))
+
+
+def read_generic(path: Path, variants: dict[str, dict[tuple[str, str], Variant]], items: dict[str, Item],
+                 audit: SourceAudit, model: str | None) -> Iterator[Placed]:
+    """Rows ``{"item_id", "variant", "reply"}`` (optional ``family``, ``model``, ``sample``) placed on
+    ``variants`` (item id -> (family, variant name) -> variant, the design's). A row without a
+    family is placed on every family with a variant of that name (a run asks such a prompt once per
+    family too)."""
+    for where, row in generic_rows(path):
+        audit.rows_read += 1
+        item_id = next((str(row[k]) for k in ID_FIELDS if row.get(k) not in (None, "")), None)
+        name = row.get("variant")
+        field = next((k for k in REPLY_FIELDS if k in row), None)
+        if item_id is None or name in (None, "") or field is None:
+            audit.leave_out(NO_ITEM_ID if item_id is None else NO_VARIANT_NAME if name in (None, "")
+                            else NO_REPLY_FIELD, where)
+            continue
+        if item_id not in items:
+            audit.leave_out(UNKNOWN_ITEM, where)
+            continue
+        family = row.get("family")
+        of_item = variants[item_id]
+        found = [v for (f, n), v in of_item.items() if n == str(name) and (family in (None, "") or f == family)]
+        if not found:
+            audit.leave_out(UNKNOWN_VARIANT, where)
+            continue
+        audit.rows_used += 1
+        text = row[field]
+        for v in found:
+            yield Placed(str(row.get("model") or model or path.stem), items[item_id], v,
+                         None if text is None else str(text), int(row.get("sample") or 0), where)
+
+
+# ------------------------------------------------------------------ (b) MMLU-Pro released outputs
+
+ZIP_NAME = re.compile(r"model_outputs_(?P<model>.+?)_(?P<shots>\d+shots?)$")
+
+
+def read_mmlu_pro_zip(path: Path, audit: DataAudit, model: str | None) -> Iterator[Placed]:
+    """MMLU-Pro's ``model_outputs_<model>_<k>shots.zip`` as its authors publish it: one JSON list of
+    the test rows, each with the model's reply in ``generated_text`` (their ``pred`` is their own
+    reading, with a random guess where nothing was read, and is not used). The rows are the items
+    (parsed and audited as any MMLU-Pro file); the authors' prompt is one variant, family
+    ``released``, named after the file (``5shots``)."""
+    m = ZIP_NAME.match(path.stem)
+    label = model or (m.group("model") if m else path.stem)
+    name = m.group("shots") if m else "as released"
+    try:
+        with zipfile.ZipFile(path) as z:
+            members = [n for n in z.namelist() if n.endswith(".json")]
+            if len(members) != 1:
+                raise UserError(f"{path}: expected one .json file in the zip (MMLU-Pro's released outputs), "
+                                f"found {len(members)}")
+            rows = json.loads(z.read(members[0]))
+    except zipfile.BadZipFile:
+        raise UserError(f"{path}: not a zip file") from None
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}: its JSON does not parse ({exc.msg})") from None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise UserError(f"{path}: expected a JSON list of rows (MMLU-Pro's released outputs)")
+    source = audit.source(str(path))
+    items = parse_rows(((i, (f"{path}:row {i + 1}", r)) for i, r in enumerate(rows)), "mmlu-pro", source, min_options=1)
+    source.rows_used = len(items)
+    by_source = {item.source: item for item in items}
+    for i, row in enumerate(rows):
+        item = by_source.get(f"{path}:row {i + 1}")
+        if item is None:
+            continue  # left out by the loader, counted there
+        if "generated_text" not in row:
+            source.anomaly("no 'generated_text' (no reply): counted failed", f"row {i + 1}")
+        text = row.get("generated_text")
+        yield Placed(label, item, identity_variant(item, RELEASED_FAMILY, name),
+                     None if text is None else str(text), 0, f"row {i + 1}")
+
+
+# ------------------------------------------------------------------ (c) lm-evaluation-harness --log_samples
+
+LOG_NAME = re.compile(r"samples_(?P<task>.+?)_\d{4}-\d{2}-\d{2}T[\d\-.:]+$")
+NUMERALS = tuple(str(n) for n in range(1, 27))
+
+
+def task_name(path: Path) -> str:
+    """The task of a ``samples_<task>_<timestamp>.jsonl`` file (lm-eval's --log_samples naming)."""
+    m = LOG_NAME.match(path.stem)
+    return m.group("task") if m else path.stem.removeprefix("samples_")
+
+
+def is_lm_eval_log(path: Path) -> bool:
+    if path.suffix.lower() != ".jsonl":
+        return False
+    for _, row in generic_rows(path):
+        return "doc_id" in row and "resps" in row and "doc" in row
+    return False
+
+
+def _labels(options_format: str | None, n: int) -> tuple[str, ...]:
+    """The labels SCORE's option format shows (``{letter}``, ``{numeral}``, ``{roman_numeral}``,
+    ``{lower_case_letter}``)."""
+    fmt = options_format or "{letter}"
+    if "{roman_numeral}" in fmt:
+        return ROMAN[:n]
+    if "{numeral}" in fmt:
+        return NUMERALS[:n]
+    if "{lower_case_letter}" in fmt:
+        return tuple(string.ascii_lowercase[:n])
+    return tuple(LETTERS[:n])
+
+
+def _reply(row: dict[str, Any]) -> str | None:
+    """The reply as generated (``resps``, before lm-eval's filters: the reader is ours)."""
+    resps = row.get("resps")
+    while isinstance(resps, list) and resps:
+        resps = resps[0]
+    return resps if isinstance(resps, str) else None
+
+
+def _prompt(row: dict[str, Any]) -> str:
+    args = row.get("arguments")
+    if isinstance(args, dict):  # newer lm-eval: {"gen_args_0": {"arg_0": prompt, ...}}
+        args = [list(a.values()) if isinstance(a, dict) else a for a in args.values()]
+    while isinstance(args, list) and args:
+        args = args[0]
+    return args if isinstance(args, str) else ""
+
+
+def _score_family(task: str) -> str | None:
+    for key, family in (("option_order_robustness", "order"), ("option_format_robustness", "format"),
+                        ("prompt_robustness", "prompt"), ("non_greedy_robustness", "seeds")):
+        if key in task:
+            return family
+    return None
+
+
+def read_lm_eval(path: Path, audit: DataAudit, model: str | None, items: dict[str, Item]) -> Iterator[Placed]:
+    """One ``samples_<task>_<timestamp>.jsonl``. SCORE's tasks name their variants in each doc:
+    ``always_same_option`` (option order: ``gold@X``, the gold swapped to X as `probes.choices`
+    does; the published order is recovered by swapping back), ``prompt_id`` (prompt templates:
+    ``score-prompt-N``; option formats: ``score-format-N``, labels from the doc's
+    ``options_format``). Other tasks are one variant, ``base``, family the task's name. Items are
+    the docs (one per ``question_id`` across files: ``items`` is shared), parsed as any row."""
+    task = task_name(path)
+    family = _score_family(task) or task
+    label = model or path.parent.name or "lm-eval"
+    source = audit.source(str(path))
+    for where, row in generic_rows(path):
+        source.rows_read += 1
+        doc = row.get("doc")
+        if not isinstance(doc, dict):
+            source.leave_out("no 'doc'", where)
+            continue
+        doc = dict(doc)
+        order = None
+        if family == "order" and "original_answer_index" in doc and "answer_index" in doc:
+            swapped, original = int(doc["answer_index"]), int(doc["original_answer_index"])
+            options = list(doc.get("options") or [])
+            if max(swapped, original) < len(options):
+                options[swapped], options[original] = options[original], options[swapped]
+            doc |= {"options": options, "answer_index": original}
+            doc.pop("answer", None)
+            order = list(range(len(options)))
+            order[swapped], order[original] = order[original], order[swapped]
+        qid = doc.get("question_id", doc.get("id"))
+        default_id = f"{task}-{row.get('doc_id')}" if _score_family(task) is None else f"{task}-{doc.get('question')}"
+        try:
+            parsed = parse_row({**doc, **({"id": qid} if qid is not None else {})}, f"{path}:{where}", default_id)
+        except Unusable as exc:
+            source.leave_out(exc.reason, where)
+            continue
+        item = items.setdefault(parsed.item.id, parsed.item)
+        if (item.options, item.answer) != (parsed.item.options, parsed.item.answer):
+            source.anomaly(ITEM_DIFFERS, where)
+        n = len(item.options)
+        if family == "order":
+            name = f"gold@{doc.get('always_same_option') or LETTERS[int(doc['answer_index'])]}"
+            labels = tuple(LETTERS[:n])
+        elif family in ("prompt", "format"):
+            name = f"score-{family}-{doc.get('prompt_id', 0)}"
+            labels = _labels(doc.get("options_format"), n)
+        elif family == "seeds":
+            name = path.parent.name or "draw"
+            labels = tuple(LETTERS[:n])
+        else:
+            name, labels = "base", tuple(LETTERS[:n])
+        variant = Variant(item.id, family, name, labels, tuple(order) if order else tuple(range(n)),
+                          (Message("user", _prompt(row)),))
+        source.rows_used += 1
+        yield Placed(label, item, variant, _reply(row), 0, where)
