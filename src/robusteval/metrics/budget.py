@@ -235,7 +235,7 @@ def grow(grid: Grid, observed: np.ndarray) -> Grid:
     return replace(grid, asked=more_cells(observed, grid.asked, grid.exists, grid.total, seed=grid.seed + 1))
 
 
-def observed_grid(grid: Grid, answers: Iterable[tuple[str, str, bool | None]]) -> np.ndarray:
+def observed_grid(grid: Grid, answers: Iterable[tuple[str, str, bool | float | None]]) -> np.ndarray:
     """The grid's cells from (item id, variant name, correct) answers: the mean over an answer's
     samples, NaN where nothing was answered (not asked, or failed)."""
     row = {item_id: i for i, item_id in enumerate(grid.item_ids)}
@@ -247,3 +247,25 @@ def observed_grid(grid: Grid, answers: Iterable[tuple[str, str, bool | None]]) -
         total[row[item_id], col[variant]] += correct
         count[row[item_id], col[variant]] += 1
     return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def check_grid(cells: Iterable[tuple[str, str, str, float]], budget: float, seed: int = 0,
+               n_draws: int = 200) -> dict[str, tuple[BudgetEstimate, BudgetEstimate]]:
+    """What ``run --budget F --seed S`` would have estimated from a grid whose every cell is known:
+    per family of ``cells`` (item id, family, variant name, correct in [0, 1]), the cells the same
+    design (`plan`, stratified) would ask, the estimate from them, and the full grid's own figures
+    (a `BudgetEstimate` without intervals, every cell asked), so each estimate sits beside its truth.
+    A cell given twice counts as the mean of its values."""
+    listed = list(cells)
+    item_ids = list(dict.fromkeys(c[0] for c in listed))
+    grids = plan(item_ids, ((i, f, v) for i, f, v, _ in listed), budget, seed=seed)
+    out = {}
+    for family, grid in grids.items():
+        full = observed_grid(grid, ((i, v, y) for i, f, v, y in listed if f == family))
+        truth = estimate(full, names=grid.variants, exists=grid.exists, budget=1.0, seed=seed)
+        out[family] = (estimate(np.where(grid.asked, full, np.nan), names=grid.variants, exists=grid.exists,
+                                budget=budget, n_draws=n_draws, seed=seed),
+                       replace(truth, variants={k: Estimate(e.value) for k, e in truth.variants.items()},
+                               quantiles={k: Estimate(e.value) for k, e in truth.quantiles.items()},
+                               spread=Estimate(truth.spread.value)))
+    return out

@@ -131,7 +131,8 @@ class Fit:
         for t in range(warm + n):
             # abilities | effects: exact, on the grid; then each variant's answers per grid point
             cdf = np.cumsum(self._item_posterior(b), axis=1)
-            at = np.minimum((cdf < rng.random(self.n_items)[:, None] * cdf[:, -1:]).sum(axis=1), len(GRID) - 1)
+            u = rng.random((self.n_items, 1))
+            at = np.minimum((cdf < u * cdf[:, -1:]).sum(axis=1), len(GRID) - 1)
             onehot = sparse.csr_matrix((np.ones(self.n_items), (np.arange(self.n_items), at)),
                                        shape=(self.n_items, len(GRID)))
             right, wrong = np.asarray((self.right.T @ onehot).todense()), np.asarray((self.wrong.T @ onehot).todense())

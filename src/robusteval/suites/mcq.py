@@ -351,8 +351,9 @@ def print_summary(console, result: SuiteResult) -> None:
     for model, model_metrics in read_metrics(result.metrics).items():
         print_mcq(console, model, model_metrics)
     print_copy_counts(console, read_copy_counts(result.extra))
+    truths = read_budget(result.extra, "budget_truth")  # score GRID --budget: the full grid's own figures
     for model, estimates in read_budget(result.extra).items():
-        print_budget(console, model, estimates)
+        print_budget(console, model, estimates, truths.get(model))
     print_noise_floor(console, result.extra)
 
 
