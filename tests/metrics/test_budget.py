@@ -5,7 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from robusteval.metrics.budget import FIRST, QUANTILES, check_grid, choose_cells, estimate, fit_grid, more_cells, plan
+from robusteval.metrics.budget import (
+    FIRST,
+    QUANTILES,
+    check_grid,
+    choose_cells,
+    estimate,
+    fit_grid,
+    more_cells,
+    name_covariates,
+    plan,
+)
 
 
 @pytest.mark.parametrize("items, variants, budget", [(100, 10, 0.1), (37, 10, 0.25), (50, 4, 0.02), (20, 3, 1.0)])
@@ -142,3 +152,26 @@ def test_nothing_answered_yet_still_gives_the_budget():
     first = choose_cells(40, 5, 0.1, seed=1)
     chosen = more_cells(np.full(exists.shape, np.nan), first, exists, 30, seed=1)
     assert chosen.sum() == 30 and (chosen >= first).all()
+
+
+def test_a_crossed_designs_names_give_one_column_per_setting():
+    x = name_covariates(["A.|gold@A", "A.|gold@B", "(a)|gold@A", "(a)|gold@B", "1.|gold@A", "1.|gold@B"])
+    assert x.tolist() == [[0, 0, 0], [0, 0, 1], [1, 0, 0], [1, 0, 1], [0, 1, 0], [0, 1, 1]]
+    assert name_covariates(["tmpl1", "tmpl2"]) is None
+
+
+def test_a_crossed_design_learns_a_variant_from_those_that_share_its_settings():
+    # 4 formats x 5 gold positions, additive effects: each variant's few cells are helped by the 8
+    # or 9 other variants that share one of its settings
+    rng = np.random.default_rng(4)
+    names = [f"f{f}|g{g}" for f in range(4) for g in range(5)]
+    effect = rng.normal(0, 0.8, 4)
+    position = rng.normal(0, 0.8, 5)
+    ease = np.array([effect[f] + position[g] for f in range(4) for g in range(5)])
+    logit = rng.normal(0, 1.5, 500)[:, None] + ease[None, :]
+    truth = (rng.random(logit.shape) < 1 / (1 + np.exp(-logit))).astype(float)
+    observed = np.where(choose_cells(500, 20, 0.04, seed=2), truth, np.nan)
+    acc = truth.mean(axis=0)
+    errors = [np.abs(np.array([e.value for e in estimate(observed, covariates=x, seed=2).variants.values()])
+                     - acc).mean() for x in (None, name_covariates(names))]
+    assert errors[1] < errors[0]

@@ -42,7 +42,7 @@ def assert_close(got, want, path="metrics"):
         for n, (g, w) in enumerate(zip(got, want)):
             assert_close(g, w, f"{path}[{n}]")
     elif isinstance(want, float) and not isinstance(got, bool):
-        assert got is not None and (math.isnan(want) and math.isnan(got) or got == pytest.approx(want, abs=1e-9)), \
+        assert got is not None and ((math.isnan(want) and math.isnan(got)) or got == pytest.approx(want, abs=1e-9)), \
             f"{path}: {got} != {want}"
     else:
         assert got == want, f"{path}: {got!r} != {want!r}"

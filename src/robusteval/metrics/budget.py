@@ -33,7 +33,7 @@ and a run without ``--budget`` finds them cached.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -249,6 +249,21 @@ def observed_grid(grid: Grid, answers: Iterable[tuple[str, str, bool | float | N
     return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
+def name_covariates(variants: Sequence[str]) -> np.ndarray | None:
+    """What a crossed design's variant names say of each variant before any answer: ``--cross``
+    names a variant by its settings, ``fmt|gold@B``, so each setting of each axis is a 0/1 column
+    (the first of each axis left out), and `estimate` learns a variant's accuracy from the variants
+    that share its settings, as PromptEval's covariates do. None where a name has one setting only."""
+    parts = [str(v).split("|") for v in variants]
+    if len(parts) < 2 or len({len(p) for p in parts}) != 1 or len(parts[0]) < 2:
+        return None
+    columns = []
+    for axis in range(len(parts[0])):
+        levels = list(dict.fromkeys(p[axis] for p in parts))
+        columns += [[float(p[axis] == level) for p in parts] for level in levels[1:]]
+    return np.array(columns).T if columns else None
+
+
 def check_grid(cells: Iterable[tuple[str, str, str, float]], budget: float, seed: int = 0,
                n_draws: int = 200) -> dict[str, tuple[BudgetEstimate, BudgetEstimate]]:
     """What ``run --budget F --seed S`` would have estimated from a grid whose every cell is known:
@@ -264,7 +279,8 @@ def check_grid(cells: Iterable[tuple[str, str, str, float]], budget: float, seed
         full = observed_grid(grid, ((i, v, y) for i, f, v, y in listed if f == family))
         truth = estimate(full, names=grid.variants, exists=grid.exists, budget=1.0, seed=seed)
         out[family] = (estimate(np.where(grid.asked, full, np.nan), names=grid.variants, exists=grid.exists,
-                                budget=budget, n_draws=n_draws, seed=seed),
+                                covariates=name_covariates(grid.variants), budget=budget, n_draws=n_draws,
+                                seed=seed),
                        replace(truth, variants={k: Estimate(e.value) for k, e in truth.variants.items()},
                                quantiles={k: Estimate(e.value) for k, e in truth.quantiles.items()},
                                spread=Estimate(truth.spread.value)))

@@ -23,6 +23,10 @@ NOTE = ("--budget: only the cells counted as asked were asked; the rest are pred
         "a budgeted run are of the asked cells only: a question asked under one variant is its own worst and "
         "best case, so the per-question measures (worst-case accuracy, consistency, flips) understate "
         "sensitivity there.")
+SCORE_NOTE = ("score --budget: the estimate is what `run mcq --budget` with the same share and seed would have "
+              "reported, from the cells it would have asked of this grid (a Rasch model with empirical-Bayes "
+              "spreads; posterior means and the central 95% of the posterior draws); 'full grid' is the grid's own "
+              "value. The family metrics above are of the whole grid.")
 # Below these, benchmarks/budget.py found the intervals holding the truth in fewer than 90% of repeats
 # (10 variants x 20 asked cells each: 0.75-0.85; docs/performance.md): such an interval is not printed.
 # With many variants the fitted spread of the variants carries the few cells each (100 x 11: 0.92-1.0).
@@ -92,14 +96,14 @@ def print_budget(console: Console, model: str, estimates: dict[str, BudgetEstima
         if line := trust_line(e):
             console.print(Text(line))
     if estimates:
-        console.print(Text(NOTE, style="dim"))
+        console.print(Text(SCORE_NOTE if truths else NOTE, style="dim"))
 
 
 def budget_section(run: Run) -> Section | None:
     """The report's section for a budgeted run (None for a full run)."""
     truths = read_budget(run.results, "budget_truth")
     tables = []
-    notes = [NOTE]
+    notes = [SCORE_NOTE if truths else NOTE]
     for model, families in read_budget(run.results).items():
         for family, e in families.items():
             truth = truths.get(model, {}).get(family)

@@ -36,7 +36,16 @@ from robusteval.data.mcq import load_dev_items, load_file, load_items
 from robusteval.engine import Engine, gather_all
 from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
-from robusteval.metrics.budget import DESIGNS as BUDGET_DESIGNS, FIRST, Grid, estimate, grow, observed_grid, plan
+from robusteval.metrics.budget import (
+    DESIGNS as BUDGET_DESIGNS,
+    FIRST,
+    Grid,
+    estimate,
+    grow,
+    name_covariates,
+    observed_grid,
+    plan,
+)
 from robusteval.metrics.mcq import McqTally
 from robusteval.probes.apply import Checks, Perturbed, Rewriter, perturb_text
 from robusteval.probes.design import FAMILIES, Copy, Design, expand
@@ -278,7 +287,7 @@ def budget_estimates(grids: dict[str, Grid], samples: list, budget: float, seed:
     for family in dict.fromkeys(c.family for c in samples):
         grid = grids[family.split(f"/{LOGLIK}")[0]]
         out[family] = estimate(observed_grid(grid, _answers(samples, family)), names=grid.variants, exists=grid.exists,
-                               budget=budget, seed=seed)
+                               covariates=name_covariates(grid.variants), budget=budget, seed=seed)
     return out
 
 
