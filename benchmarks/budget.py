@@ -13,7 +13,7 @@ cells, `choose_cells`), ask only the chosen cells and compare with the full grid
   signed and absolute error, and how often each 95% interval holds the full grid's value;
 - rasch: PromptEval's plain Rasch model as its paper and code describe it (Polo et al. 2024,
   "Efficient multi-prompt evaluation of LLMs"): logistic regression on one-hot item and template
-  columns, no intercept, L2 penalty C = 100, the unasked cells filled with the fitted
+  columns, no intercept, L2 penalty C = 100 (solved to its optimum), the unasked cells filled with the fitted
   probabilities, quantiles and spread read off those per-template accuracies (it has no
   intervals). Written here from that description;
 - oracle: told every item's true ability and every template's true ease, it fills each unasked cell
@@ -76,7 +76,10 @@ def plain_rasch(observed: np.ndarray) -> np.ndarray:
     if np.var(y) == 0:  # one class: as PromptEval does, flip one answer so the solver runs
         y = y.copy()
         y[0] = 1 - y[0]
-    coef = LogisticRegression(C=100.0, fit_intercept=False, solver="liblinear").fit(x, y).coef_[0]
+    # PromptEval's code calls liblinear; on these nearly separable grids it stops far from the optimum
+    # (narrow shape at 25%: per-template MAE 0.042 against 0.018 at lbfgs's optimum of the same
+    # objective), so the baseline here is the objective's optimum, the fairer comparison
+    coef = LogisticRegression(C=100.0, fit_intercept=False, solver="lbfgs", max_iter=2000).fit(x, y).coef_[0]
     logit = coef[:n_items, None] + np.r_[coef[n_items:], 0.0][None, :]
     return np.where(np.isnan(observed), 1 / (1 + np.exp(-logit)), observed).mean(axis=0)
 
