@@ -27,22 +27,25 @@ SCORE_NOTE = ("score --budget: the estimate is what `run mcq --budget` with the 
               "reported, from the cells it would have asked of this grid (a Rasch model with empirical-Bayes "
               "spreads; posterior means and the central 95% of the posterior draws); 'full grid' is the grid's own "
               "value. The family metrics above are of the whole grid.")
-# Below these, benchmarks/budget.py found intervals holding the truth in fewer than 90% of repeats
-# (10 variants x 20 asked cells: per-variant 0.83-0.87; x 50 cells on a grid the Rasch model cannot
-# express: 0.87; docs/performance.md): such an interval is not printed. With many variants the
-# fitted spread of the variants carries the few cells of each (100 x 11 cells: 0.92-1.0).
+# Where benchmarks/budget.py found intervals holding the truth in fewer than 90% of 20 repeats
+# (docs/performance.md), they are not printed. Per-variant accuracies: 10 variants x 20 asked cells
+# held 0.80-0.86, x 50 cells of a grid the Rasch model cannot express 0.85, from 100 cells 0.90-0.94.
+# Quantiles and spread of 10 variants: 0.85 at 25% of that grid, so never below MANY_VARIANTS.
+# With many variants the fitted spread of the variants carries the few cells of each (100 variants
+# x 11 cells: 0.90-1.0 for every figure).
 THIN_CELLS = 100  # a variant with fewer asked cells leans on the model
 MANY_VARIANTS = 50
-UNCHECKED = "(interval not shown: fewer than 90% of such intervals held the truth in benchmarks/budget.py)"
+UNCHECKED = "(intervals marked † not shown: fewer than 90% of such intervals held the truth in benchmarks/budget.py)"
 
 
-def trusted(estimate: BudgetEstimate) -> bool:
+def trusted(estimate: BudgetEstimate) -> tuple[bool, bool]:
     """Whether this estimate's intervals are of a kind the benchmark showed to hold the truth in at
-    least 90% of repeats: enough asked cells per variant, or enough variants to fit their spread."""
+    least 90% of repeats: (the per-variant accuracies', the quantiles' and spread's)."""
     counts = list(estimate.asked_per_variant.values())
     if not counts or estimate.asked >= estimate.cells:
-        return True  # an older run (nothing to judge by), or the full grid (nothing estimated)
-    return min(counts) >= THIN_CELLS or len(counts) >= MANY_VARIANTS
+        return True, True  # an older run (nothing to judge by), or the full grid (nothing estimated)
+    many = len(counts) >= MANY_VARIANTS
+    return many or min(counts) >= THIN_CELLS, many
 
 
 def trust_line(estimate: BudgetEstimate) -> str:
@@ -52,7 +55,7 @@ def trust_line(estimate: BudgetEstimate) -> str:
         return ""
     thin = sum(c < THIN_CELLS for c in counts)
     return (f"asked cells per variant: {min(counts)}-{max(counts)}; {thin} of {len(counts)} variants have fewer "
-            f"than {THIN_CELLS}" + ("" if trusted(estimate) else f" {UNCHECKED}"))
+            f"than {THIN_CELLS}" + ("" if all(trusted(estimate)) else f" {UNCHECKED}"))
 
 
 def _shown(e: Estimate, ok: bool) -> str:
@@ -62,16 +65,16 @@ def _shown(e: Estimate, ok: bool) -> str:
 def rows(estimate: BudgetEstimate, truth: BudgetEstimate | None = None) -> list[tuple[str, ...]]:
     """(what, value [95% interval], asked cells[, full grid]) rows: the variants, then the quantiles
     and the spread. An interval the benchmark does not back is left out and marked †."""
-    ok = trusted(estimate)
+    per_variant, summary = trusted(estimate)
 
-    def row(what: str, e: Estimate, asked: str, true: Estimate | None) -> tuple[str, ...]:
+    def row(what: str, e: Estimate, ok: bool, asked: str, true: Estimate | None) -> tuple[str, ...]:
         return (what, _shown(e, ok), asked) + ((fmt_estimate(true),) if truth is not None else ())
 
-    out = [row(name, e, str(estimate.asked_per_variant.get(name, "")),
+    out = [row(name, e, per_variant, str(estimate.asked_per_variant.get(name, "")),
                truth.variants.get(name) if truth else None) for name, e in estimate.variants.items()]
-    out += [row(f"{q} quantile of variant accuracies", e, "", truth.quantiles.get(q) if truth else None)
+    out += [row(f"{q} quantile of variant accuracies", e, summary, "", truth.quantiles.get(q) if truth else None)
             for q, e in estimate.quantiles.items()]
-    out.append(row("spread (max-min accuracy)", estimate.spread, "", truth.spread if truth else None))
+    out.append(row("spread (max-min accuracy)", estimate.spread, summary, "", truth.spread if truth else None))
     return out
 
 
