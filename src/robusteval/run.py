@@ -141,6 +141,11 @@ def print_audit(console: Console, audit: DataAudit) -> None:
         console.print(Text("data: " + "\n".join(audit.lines())))
 
 
+def write_report_files(run_dir: Path, console: Console) -> list[Path]:
+    """`_write_report` for commands that write a run folder without running a suite (`robusteval score`)."""
+    return _write_report(run_dir, console)
+
+
 def _write_report(run_dir: Path, console: Console) -> list[Path]:
     """The HTML/Markdown report of the run, and the files written (none if it failed: a failure
     here never loses the results already written, and the run does not claim a report)."""

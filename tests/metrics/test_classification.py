@@ -75,3 +75,14 @@ def test_majority_vote():
     assert majority_vote(["hyp1", "hyp2"]) is None  # tie
     assert majority_vote([None, None]) is None
     assert majority_vote(["hyp2", "hyp1", "hyp2", None]) == "hyp2"
+
+
+def test_majority_vote_tie_break():
+    assert majority_vote(["hyp2", "hyp1"], "invalid") is None
+    assert majority_vote(["hyp2", "hyp1"], "hyp1") == "hyp1"
+    assert majority_vote(["hyp1", "hyp2"], "hyp2") == "hyp2"
+    assert majority_vote([None, "hyp2", "hyp1"], "first") == "hyp2"  # the first valid vote among the tied
+    # a tie break only breaks ties: a majority stands, and a label not among the tied is not chosen
+    assert majority_vote(["hyp2", "hyp2", "hyp1"], "hyp1") == "hyp2"
+    assert majority_vote(["a", "b", "b", "a", "c"], "c") is None
+    assert majority_vote([None, None], "hyp1") is None

@@ -161,7 +161,7 @@ def test_a_parroted_placeholder_reads_as_invalid(style, n):
     any bundled template, or just its closing phrase, chose nothing."""
     from robusteval.probes.design import Design
     from robusteval.probes.templates import load_templates
-    from robusteval.readers.labels import read_label
+    from robusteval.readers.robusteval import read_label
 
     item = many_options(n)
     variants = [v for v in expand(item, ["format", "prompt"], Design(load_templates())) if v.labels[0] ==
@@ -179,14 +179,22 @@ def test_a_parroted_placeholder_reads_as_invalid(style, n):
 
 def test_a_template_whose_placeholder_is_a_label_is_refused(tmp_path):
     from robusteval.errors import UserError
+    from robusteval.probes.design import Design, template_styles
+    from robusteval.probes.template_check import check_templates
     from robusteval.probes.templates import load_templates
+    from robusteval.readers import get_reader
+
+    def check(path):
+        design = Design(load_templates(str(path)))
+        check_templates(template_styles(["format", "prompt"], (), design), get_reader("robusteval"), 10)
+        return design
 
     path = tmp_path / "t.yaml"
     path.write_text("templates:\n  - name: roman\n    template: 'Q: {question}\\n{options}\\n"
                     "End with \"The best answer is X\", where X is one of {label_list}.'\n", encoding="utf-8")
     with pytest.raises(UserError) as err:
-        load_templates(str(path))
+        check(path)
     assert "template 'roman'" in str(err.value) and "option 10" in str(err.value) and "[label]" in str(err.value)
     path.write_text("templates:\n  - name: word\n    template: 'Q: {question}\\n{options}\\n"
                     "End with \"The best answer is [label]\", [label] one of {label_list}.'\n", encoding="utf-8")
-    assert [t.name for t in load_templates(str(path))] == ["word"]
+    assert [t.name for t in check(path).templates] == ["word"]

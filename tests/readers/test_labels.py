@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from robusteval.probes.choices import LABEL_STYLES
-from robusteval.readers.labels import label_position, read_label
+from robusteval.readers.robusteval import label_position, read_label
 from robusteval.types import Answer
 
 ABCD = ("A", "B", "C", "D")

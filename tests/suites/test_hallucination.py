@@ -214,6 +214,16 @@ def test_vote_abstains_ties_and_failures():
     assert (v.status, v.correct) == ("failed", None)
 
 
+def test_vote_tie_break_decides_a_tie_as_participants_did():
+    tie = [_det("x", "21", "hyp1"), _det("y", "21", "hyp2", gold="hyp1")]
+    (v,) = vote(tie, ("x", "y"), tie_break="hyp1")
+    assert (v.predicted, v.predicted_position, v.status, v.reason, v.correct) == ("hyp1", 2, "ok", None, True)
+    (v,) = vote(tie, ("y", "x"), tie_break="first")  # y voted first
+    assert (v.predicted, v.status, v.correct) == ("hyp2", "ok", False)
+    (v,) = vote(tie, ("x", "y"))  # the default: no majority
+    assert (v.predicted, v.status, v.reason) == (None, "invalid", "no majority")
+
+
 def test_cross_items_balance_the_hallucinated_position():
     from robusteval.suites.hallucination import GenerationSample
 

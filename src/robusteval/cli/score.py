@@ -9,6 +9,7 @@ import time
 
 from rich.console import Console
 
+from robusteval.readers import DEFAULT_READER, READERS
 from robusteval.suites.base import csv_arg
 
 
@@ -25,7 +26,8 @@ def add_parser(sub) -> None:
                         "names, else order,format)")
     p.add_argument("--cross", type=csv_arg, help="the crossed design the replies come from, as `run mcq --cross`")
     p.add_argument("--templates", help="the prompt templates the replies come from, as `run mcq --templates`")
-    p.add_argument("--reader", help="how replies are read (default: robusteval's own)")
+    p.add_argument("--reader", help=f"how replies are read: {', '.join(READERS)} (default: {DEFAULT_READER}; "
+                                    "docs/readers.md)")
     p.add_argument("--model", help="the model's name in the results (default: from the file, its rows, or its name)")
     p.add_argument("--as", dest="kind", choices=("replies", "mmlu-pro", "lm-eval", "grid"),
                    help="what the files are (default: told from each file)")
@@ -44,7 +46,7 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     from robusteval.cli.run import finish
     from robusteval.config import run_id_problem
     from robusteval.errors import UserError
-    from robusteval.run import _write_report
+    from robusteval.run import write_report_files
     from robusteval.score.flow import ScoreRequest, score_files
 
     if args.run_id is not None and (problem := run_id_problem(args.run_id)):
@@ -55,5 +57,5 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
                            kind=args.kind, seed=args.seed, out_dir=args.out_dir, run_id=args.run_id,
                            overwrite=args.overwrite, budget=args.budget)
     run_dir, result = score_files(request)
-    result.written += _write_report(run_dir, console)
+    result.written += write_report_files(run_dir, console)
     return finish(args, "mcq", console, run_dir, result, {}, started)

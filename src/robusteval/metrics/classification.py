@@ -95,13 +95,23 @@ def fleiss_kappa(ratings: Sequence[Sequence[Hashable]]) -> float:
     return float((p_item.mean() - p_e) / (1 - p_e))
 
 
-def majority_vote(votes: Sequence[str | None]) -> str | None:
-    """The label most valid votes chose (None = invalid vote, an abstention); None when no label
-    has a strict majority (a tie, or no valid vote)."""
+TIE_BREAKS = ("invalid", "hyp1", "hyp2", "first")
+
+
+def majority_vote(votes: Sequence[str | None], tie_break: str = "invalid") -> str | None:
+    """The label most valid votes chose (None = invalid vote, an abstention); None when there is
+    no valid vote. A tie between the most chosen labels goes by ``tie_break``: ``invalid`` (None:
+    no majority), a label (``hyp1``, ``hyp2``: that one where it is among the tied), or ``first``
+    (the tied label the first member voted for)."""
     counted = Counter(v for v in votes if v is not None).most_common()
-    if not counted or (len(counted) > 1 and counted[0][1] == counted[1][1]):
+    if not counted:
         return None
-    return counted[0][0]
+    tied = [label for label, n in counted if n == counted[0][1]]
+    if len(tied) == 1:
+        return tied[0]
+    if tie_break == "first":
+        return next(v for v in votes if v in tied)
+    return tie_break if tie_break in tied else None
 
 
-__all__ = ["INVALID", "cohen_kappa", "fleiss_kappa", "majority_vote", "matthews", "scores"]
+__all__ = ["INVALID", "TIE_BREAKS", "cohen_kappa", "fleiss_kappa", "majority_vote", "matthews", "scores"]

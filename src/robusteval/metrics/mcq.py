@@ -25,7 +25,7 @@ from robusteval.metrics.mcq_sensitivity import is_unperturbed, measures
 from robusteval.metrics.stats import Estimate, bootstrap_sums, proportion, share_bootstrap, spread_interval
 from robusteval.probes.choices import LETTERS
 from robusteval.probes.design import crossed_name
-from robusteval.results.mcq import CategoryMetrics, FamilyMetrics, PositionShare, VariantMetrics
+from robusteval.results.mcq import CategoryMetrics, FamilyMetrics, InvalidReplies, PositionShare, VariantMetrics
 from robusteval.types import Item
 
 
@@ -66,6 +66,7 @@ class FamilyMatrices:
 
     variants: list[str]
     correct: np.ndarray  # items x variants, mean over samples
+    correct_valid: np.ndarray  # the same over valid replies only (NaN where a cell has none)
     answers: np.ndarray  # items x (variants*samples), original option index, -1 invalid
     categories: np.ndarray
     chosen: np.ndarray  # items x label positions: valid answers that chose each shown position
@@ -81,6 +82,7 @@ class _FamilyTally:
         self.columns: dict[str, int] = {}  # variant name -> column, in order of first appearance
         self.correct_sum: list[np.ndarray] = []  # per variant: items (int32)
         self.correct_n: list[np.ndarray] = []
+        self.valid_n: list[np.ndarray] = []  # per variant: items' valid replies (the correct ones are all valid)
         # (variant, sample) -> per item: the original option chosen, -1 invalid, NaN absent or failed
         self.answers: dict[tuple[int, int], np.ndarray] = {}
         self.n_samples = 1
@@ -100,7 +102,7 @@ class _FamilyTally:
         j = self.columns.get(variant)
         if j is None:
             j = self.columns[variant] = len(self.columns)
-            for counts in (self.correct_sum, self.correct_n):
+            for counts in (self.correct_sum, self.correct_n, self.valid_n):
                 counts.append(np.zeros(self.n_items, dtype=np.int32))
             for tally in (self.answered, self.invalid, self.failed):
                 tally.append(0)
@@ -122,6 +124,7 @@ class _FamilyTally:
             return  # failed: leave the cell out
         self.correct_sum[j][i] += s.correct
         self.correct_n[j][i] += 1
+        self.valid_n[j][i] += s.status != "invalid"
         if not getattr(s, "answer_known", True):
             return  # a correctness grid without the options chosen: no measure compares its answers
         column = self.answers.get((j, s.sample))
@@ -130,7 +133,7 @@ class _FamilyTally:
         column[i] = -1 if s.answer_option is None else s.answer_option
         if s.labels:  # open-answer math shows no labels: no position to count
             self.gold[i, s.labels.index(s.gold_label)] += 1
-        if s.status == "ok" and s.answer_label is not None:
+        if s.status == "ok" and s.answer_label in s.labels:  # not a label past the options (readers.mmlu_pro)
             self.chosen[i, s.labels.index(s.answer_label)] += 1
 
     def _add_logliks(self, i: int, j: int, order: tuple[int, ...], logliks: tuple[float, ...]) -> None:
@@ -168,10 +171,12 @@ class _FamilyTally:
         answers = np.full((self.n_items, n_vars * self.n_samples), np.nan)
         for (j, k), column in self.answers.items():
             answers[:, j * self.n_samples + k] = column
+        valid_n = np.column_stack(self.valid_n).astype(float) if n_vars else np.zeros((self.n_items, 0))
         with np.errstate(invalid="ignore", divide="ignore"):
             correct = np.where(correct_n > 0, correct_sum / np.maximum(correct_n, 1), np.nan)
-        return FamilyMatrices(list(self.columns), correct, answers, self.categories, self.chosen.astype(float),
-                              self.gold.astype(float))
+            correct_valid = np.where(valid_n > 0, correct_sum / np.maximum(valid_n, 1), np.nan)
+        return FamilyMatrices(list(self.columns), correct, correct_valid, answers, self.categories,
+                              self.chosen.astype(float), self.gold.astype(float))
 
 
 class McqTally:
@@ -185,6 +190,9 @@ class McqTally:
         self.item_ids = item_ids
         self.index = {item_id: i for i, item_id in enumerate(item_ids)}
         self.families: dict[str, _FamilyTally] = {}  # in order of first appearance
+        self.replies = 0  # replies read (failed requests are no reply)
+        self.invalid = 0
+        self.invalid_examples: list[str] = []  # the first few invalid replies, for the warning
 
     def add(self, s: McqSample) -> None:
         family = self.families.get(s.family)
@@ -192,6 +200,17 @@ class McqTally:
             family = self.families[s.family] = _FamilyTally(len(self.item_ids), s.base_family)
         family.base_family = s.base_family
         family.add(self.index[s.item_id], s)
+        if s.status != "failed":
+            self.replies += 1
+        if s.status == "invalid":
+            self.invalid += 1
+            text = getattr(s, "response", None)
+            if text is not None and len(self.invalid_examples) < EXAMPLES:
+                self.invalid_examples.append(text)
+
+    def invalid_replies(self) -> InvalidReplies:
+        """How many replies no answer could be read from, with the first few of them."""
+        return InvalidReplies(self.replies, self.invalid, tuple(_clip(t) for t in self.invalid_examples))
 
     def metrics(self, families: Sequence[str] | None = None, *, cross: Sequence[str] = (), seed: int = 0,
                 n_resamples: int = 1000) -> dict[str, FamilyMetrics]:
@@ -206,6 +225,14 @@ class McqTally:
         `family_metrics` per family of a list gives them: open-answer math's results)."""
         return {name: family_metrics_of(self.families.get(name) or _FamilyTally(len(self.item_ids), name),
                                         seed=seed, n_resamples=n_resamples) for name in families}
+
+
+EXAMPLES = 3  # invalid replies shown with the warning
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    """A reply as the warning quotes it: its end, where the answer should be, when it is long."""
+    return text if len(text) <= limit else "…" + text[-limit:]
 
 
 def tally(samples: Iterable[McqSample], item_ids: list[str]) -> McqTally:
@@ -282,6 +309,11 @@ def family_metrics_of(t: _FamilyTally, *, seed: int = 0, n_resamples: int = 1000
         sensitivity=measures(t.reference, t.loglik_tensor(), m.variants, m.correct, m.answers, seed=seed,
                              n_resamples=n_resamples),
         categories=per_category(m.categories, *t.item_counts()) if has_categories else {},
+        # the same measures with format failures apart: a question's invalid replies left out, so
+        # what remains is the answer changing, not the reply failing to say one (arXiv 2509.01790)
+        sensitivity_valid=measures(t.reference, t.loglik_tensor(), m.variants, m.correct_valid,
+                                   np.where(m.answers == -1, np.nan, m.answers), seed=seed,
+                                   n_resamples=n_resamples) if sum(t.invalid) else None,
     )
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from robusteval.probes.choices import BASE_STYLE, LABEL_STYLES, LabelStyle, format_options, gold_swaps, identity
 from robusteval.probes.fewshot import ShotPool, fewshot_messages
 from robusteval.probes.registry import SAMPLING
-from robusteval.probes.templates import BASE, Template, render
+from robusteval.probes.templates import BASE, Template, example_answer, render
 from robusteval.types import Item, Message, Variant
 
 FAMILIES = ("format", "order", "prompt", "fewshot", *SAMPLING)
@@ -51,6 +51,8 @@ class Design:
     # item id -> perturbation family -> the copies that passed their checks (a copy that did not
     # is absent, so its group is smaller; the suite counts it)
     copies: Mapping[str, Mapping[str, tuple[Copy, ...]]] = field(default_factory=dict)
+    # the template of every family but prompt/fewshot (SCORE's option-order prompt with --templates score)
+    base: Template = BASE
 
 
 @dataclass(frozen=True)
@@ -58,9 +60,9 @@ class _Setting:
     """One point on the axes, with the name its varied parts give it."""
 
     name: str
-    style: LabelStyle = BASE_STYLE
+    style: LabelStyle | None = None  # None: the template's own style, else the base style
     order: tuple[int, ...] | None = None
-    template: Template = BASE
+    template: Template | None = None  # None: the design's base template
     shots: bool = False
     question: str | None = None  # a perturbed copy's question (None: the item's)
     options: tuple[str, ...] | None = None  # a perturbed copy's options (None: the item's)
@@ -91,11 +93,11 @@ def _axis(family: str, item: Item, design: Design) -> list[_Setting]:
 def _combine(settings: tuple[_Setting, ...]) -> _Setting:
     out = _Setting("|".join(s.name for s in settings))
     for s in settings:
-        if s.style is not BASE_STYLE:
+        if s.style is not None:
             out = replace(out, style=s.style)
         if s.order is not None:
             out = replace(out, order=s.order)
-        if s.template is not BASE or s.shots:
+        if s.template is not None or s.shots:
             out = replace(out, template=s.template, shots=s.shots or out.shots)
         if s.question is not None:
             out = replace(out, question=s.question, options=s.options)
@@ -125,12 +127,38 @@ def crossed_name(families: Sequence[str]) -> str:
     return "×".join(families)
 
 
+def style_of(template: Template) -> LabelStyle:
+    """The label style a template shows when the format family does not vary it."""
+    return LABEL_STYLES[template.style] if template.style else BASE_STYLE
+
+
+def template_styles(families: Sequence[str], cross: Sequence[str], design: Design) -> list[tuple[Template, LabelStyle]]:
+    """Every (template, label style) pair the design's variants show, for the template check
+    (`probes.template_check`) before any request."""
+    def templates(names: Sequence[str]) -> tuple[Template, ...]:
+        return design.templates if {"prompt", "fewshot"} & set(names) else (design.base,)
+
+    pairs = []
+    for family in families:
+        for template in templates([family]):
+            styles = LABEL_STYLES.values() if family == "format" else (style_of(template),)
+            pairs += [(template, style) for style in styles]
+    if cross:
+        for template in templates(cross):
+            styles = LABEL_STYLES.values() if "format" in cross else (style_of(template),)
+            pairs += [(template, style) for style in styles]
+    return list(dict.fromkeys(pairs))
+
+
 def _build(item: Item, family: str, s: _Setting, design: Design) -> Variant:
     order = s.order or identity(item)
     shown = replace(item, options=s.options) if s.options is not None else item
-    labels, options = format_options(shown, s.style, order)
+    template = s.template or design.base
+    style = s.style or style_of(template)
+    labels, options = format_options(shown, style, order)
     question = item.question if s.question is None else s.question
-    prompt = render(s.template.text, question=question, options=options, labels=labels, category=item.category)
+    prompt = render(template.text, question=question, options=template.options_lead + options, labels=labels,
+                    category=item.category)
     messages: tuple[Message, ...] = (Message("user", prompt),)
     if s.shots:
         if design.shots is None:
@@ -138,9 +166,10 @@ def _build(item: Item, family: str, s: _Setting, design: Design) -> Variant:
         shots = design.shots.pick(item, design.n_shots, design.seed)
         examples = []
         for shot in shots:
-            shot_labels, shot_options = format_options(shot, s.style, identity(shot))
-            shot_prompt = render(s.template.text, question=shot.question, options=shot_options, labels=shot_labels,
-                                 category=shot.category)
-            examples.append((shot_prompt, f"The best answer is {shot_labels[shot.answer]}."))
+            shot_labels, shot_options = format_options(shot, style, identity(shot))
+            shot_prompt = render(template.text, question=shot.question, options=template.options_lead + shot_options,
+                                 labels=shot_labels, category=shot.category)
+            # the shot answers in the template's own words ("The best answer is B.", "The answer is (B).")
+            examples.append((shot_prompt, example_answer(template, shot_labels[shot.answer])))
         messages = fewshot_messages(examples, prompt, multiturn=design.multiturn)
     return Variant(item.id, family, s.name, labels, order, messages, draw=s.draw)

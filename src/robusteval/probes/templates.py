@@ -1,22 +1,25 @@
-"""Prompt templates. Every template asks for a fixed closing phrase so one strict reader serves all
-("The best answer is [label]"), as the SCORE robustness tasks do. The `prompt` and `fewshot` families
-read theirs from a YAML data file (`robusteval/data/mcq_templates.yaml`, or `--templates FILE`).
+"""Prompt templates. Every bundled template asks for a fixed closing phrase so one strict reader serves
+all ("The best answer is [label]"), as the SCORE robustness tasks do. The `prompt` and `fewshot`
+families read theirs from a YAML data file (`robusteval/data/mcq_templates.yaml`), `--templates FILE`,
+or a bundled set by name (`--templates score`: SCORE's own prompts, `TEMPLATE_SETS`).
 
-The placeholder in that phrase must never be a label: with 10 options the roman labels reach X, so
-"The best answer is X" parroted by a model would read as option 10 (SCORE's own prompts say
-"[the_answer_letter]"). A template whose placeholder the reader takes for a label, in any label
-style with up to 16 options, is refused (`check_placeholder`)."""
+Whatever the templates ask for, the chosen reader must read it: `probes.template_check` checks each
+template's own example answer (`example_answer`) and its parroted placeholder ("The best answer is X"
+is option 10 in roman labels) before any request."""
 
 from __future__ import annotations
 
+import re
 import string
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from robusteval.errors import UserError
+from robusteval.probes.choices import LABEL_STYLES
 
 BASE_TEMPLATE = (
     "Answer the following multiple-choice question. End your reply with the sentence "
@@ -31,6 +34,8 @@ REQUIRED = {"question", "options"}
 class Template:
     name: str
     text: str
+    style: str | None = None  # the label style it shows (a `LABEL_STYLES` name); None: the base style, "A."
+    options_lead: str = ""  # put before the option block: "\n" where the text runs "{question}{options}" (SCORE)
 
 
 BASE = Template("base", BASE_TEMPLATE)
@@ -42,26 +47,45 @@ def render(template: str, *, question: str, options: str, labels: tuple[str, ...
                            category=category or "general knowledge")
 
 
-def check_placeholder(text: str, where: str) -> None:
-    """Refuse a template whose "The best answer is ..." placeholder reads as a valid label."""
-    from robusteval.probes.choices import LABEL_STYLES
-    from robusteval.readers.labels import PHRASE, read_label
+# "the best answer is", "The answer is", "answer is", then the placeholder: bracketed, or a word that
+# names the slot ("answer_letter", "X", "label", "letter"); "the answer is correct" holds no placeholder
+PHRASE = re.compile(r"(?:the\s+(?:best\s+)?)?answer\s+is\s*:?\s*-?\s*", re.IGNORECASE)
+SLOT = re.compile(r"\([^()\n]{1,40}\)|\[[^\[\]\n]{1,40}\]|[A-Za-z]*_[A-Za-z_]*|X\b|label\b|letter\b", re.IGNORECASE)
 
+
+@dataclass(frozen=True)
+class AnswerPhrase:
+    """An answer instruction of a template: the words before the placeholder, and the placeholder."""
+
+    lead: str  # "The best answer is "
+    slot: str  # "[label]", "(X)", "answer_letter"
+
+    def with_label(self, label: str) -> str:
+        """The phrase as a model following it writes it: parentheses kept ("(X)" -> "(B)", as MMLU-Pro
+        asks), a square-bracketed or bare placeholder replaced by the label alone."""
+        filled = f"({label})" if self.slot.startswith("(") else label
+        return f"{self.lead}{filled}."
+
+
+def answer_phrases(text: str) -> list[AnswerPhrase]:
+    """The answer instructions of a template's text, in order."""
+    out = []
     for match in PHRASE.finditer(text):
-        phrase = text[match.start():].split("\n")[0]
-        for style in LABEL_STYLES.values():
-            answer = read_label(phrase, style.labels)
-            if answer.status == "ok" and answer.position is not None:
-                raise UserError(f"{where}: a model that repeats {phrase.strip()[:60]!r} would be read as "
-                                f"choosing option {answer.position + 1} (label {answer.label!r} of the "
-                                f"{style.name} style): its placeholder is a label; write a word instead, e.g. "
-                                '"The best answer is [label]"')
+        slot = SLOT.match(text, match.end())
+        if slot:
+            out.append(AnswerPhrase(match.group(0), slot.group(0)))
+    return out
 
 
-def read_template_file(path: str | None, bundled: str) -> tuple[str, list[tuple[str, str, set[str]]]]:
-    """A YAML file ``{templates: [{name, template}, ...]}`` (``path``, else the package's ``bundled``
-    file): where it is (for messages) and each entry's name, text and placeholders. The mcq and the
-    math templates both read theirs here; each checks its own placeholders."""
+def example_answer(template: Template, label: str) -> str:
+    """The reply ``template`` asks for, choosing ``label``: its last answer phrase filled in, or the
+    bare label where it has none. Few-shot examples are answered in these words too."""
+    phrases = answer_phrases(template.text)
+    return phrases[-1].with_label(label) if phrases else label
+
+
+def _read_yaml(path: str | None, bundled: str) -> tuple[str, Any]:
+    """A YAML file (``path``, else the package's ``bundled`` file): where it is (for messages), and its data."""
     where = path or f"robusteval/data/{bundled}"
     try:
         text = (Path(path).read_text(encoding="utf-8") if path else
@@ -69,20 +93,32 @@ def read_template_file(path: str | None, bundled: str) -> tuple[str, list[tuple[
     except OSError as exc:
         raise UserError(f"--templates {path}: {exc.strerror}") from None
     try:
-        data = yaml.safe_load(text)
+        return where, yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise UserError(f"{where}:{mark.line + 1 if mark else '?'}: malformed YAML") from None
+
+
+def read_template_file(path: str | None, bundled: str) -> tuple[str, list[tuple[str, str, set[str]]]]:
+    """A YAML file ``{templates: [{name, template}, ...]}`` (``path``, else the package's ``bundled``
+    file): where it is (for messages) and each entry's name, text and placeholders. The mcq and the
+    math templates both read theirs here; each checks its own placeholders."""
+    where, data = _read_yaml(path, bundled)
+    return where, [(name, text, fields) for name, text, fields, _ in _entries(where, data)]
+
+
+def _entries(where: str, data: Any) -> list[tuple[str, str, set[str], dict]]:
     entries = data.get("templates") if isinstance(data, dict) else None
     if not isinstance(entries, list) or not entries:
         raise UserError(f"{where}: expected 'templates:' with a list of {{name, template}} entries")
-    out = []
-    for n, entry in enumerate(entries, 1):
-        if not isinstance(entry, dict) or not isinstance(entry.get("template"), str):
-            raise UserError(f"{where}: template #{n} needs a 'template' string")
-        fields = {f for _, f, _, _ in string.Formatter().parse(entry["template"]) if f}
-        out.append((str(entry.get("name") or f"t{n}"), entry["template"], fields))
-    return where, out
+    return [_entry(where, entry, f"#{n}", f"t{n}") for n, entry in enumerate(entries, 1)]
+
+
+def _entry(where: str, entry: Any, which: str, default_name: str) -> tuple[str, str, set[str], dict]:
+    if not isinstance(entry, dict) or not isinstance(entry.get("template"), str):
+        raise UserError(f"{where}: template {which} needs a 'template' string")
+    fields = {f for _, f, _, _ in string.Formatter().parse(entry["template"]) if f}
+    return str(entry.get("name") or default_name), entry["template"], fields, entry
 
 
 def unique_names(where: str, templates: list[Template]) -> tuple[Template, ...]:
@@ -91,16 +127,48 @@ def unique_names(where: str, templates: list[Template]) -> tuple[Template, ...]:
     return tuple(templates)
 
 
+# bundled sets by name (--templates NAME); "score" picks SCORE's set for the dataset asked
+TEMPLATE_SETS = {"score-mmlu-pro": "mcq_templates_score_mmlu_pro.yaml",
+                 "score-agieval": "mcq_templates_score_agieval.yaml"}
+
+
+def template_set_name(spec: str | None, data: str | None) -> str | None:
+    """The bundled set ``spec`` names (``score``: SCORE's AGIEval prompts for an ``agieval-*`` dataset,
+    else its MMLU-Pro prompts, as SCORE has no others), or None for a file or the default set."""
+    if spec == "score":
+        return "score-agieval" if (data or "").startswith("agieval") else "score-mmlu-pro"
+    return spec if spec in TEMPLATE_SETS else None
+
+
 def load_templates(path: str | None = None) -> tuple[Template, ...]:
     """The templates of a YAML file ``{templates: [{name, template}, ...]}``; the bundled set by default."""
-    where, entries = read_template_file(path, "mcq_templates.yaml")
-    out = []
-    for name, text, fields in entries:
-        if unknown := fields - PLACEHOLDERS:
-            raise UserError(f"{where}: template {name!r} uses unknown placeholder(s) {sorted(unknown)}; "
-                            f"allowed: {sorted(PLACEHOLDERS)}")
-        if missing := REQUIRED - fields:
-            raise UserError(f"{where}: template {name!r} lacks {sorted(missing)}")
-        check_placeholder(text, f"{where}: template {name!r}")
-        out.append(Template(name, text))
-    return unique_names(where, out)
+    return load_template_set(path)[0]
+
+
+def load_template_set(spec: str | None = None, data: str | None = None) -> tuple[tuple[Template, ...], Template]:
+    """The prompt/fewshot templates and the base template (that of the other families) of ``spec``:
+    a YAML file ``{templates: [{name, template, style?, options_lead?}, ...], order?: {...}}``, a
+    bundled set's name (`TEMPLATE_SETS`, ``score``), or the bundled robusteval set for None.
+    ``style`` is the label style the template shows (default ``A.``), ``options_lead`` text put
+    before the option block (SCORE's "\\n"), ``order`` the base template (default: `BASE`)."""
+    named = template_set_name(spec, data)
+    where, raw = _read_yaml(None if named else spec, TEMPLATE_SETS[named] if named else "mcq_templates.yaml")
+    templates = unique_names(where, [_template(where, *e) for e in _entries(where, raw)])
+    order = raw.get("order") if isinstance(raw, dict) else None
+    base = BASE if order is None else _template(where, *_entry(where, order, "'order'", "order"))
+    return templates, base
+
+
+def _template(where: str, name: str, text: str, fields: set[str], entry: dict) -> Template:
+    if unknown := fields - PLACEHOLDERS:
+        raise UserError(f"{where}: template {name!r} uses unknown placeholder(s) {sorted(unknown)}; "
+                        f"allowed: {sorted(PLACEHOLDERS)}")
+    if missing := REQUIRED - fields:
+        raise UserError(f"{where}: template {name!r} lacks {sorted(missing)}")
+    style = entry.get("style")
+    if style is not None and style not in LABEL_STYLES:
+        raise UserError(f"{where}: template {name!r} has style {style!r}; one of {', '.join(LABEL_STYLES)}")
+    lead = entry.get("options_lead", "")
+    if not isinstance(lead, str):
+        raise UserError(f"{where}: template {name!r}: options_lead must be a string")
+    return Template(name, text, style, lead)

@@ -1,5 +1,8 @@
-"""Readers turn a response's text into an answer (a label, a score, or invalid)."""
+"""Readers turn a response's text into an answer (a label, a score, or invalid).
 
-from robusteval.readers.labels import read_label
+The mcq option readers are named parts chosen with ``--reader`` (`registry`: `get_reader`, `READERS`)."""
 
-__all__ = ["read_label"]
+from robusteval.readers.registry import DEFAULT_READER, READERS, Reader, get_reader
+from robusteval.readers.robusteval import read_label
+
+__all__ = ["DEFAULT_READER", "READERS", "Reader", "get_reader", "read_label"]

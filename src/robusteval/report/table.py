@@ -11,7 +11,7 @@ from rich.text import Text
 
 if TYPE_CHECKING:  # annotations only: printing needs no statistics library
     from robusteval.metrics.stats import Estimate
-    from robusteval.results.mcq import CopyCounts, FamilyMetrics
+    from robusteval.results.mcq import CopyCounts, FamilyMetrics, InvalidReplies
     from robusteval.results.sensitivity import Sensitivity
 
 
@@ -81,8 +81,30 @@ def print_mcq(console: Console, model: str, metrics: dict[str, FamilyMetrics]) -
         if fm.position_bias:  # open-answer math has no positions
             console.print(bias)
         print_categories(console, f"{model} · {family} · accuracy per category", fm)
-    print_sensitivity(console, f"{model} · sensitivity per family (95% CI)",
-                      {family: fm.sensitivity for family, fm in metrics.items()})
+    print_sensitivity(console, f"{model} · sensitivity per family (95% CI)", sensitivity_columns(metrics))
+
+
+def sensitivity_columns(metrics: Mapping[str, FamilyMetrics]) -> dict[str, Sensitivity | None]:
+    """Each family's sensitivity as scored and, where some replies were invalid, beside it over
+    valid replies only (a question's invalid variants left out): how much is format failure."""
+    out: dict[str, Sensitivity | None] = {}
+    for family, fm in metrics.items():
+        if fm.sensitivity_valid is None:
+            out[family] = fm.sensitivity
+            continue
+        out[f"{family} (as scored)"] = fm.sensitivity
+        out[f"{family} (valid replies only)"] = fm.sensitivity_valid
+    return out
+
+
+def print_invalid_warning(console: Console, model: str, counts: InvalidReplies, reader: str | None) -> None:
+    """The warning of a model whose replies are more than `WARN_INVALID` invalid, with examples."""
+    warning = counts.warning(model, reader)
+    if warning is None:
+        return
+    console.print(Text(f"warning: {warning}", style="bold yellow"))
+    for n, example in enumerate(counts.examples, 1):
+        console.print(Text(f"  invalid reply {n}: {example!r}", style="yellow"))
 
 
 CATEGORY_COLUMNS = ("category", "accuracy [95% CI]", "questions", "right", "wrong", "unreadable")

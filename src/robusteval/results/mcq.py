@@ -74,6 +74,8 @@ class FamilyMetrics:
     sensitivity: Sensitivity | None = None
     # accuracy per category, in the items' order of first appearance (two or more categories only)
     categories: dict[str, CategoryMetrics] = field(default_factory=dict)
+    # the same over valid replies only (a question's invalid variants left out); None without invalid replies
+    sensitivity_valid: Sensitivity | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """This family's JSON, as in results.json."""
@@ -97,14 +99,47 @@ def read_metrics(data: Any) -> McqMetrics:
 def _drop_absent_macro(family: dict[str, Any]) -> dict[str, Any]:
     if family.get("macro_accuracy") is None:
         family.pop("macro_accuracy", None)
-    if family.get("sensitivity") is None:
-        family.pop("sensitivity", None)
+    for key in ("sensitivity", "sensitivity_valid"):
+        if family.get(key) is None:
+            family.pop(key, None)
     if not family.get("categories"):
         family.pop("categories", None)
     for v in family["variants"].values():
         if v.get("macro_accuracy") is None:
             v.pop("macro_accuracy", None)
     return family
+
+
+WARN_INVALID = 0.10  # above this share of invalid replies a run says so, with examples
+
+
+@dataclass(frozen=True)
+class InvalidReplies:
+    """One model's replies no answer could be read from (results.json ``invalid_replies``): above
+    `WARN_INVALID` of them the terminal and the report warn, quoting ``examples`` (the first few),
+    because such a run measures the reading rule more than the model."""
+
+    replies: int = 0  # replies read (failed requests left out)
+    invalid: int = 0
+    examples: tuple[str, ...] = ()
+
+    @property
+    def share(self) -> float:
+        return self.invalid / self.replies if self.replies else 0.0
+
+    def warning(self, model: str, reader: str | None) -> str | None:
+        """The warning's text, or None at or under `WARN_INVALID`."""
+        if self.share <= WARN_INVALID:
+            return None
+        by = f"reader {reader!r}" if reader else "the reader"
+        return (f"{model}: {self.invalid} of {self.replies} replies ({self.share:.0%}) are invalid: {by} found no "
+                "answer in them, and each counts as wrong. The figures measure the reading rule as much as the "
+                "model: look at the replies, try another --reader, and see the sensitivity over valid replies only.")
+
+
+def read_invalid(extra: dict[str, Any]) -> dict[str, InvalidReplies]:
+    """results.json's ``invalid_replies`` per model (absent in older runs)."""
+    return decode(dict[str, InvalidReplies], extra.get("invalid_replies") or {})
 
 
 @dataclass(frozen=True)

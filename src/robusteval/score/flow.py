@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,8 @@ from robusteval.errors import UserError
 from robusteval.metrics.budget import check_grid
 from robusteval.metrics.mcq import McqTally
 from robusteval.probes.design import FAMILIES, expand
-from robusteval.results import reserve_run_folder, write_run
+from robusteval.readers import Reader, get_reader
+from robusteval.results import encode, reserve_run_folder, write_run
 from robusteval.results.budget import BudgetEstimates, budget_json
 from robusteval.results.mcq import to_json
 from robusteval.score.grid import GridCell, load_grid
@@ -126,9 +127,9 @@ def grid_samples(cells: Iterable[GridCell]) -> Iterable[GridSample]:
                          correct=c.correct)
 
 
-def _reply_sample(p: Placed, make: Callable[..., Sample]) -> Sample:
+def _reply_sample(p: Placed, reader: Reader) -> Sample:
     response = Response(key="", text=p.text, error=None if p.text is not None else "no reply in the file")
-    return make(p.model, p.item, p.variant, p.sample, response)
+    return make_sample(p.model, p.item, p.variant, p.sample, response, reader)
 
 
 def placed_replies(request: ScoreRequest, kind: str, audit: DataAudit) -> tuple[list[Placed], dict[str, Any]]:
@@ -141,9 +142,9 @@ def placed_replies(request: ScoreRequest, kind: str, audit: DataAudit) -> tuple[
             out += read_mmlu_pro_zip(path, audit, request.model if len(paths) == 1 else None)
         return out, {"answers": "MMLU-Pro released outputs (the authors' 5-shot chain-of-thought prompt)"}
     if kind == "lm-eval":
-        items: dict[str, Item] = {}
+        shared: dict[str, Item] = {}  # one item per question id across the files
         for path in paths:
-            out += read_lm_eval(path, audit, request.model, items)
+            out += read_lm_eval(path, audit, request.model, shared)
         return out, {"answers": "lm-evaluation-harness --log_samples"}
     if request.data is None:
         raise UserError("score: replies in a generic JSONL need --data, the dataset they answer "
@@ -168,11 +169,8 @@ def placed_replies(request: ScoreRequest, kind: str, audit: DataAudit) -> tuple[
     return out, info
 
 
-def score_files(request: ScoreRequest, *, reader_for: Callable[[str | None], Callable[..., Sample]] | None = None
-                ) -> tuple[Path, SuiteResult]:
-    """Score ``request`` into a new run folder; returns it and the result (its ``written`` files).
-    ``reader_for(name)`` gives the function that turns (model, item, variant, sample, response) into
-    a scored sample under the named reader (default: the suite's own)."""
+def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
+    """Score ``request`` into a new run folder; returns it and the result (its ``written`` files)."""
     started = time.time()
     paths = [Path(p).expanduser() for p in request.paths]
     if not paths:
@@ -193,17 +191,23 @@ def score_files(request: ScoreRequest, *, reader_for: Callable[[str | None], Cal
             raise UserError("score: a grid holds verdicts, not replies: --reader does not apply")
         cells = [c for p in paths for c in load_grid(p, audit.source(str(p)), model=request.model)]
         samples = list(grid_samples(cells))
+        model_files: dict[str, list[str]] = {}
         design: dict[str, Any] = {"answers": "a correctness grid"}
         if request.budget is not None:
             design |= {"budget": request.budget, "budget_design": "stratified"}
     else:
-        make = reader_for(request.reader) if reader_for else make_sample
+        reader = get_reader(request.reader)  # an unknown name stops before any file is read
         placed, design = placed_replies(request, kind, audit)
-        samples = _unique([_reply_sample(p, make) for p in placed], audit)
+        samples = _unique([_reply_sample(p, reader) for p in placed], audit)
+        files: dict[str, dict[str, None]] = {}
+        for p in placed:
+            files.setdefault(p.model, {})[p.file] = None
+        model_files = {m: list(f) for m, f in files.items()}
+        design["reader"] = reader.name
     if not samples:
         raise UserError("score: no reply could be placed on an item and variant; see the data audit:\n  "
                         + "\n  ".join(audit.lines()))
-    return _write(request, kind, samples, audit, design, started)
+    return _write(request, kind, samples, audit, design, started, model_files)
 
 
 def _unique(samples: list[Any], audit: DataAudit) -> list[Any]:
@@ -224,27 +228,31 @@ def _unique(samples: list[Any], audit: DataAudit) -> list[Any]:
 
 
 def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudit, design: dict[str, Any],
-           started: float) -> tuple[Path, SuiteResult]:
+           started: float, model_files: dict[str, list[str]]) -> tuple[Path, SuiteResult]:
     models = list(dict.fromkeys(s.model for s in samples))
     item_ids = list(dict.fromkeys(s.item_id for s in samples))
-    metrics = {}
+    metrics, invalid = {}, {}
     for model in models:
         tally = McqTally(item_ids)
         for s in samples:
             if s.model == model:
                 tally.add(s)
         metrics[model] = tally.metrics(None, seed=request.seed)
+        if kind != "grid":  # a grid holds no replies to quote
+            invalid[model] = encode(tally.invalid_replies())
     config = RunConfig(suite="mcq", models=tuple(models), data=request.data, limit=None, seed=request.seed,
                        out_dir=request.out_dir, run_id=request.run_id, overwrite=request.overwrite,
                        options=Options(families=tuple(dict.fromkeys(s.base_family for s in samples))))
     folder = reserve_run_folder(request.out_dir, "score", request.run_id, overwrite=request.overwrite)
     per_model = Counter(s.model for s in samples)
-    model_info = {m: {"spec": f"scored from {', '.join(request.paths)}", "fingerprint": None, "role": "under test",
+    model_info = {m: {"spec": f"scored from {', '.join(model_files.get(m) or request.paths)}", "fingerprint": None,
+                      "role": "under test",
                       "usage": {"requests": per_model[m], "cached": 0, "new": 0, "failed": sum(
                           1 for s in samples if s.model == m and s.status == "failed"), "prompt_tokens": 0,
                                 "completion_tokens": 0, "cost": 0.0}} for m in models}
-    scored = {"kind": kind, "files": list(request.paths), "reader": request.reader or "robusteval"}
-    extra = {"design": design, "scored": scored, "data": audit.as_dict()}
+    scored = {"kind": kind, "files": list(request.paths), "reader": design.get("reader")}
+    extra = {"design": design, "scored": scored, "data": audit.as_dict(),
+             **({"invalid_replies": invalid} if invalid else {})}
     if request.budget is not None:
         extra |= budget_check(samples, request.budget, request.seed)
     result = SuiteResult(metrics=to_json(metrics), samples=[], extra=extra)

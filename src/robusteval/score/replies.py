@@ -35,6 +35,8 @@ ITEM_DIFFERS = "the same question id with other options or gold in another row: 
 REPLY_FIELDS = ("reply", "response", "text", "generated_text")
 ID_FIELDS = ("item_id", "item", "id", "question_id")
 
+AUTHORS_GOLD = ("'answer' and 'answer_index' disagree: 'answer' used, the gold the authors score their "
+                "released answers against")
 RELEASED_FAMILY = "released"  # the authors' own prompt: one variant per released file
 
 
@@ -49,6 +51,7 @@ class Placed:
     text: str | None
     sample: int = 0
     where: str = ""
+    file: str = ""  # the file it came from (results.json names each model's files)
 
 
 def identity_variant(item: Item, family: str, name: str, prompt: str = "",
@@ -108,7 +111,7 @@ def read_generic(path: Path, variants: dict[str, dict[tuple[str, str], Variant]]
         text = row[field]
         for v in found:
             yield Placed(str(row.get("model") or model or path.stem), items[item_id], v,
-                         None if text is None else str(text), int(row.get("sample") or 0), where)
+                         None if text is None else str(text), int(row.get("sample") or 0), where, str(path))
 
 
 # ------------------------------------------------------------------ (b) MMLU-Pro released outputs
@@ -139,6 +142,7 @@ def read_mmlu_pro_zip(path: Path, audit: DataAudit, model: str | None) -> Iterat
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise UserError(f"{path}: expected a JSON list of rows (MMLU-Pro's released outputs)")
     source = audit.source(str(path))
+    rows = [_authors_gold(row, f"row {i + 1}", source) for i, row in enumerate(rows)]
     items = parse_rows(((i, (f"{path}:row {i + 1}", r)) for i, r in enumerate(rows)), "mmlu-pro", source, min_options=1)
     source.rows_used = len(items)
     by_source = {item.source: item for item in items}
@@ -150,7 +154,18 @@ def read_mmlu_pro_zip(path: Path, audit: DataAudit, model: str | None) -> Iterat
             source.anomaly("no 'generated_text' (no reply): counted failed", f"row {i + 1}")
         text = row.get("generated_text")
         yield Placed(label, item, identity_variant(item, RELEASED_FAMILY, name),
-                     None if text is None else str(text), 0, f"row {i + 1}")
+                     None if text is None else str(text), 0, f"row {i + 1}", str(path))
+
+
+def _authors_gold(row: dict[str, Any], where: str, source: SourceAudit) -> dict[str, Any]:
+    """The row with the gold its authors score against: ``compute_accuracy.py`` compares the letter
+    read to ``answer``, so where ``answer_index`` names another option (test id 3983 in some
+    releases), the released answers are scored against ``answer``, and the row is counted."""
+    letter, index = row.get("answer"), row.get("answer_index")
+    if isinstance(letter, str) and letter in LETTERS and isinstance(index, int) and LETTERS.index(letter) != index:
+        source.anomaly(AUTHORS_GOLD, where)
+        return {**row, "answer_index": LETTERS.index(letter)}
+    return row
 
 
 # ------------------------------------------------------------------ (c) lm-evaluation-harness --log_samples
@@ -264,4 +279,4 @@ def read_lm_eval(path: Path, audit: DataAudit, model: str | None, items: dict[st
         variant = Variant(item.id, family, name, labels, tuple(order) if order else tuple(range(n)),
                           (Message("user", _prompt(row)),))
         source.rows_used += 1
-        yield Placed(label, item, variant, _reply(row), 0, where)
+        yield Placed(label, item, variant, _reply(row), 0, where, str(path))

@@ -25,7 +25,7 @@ from robusteval.engine import gather_all
 from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
 from robusteval.judges.hallucination_nli import entailed, nli_detect
-from robusteval.metrics.classification import majority_vote
+from robusteval.metrics.classification import TIE_BREAKS, majority_vote
 from robusteval.metrics.hallucigen import generation_record, step_metrics
 from robusteval.models import parse_model_spec
 from robusteval.probes import hallucigen_prompts as prompts
@@ -60,6 +60,7 @@ class Options:
     judge: str = "llamacpp"  # model spec of the LLM judge, or "none"
     nli_model: str | None = None
     ensembles: tuple[str, ...] = ()  # each "config+config+..." or "all"
+    tie_break: str = "invalid"  # a vote's tie: invalid (no majority), hyp1, hyp2, or first (the first member's)
     label_max_tokens: int = 16
     bootstrap: int = 1000  # resamples for every confidence interval
     lang: str | None = None  # the data's language (en, sv, de-en...); None: the rows', the file name's or the text's
@@ -88,6 +89,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="majority vote of detector configurations joined by '+', e.g. "
                         "llamacpp/incorrect+llamacpp/meaning, or all "
                         "(repeatable; default: all when there are two or more)")
+    p.add_argument("--tie-break", dest="tie_break", choices=TIE_BREAKS,
+                   help="a majority vote's tie: invalid (no majority, counted wrong; default), hyp1 or hyp2 (that "
+                        "hypothesis, as HalluciGen's participants mostly broke ties: to hyp1), or first (the "
+                        "first member's vote)")
     p.add_argument("--label-max-tokens", dest="label_max_tokens", type=int,
                    help="reply length limit for detection and judge replies (default: 16)")
     p.add_argument("--bootstrap", type=int, help="bootstrap resamples per confidence interval (default: 1000)")
@@ -119,6 +124,7 @@ def validate(config, options: Options) -> None:
         (options.gen_mode in prompts.GEN_MODES, f"--gen-mode must be one of {', '.join(prompts.GEN_MODES)}"),
         (bool(options.prompts), "give at least one detection prompt with --prompts"),
         (options.label_max_tokens > 0, "--label-max-tokens must be positive"),
+        (options.tie_break in TIE_BREAKS, f"--tie-break must be one of {', '.join(TIE_BREAKS)}"),
         (options.bootstrap >= 100, "--bootstrap must be at least 100 resamples"),
         (config.samples == 1, "--samples is not used by the hallucination suite; leave it at 1"),
         (options.lang is None or bool(LANG_FORMAT.fullmatch(options.lang)),
@@ -429,9 +435,11 @@ def nli_detection(nli, items: list[HalluItem], orders: str, seed: int, *, step: 
     return out
 
 
-def vote(samples: Sequence[DetectionSample | DetectionRow], members: tuple[str, ...]) -> list[DetectionSample]:
-    """Majority vote of ``members`` on each shown pair; invalid votes abstain, a tie is invalid
-    ("no majority"), a pair no member answered (all failed) is failed."""
+def vote(samples: Sequence[DetectionSample | DetectionRow], members: tuple[str, ...],
+         tie_break: str = "invalid") -> list[DetectionSample]:
+    """Majority vote of ``members`` on each shown pair; invalid votes abstain, a tie goes by
+    ``tie_break`` (`metrics.classification.majority_vote`; ``invalid``: "no majority"), a pair no
+    member answered (all failed) is failed."""
     name = f"{VOTE_PREFIX}{ENSEMBLE_SEP.join(members)})"
     by_pair: dict[tuple, dict[str, DetectionSample | DetectionRow]] = {}
     for s in samples:
@@ -441,7 +449,7 @@ def vote(samples: Sequence[DetectionSample | DetectionRow], members: tuple[str, 
     for votes in by_pair.values():
         first = next(iter(votes.values()))
         answered = [votes[m] for m in members if m in votes and votes[m].status != "failed"]
-        winner = majority_vote([v.predicted for v in answered])
+        winner = majority_vote([v.predicted for v in answered], tie_break)
         status = "failed" if not answered else ("ok" if winner else "invalid")
         swapped = first.order == "21"
         position = None if winner is None else (1 if (winner == "hyp1") != swapped else 2)
@@ -512,12 +520,13 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
             found += await run_detection(ctx, detectors, options.prompts, group, options.orders, config.seed,
                                          label_params, nli, step=step, generator=generator, emit=emit)
         for members in ensembles:  # a vote reads every member's verdict on a pair: after the step
-            found += [_emitted(s, emit, DetectionRow.of) for s in vote(found, members)]
+            found += [_emitted(s, emit, DetectionRow.of) for s in vote(found, members, options.tie_break)]
         step_records[step] = step_metrics(found, configs, seed=config.seed, n_resamples=options.bootstrap,
                                           cross=step == "cross")
     record = HallucinationMetrics(generation=generation, **step_records)
     extra = {"hallucination": {"steps": list(steps), "items": len(items), "detector_configs": configs,
                                "ensembles": [f"{VOTE_PREFIX}{ENSEMBLE_SEP.join(m)})" for m in ensembles],
+                               "tie_break": options.tie_break,
                                "judge": options.judge, "nli_model": options.nli_model}}
     result = SuiteResult(metrics=record.encode(), samples=[], extra=extra)
     result.files["summary.md"] = summary_markdown(record)

@@ -28,6 +28,7 @@ import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, NamedTuple
 
 from robusteval.data.audit import DataAudit
@@ -48,12 +49,13 @@ from robusteval.metrics.budget import (
 )
 from robusteval.metrics.mcq import McqTally
 from robusteval.probes.apply import Checks, Perturbed, Rewriter, perturb_text
-from robusteval.probes.design import FAMILIES, Copy, Design, expand
+from robusteval.probes.design import FAMILIES, Copy, Design, expand, template_styles
 from robusteval.probes.fewshot import ShotPool
 from robusteval.probes.math_prompts import FAMILIES as MATH_FAMILIES, expand_math, load_math_templates
 from robusteval.probes.registry import Rewrite, available, get, is_perturbation
-from robusteval.probes.templates import BASE, load_templates
-from robusteval.readers.labels import read_label
+from robusteval.probes.template_check import check_templates
+from robusteval.probes.templates import BASE, Template, load_template_set, template_set_name
+from robusteval.readers import DEFAULT_READER, READERS, Reader, get_reader
 from robusteval.readers.math import is_equivalent, read_math
 from robusteval.results.budget import BudgetEstimate, budget_json, read_budget
 from robusteval.results.codec import encode
@@ -85,6 +87,7 @@ class Options:
     seed_temperature: float = 0.7
     budget: float | None = None
     budget_design: str = "stratified"
+    reader: str = DEFAULT_READER
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -110,6 +113,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", type=int, help="draws of the seeds family (default: 5)")
     p.add_argument("--seed-temperature", dest="seed_temperature", type=float,
                    help="temperature of the seeds family's draws (default: 0.7)")
+    p.add_argument("--reader", choices=tuple(READERS),
+                   help="how an answer is read from a reply (default: robusteval): " +
+                        "; ".join(f"{r.name}: {r.summary}" for r in READERS.values()).replace("%", "%%"))
     p.add_argument("--budget", type=float,
                    help="ask only this share (0 < F <= 1) of each family's (question, variant) cells and "
                         "estimate the full grid; the same command without it asks the rest")
@@ -149,6 +155,9 @@ def validate(config: Any, options: Options) -> None:
         raise UserError("the seeds family samples written replies: use it with --scoring generate")
     if sampled and config.samples != 1:
         raise UserError("--samples repeats every variant; with the seeds family give the draws with --seeds K")
+    get_reader(options.reader)  # an unknown name (from YAML) stops here
+    if options.reader != DEFAULT_READER and options.scoring != "generate":
+        raise UserError("--reader reads written replies: use it with --scoring generate")
     if is_math_source(config.data):
         validate_math(options)
 
@@ -161,6 +170,8 @@ def validate_math(options: Options) -> None:
                         f"use --families {','.join(MATH_FAMILIES)} (or one of them)")
     if options.scoring != "generate":
         raise UserError("--data is open-answer math: the model writes its answer (--scoring generate only)")
+    if options.reader != DEFAULT_READER:
+        raise UserError("--reader reads option labels; open-answer math is read by its own rules (readers/math.py)")
 
 
 def math_families(options: Options) -> tuple[str, ...]:
@@ -180,7 +191,13 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     if is_math_source(data):
         return await execute_math(ctx, data)
     items = ctx.shard_items(load_items(data, limit=config.limit, seed=config.seed, audit=ctx.audit), key=_item_id)
+    reader = get_reader(options.reader)
     design, design_info = build_design(config, options, data, ctx.audit)
+    if options.scoring == "generate":  # under loglik nothing is written, so nothing is read
+        # before any request: a template whose answer the reader cannot read would make every reply invalid
+        check_templates(template_styles(options.families, options.cross, design), reader,
+                        max((len(i.options) for i in items), default=2))
+        design_info["reader"] = reader.name
     perturbing = perturbation_families((*options.families, *options.cross))
     counts: list[CopyCounts] = []
     if perturbing:
@@ -200,7 +217,7 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
                                              for v in expand(i, options.families, design, options.cross)),
                      options.budget, seed=config.seed, first=_first(options))
         design_info |= {"budget": options.budget, "budget_design": options.budget_design}
-    metrics_by_model, budget = {}, {}
+    metrics_by_model, budget, invalid = {}, {}, {}
     for model in ctx.models:
         # Each sample goes to samples.jsonl and into the compact tally as it is read, and is then
         # dropped: memory does not grow with the number of samples (metrics/mcq.py, engine/stream.py).
@@ -219,7 +236,7 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
                 await ask_loglik(ctx.engine, model, items, options.families, design, options.cross, keep, cells)
             else:
                 await ask_each(ctx.engine, model, items, options.families, ctx.params, config.samples, design,
-                               options.cross, keep, cells=cells)
+                               options.cross, keep, cells=cells, reader=reader)
 
         if grids is not None:
             model_grids = await ask_budgeted(grids, ask_cells, asked)
@@ -227,6 +244,7 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
             await ask_cells(None)
         if not ctx.engine.dry_run:  # --estimate: nothing was answered, nothing to measure
             metrics_by_model[model] = tally.metrics(options.families, cross=options.cross, seed=config.seed)
+            invalid[model] = tally.invalid_replies()
             if grids is not None:
                 budget[model] = budget_estimates(model_grids, asked, options.budget or 1.0, config.seed)
     extra: dict[str, Any] = {"design": design_info}
@@ -234,6 +252,8 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
         extra["perturbations"] = {c.family: encode(c) for c in counts}
     if budget:
         extra["budget"] = budget_json(budget)
+    if invalid:
+        extra["invalid_replies"] = {model: encode(counts) for model, counts in invalid.items()}
     return SuiteResult(metrics=to_json(metrics_by_model), samples=[], extra=extra)
 
 
@@ -313,7 +333,7 @@ async def execute_math(ctx: SuiteContext[Options], data: str) -> SuiteResult:
                      options.budget, seed=config.seed, first=_first(options))
         design_info |= {"budget": options.budget, "budget_design": options.budget_design}
     ids = [p.id for p in problems]
-    metrics_by_model, budget = {}, {}
+    metrics_by_model, budget, invalid = {}, {}, {}
     for model in ctx.models:
         # as the generate path: each sample to samples.jsonl and the compact tally, then dropped
         tally = McqTally(ids)
@@ -336,11 +356,14 @@ async def execute_math(ctx: SuiteContext[Options], data: str) -> SuiteResult:
             await ask_cells(None)
         if not ctx.engine.dry_run:
             metrics_by_model[model] = tally.metrics_in_order(families, seed=config.seed)
+            invalid[model] = tally.invalid_replies()
             if model_grids is not None:
                 budget[model] = budget_estimates(model_grids, asked, options.budget or 1.0, config.seed)
     extra: dict[str, Any] = {"design": design_info}
     if budget:
         extra["budget"] = budget_json(budget)
+    if invalid:
+        extra["invalid_replies"] = {model: encode(counts) for model, counts in invalid.items()}
     return SuiteResult(metrics=to_json(metrics_by_model), samples=[], extra=extra)
 
 
@@ -354,11 +377,15 @@ def _item_id(item: Item) -> str:
 
 def print_summary(console, result: SuiteResult) -> None:
     from robusteval.report.budget import print_budget
-    from robusteval.report.table import print_copy_counts, print_mcq
-    from robusteval.results.mcq import read_copy_counts
+    from robusteval.report.table import print_copy_counts, print_invalid_warning, print_mcq
+    from robusteval.results.mcq import read_copy_counts, read_invalid
 
+    invalid = read_invalid(result.extra)
+    reader = (result.extra.get("design") or {}).get("reader")
     for model, model_metrics in read_metrics(result.metrics).items():
         print_mcq(console, model, model_metrics)
+        if model in invalid:
+            print_invalid_warning(console, model, invalid[model], reader)
     print_copy_counts(console, read_copy_counts(result.extra))
     truths = read_budget(result.extra, "budget_truth")  # score GRID --budget: the full grid's own figures
     for model, estimates in read_budget(result.extra).items():
@@ -370,8 +397,16 @@ def build_design(config: Any, options: Options, data: str, audit: DataAudit | No
     """Templates and shot pool for the families asked; the info dict goes into results.json
     (where shots come from a file or a dev split, its audit goes into ``audit``)."""
     families = set(options.families) | set(options.cross)
-    templates = load_templates(options.templates) if families & {"prompt", "fewshot"} else (BASE,)
+    templates: tuple[Template, ...] = (BASE,)
+    base = BASE
+    if options.templates or families & {"prompt", "fewshot"}:
+        templates, base = load_template_set(options.templates, data)
+        templates = templates if families & {"prompt", "fewshot"} else (BASE,)
     info: dict = {"templates": [t.name for t in templates], "cross": list(options.cross)}
+    if base is not BASE:
+        info["base_template"] = base.name
+    if named := template_set_name(options.templates, data):
+        info["template_set"] = named
     shots = None
     if "fewshot" in families:
         if options.shots:
@@ -386,7 +421,7 @@ def build_design(config: Any, options: Options, data: str, audit: DataAudit | No
     if "seeds" in families:
         info |= {"seeds": options.seeds, "seed_temperature": options.seed_temperature}
     return Design(templates, shots, options.n_shots, options.fewshot_multiturn, config.seed, options.seeds,
-                  options.seed_temperature), info
+                  options.seed_temperature, base=base), info
 
 
 # ------------------------------------------------------------------ perturbed copies of the questions
@@ -515,38 +550,43 @@ class Sample(SampleBase):
 
 async def run(engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
               params: GenParams, samples: int = 1, design: Design = Design(),
-              cross: tuple[str, ...] = (), cells: set[tuple[str, str, str]] | None = None) -> list[Sample]:
+              cross: tuple[str, ...] = (), cells: set[tuple[str, str, str]] | None = None,
+              reader: Reader | None = None) -> list[Sample]:
     """`ask` outside a suite context (benchmarks, tests): the engine's progress learns the count first."""
     async def ask_all(jobs: list, one: Callable[[Any], Awaitable[Any]]) -> list:
         engine.expect(len(jobs))
         return await gather_all(one(job) for job in jobs)
 
-    return await ask(ask_all, engine, model, items, families, params, samples, design, cross, cells)
+    return await ask(ask_all, engine, model, items, families, params, samples, design, cross, cells, reader)
 
 
 async def ask(ask_all: AskAll, engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
               params: GenParams, samples: int = 1, design: Design = Design(),
-              cross: tuple[str, ...] = (), cells: set[tuple[str, str, str]] | None = None) -> list[Sample]:
-    """Ask every variant of every item (``samples`` times each) and read the replies; with
-    ``cells`` (item id, family, variant name: ``--budget``), only those variants."""
+              cross: tuple[str, ...] = (), cells: set[tuple[str, str, str]] | None = None,
+              reader: Reader | None = None) -> list[Sample]:
+    """Ask every variant of every item (``samples`` times each) and read the replies with ``reader``
+    (the default reader for None); with ``cells`` (item id, family, variant name: ``--budget``),
+    only those variants."""
+    read = reader or get_reader()
     jobs = [(item, v, k) for item in items for v in expand(item, families, design, cross)
             if _chosen(cells, item.id, v) for k in range(samples)]
 
     async def one(job: tuple[Item, Variant, int]) -> Sample:
         item, variant, k = job
         p, index = decoding(params, variant, design, k)
-        return _sample(model, item, variant, k, await engine.chat(model, variant.messages, p, sample=index))
+        return _sample(model, item, variant, k, await engine.chat(model, variant.messages, p, sample=index), read)
 
     return await ask_all(jobs, one)
 
 
 async def ask_each(engine: Engine, model: str, items: list[Item], families: tuple[str, ...], params: GenParams,
                    samples: int, design: Design, cross: tuple[str, ...], emit: Callable[[Sample], None],
-                   cells: set[tuple[str, str, str]] | None = None) -> None:
+                   cells: set[tuple[str, str, str]] | None = None, reader: Reader | None = None) -> None:
     """`ask`, handing each sample to ``emit`` in the same order instead of returning them all
     (`_stream`): neither the prompts nor the samples of the whole run are ever held at once."""
-    await _stream(engine, model, items, lambda item: expand(item, families, design, cross), _sample,
-                  params, samples, design, emit, cells)
+    read = reader or get_reader()
+    await _stream(engine, model, items, lambda item: expand(item, families, design, cross),
+                  partial(_sample, reader=read), params, samples, design, emit, cells)
 
 
 async def _stream(engine: Engine, model: str, items: list, expand_item: Callable[[Any], Iterable[Variant]],
@@ -684,21 +724,29 @@ def _loglik_sample(model: str, item: Item, v: Variant, rule: str, responses: lis
     reply = None if position is None else f"{ANSWER_PREFIX} {v.labels[position]}"
     response = Response(key=responses[0].key, text=reply, error=failed.error if failed else None,
                         cached=all(r.cached for r in responses))
+    # the reply is written here, in the base template's phrase: robusteval's reader reads it whatever --reader
     sample = _sample(model, item, replace(v, family=f"{v.family}/{LOGLIK}{rule}"), 0, response)
     return replace(sample, response=text, base_family=v.family, rule=rule, logliks=() if failed else tuple(scores))
 
 
-def make_sample(model: str, item: Item, variant: Variant, k: int, response: Response) -> Sample:
-    """A reply to ``variant`` read and scored, as a run scores it (`robusteval score` scores replies
-    written elsewhere with it)."""
-    return _sample(model, item, variant, k, response)
+def make_sample(model: str, item: Item, variant: Variant, k: int, response: Response,
+                reader: Reader | None = None) -> Sample:
+    """A reply to ``variant`` read (by ``reader``, default robusteval's) and scored, as a run scores
+    it (`robusteval score` scores replies written elsewhere with it)."""
+    return _sample(model, item, variant, k, response, reader)
 
 
-def _sample(model: str, item: Item, variant: Variant, k: int, response: Response) -> Sample:
-    answer = read_label(response.text, variant.labels)
-    option = variant.original_index(answer.position) if answer.position is not None else None
-    if option is not None:
-        option = item.options.index(item.options[option])  # a repeated text is one answer
+def _sample(model: str, item: Item, variant: Variant, k: int, response: Response,
+            reader: Reader | None = None) -> Sample:
+    answer = (reader or get_reader()).read(response.text, variant.labels)
+    option = None
+    if answer.position is not None and answer.position >= len(variant.order):
+        # a label past the options shown ("J" of 9, `readers.mmlu_pro`): a wrong answer, the same one
+        # whatever the order, that no option index can equal
+        option = answer.position
+    elif answer.position is not None:
+        # a repeated text is one answer
+        option = item.options.index(item.options[variant.original_index(answer.position)])
     gold = item.options.index(item.options[item.answer])
     gold_position = variant.order.index(item.answer)
     return Sample(

@@ -9,12 +9,21 @@ from robusteval.report.budget import budget_section
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, slug
 from robusteval.report.plots import bars_with_ci
 from robusteval.report.sections.sensitivity import NOTE as SENSITIVITY_NOTE, measures_table, variants_table
-from robusteval.report.table import CATEGORY_COLUMNS, category_rows, fmt_estimate
-from robusteval.results.mcq import CopyCounts, FamilyMetrics, read_copy_counts, read_metrics
+from robusteval.report.table import CATEGORY_COLUMNS, category_rows, fmt_estimate, sensitivity_columns
+from robusteval.results.mcq import (
+    CopyCounts,
+    FamilyMetrics,
+    InvalidReplies,
+    read_copy_counts,
+    read_invalid,
+    read_metrics,
+)
 
 
 def sections(run: Run) -> list[Section]:
     out = []
+    invalid = read_invalid(run.results)
+    reader = (run.results.get("design") or {}).get("reader")
     for model, families in read_metrics(run.results.get("metrics")).items():
         figures, summary_rows = [], []
         for family, fm in families.items():
@@ -38,11 +47,32 @@ def sections(run: Run) -> list[Section]:
         noise = summaries(run.results, model)
         sensitivity = sensitivity_tables(model, families)
         notes = ((SENSITIVITY_NOTE,) if sensitivity else ()) + ((NOISE_NOTE, *noise) if noise else ())
-        out.append(Section(f"mcq · {model}", tuple(figures), (table, *sensitivity, *variant_tables(model, families),
-                                                               *category_tables(model, families)), notes))
+        if any(fm.sensitivity_valid is not None for fm in families.values()):
+            notes = (VALID_ONLY_NOTE, *notes)
+        warned = invalid_table(model, invalid[model], reader) if model in invalid else None
+        if warned is not None:
+            notes = (f"Warning: {invalid[model].warning(model, reader)}", *notes)
+        out.append(Section(f"mcq · {model}", tuple(figures),
+                           (*([warned] if warned else []), table, *sensitivity, *variant_tables(model, families),
+                            *category_tables(model, families)),
+                           notes))
     copies = copies_section(read_copy_counts(run.results))
     budget = budget_section(run)  # --budget: the estimate of the full grid
     return [*([copies] if copies else []), *out, *([budget] if budget else [])]
+
+
+VALID_ONLY_NOTE = ("Sensitivity over valid replies only: a question's invalid variants are left out (not counted "
+                   "wrong, never a flip), so the gap to the as-scored figures is format failure, not the answer "
+                   "changing.")
+
+
+def invalid_table(model: str, counts: InvalidReplies, reader: str | None) -> TableData | None:
+    """The first invalid replies of a model above the warning's share, None at or under it."""
+    if counts.warning(model, reader) is None:
+        return None
+    return TableData(f"{model}: {counts.invalid} of {counts.replies} replies invalid ({counts.share:.0%}); "
+                     f"the first {len(counts.examples)}", ("#", "reply"),
+                     tuple((str(n), text) for n, text in enumerate(counts.examples, 1)))
 
 
 def copies_section(counts: list[CopyCounts]) -> Section | None:
@@ -65,8 +95,7 @@ def copies_section(counts: list[CopyCounts]) -> Section | None:
 
 def sensitivity_tables(model: str, families: dict[str, FamilyMetrics]) -> list[TableData]:
     """Every sensitivity measure per family, then each family's variants against its reference."""
-    overall = measures_table(f"{model}: sensitivity per family (95% CI)",
-                             {family: fm.sensitivity for family, fm in families.items()})
+    overall = measures_table(f"{model}: sensitivity per family (95% CI)", sensitivity_columns(families))
     per_variant = [variants_table(f"{model} · {family}: each variant against the unperturbed one", fm.sensitivity)
                    for family, fm in families.items()]
     return [t for t in (overall, *per_variant) if t is not None]

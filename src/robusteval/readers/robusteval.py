@@ -1,4 +1,4 @@
-"""Read the option label after the last "the best answer is".
+"""The `robusteval` reader (the default): the option label after the last "the best answer is".
 
 Strict on purpose: a reply without the phrase, or with something after it that is not a label
 of the shown options, is *invalid* (kept in the samples, counted wrong) rather than guessed at.
@@ -15,6 +15,10 @@ from robusteval.types import Answer
 
 PHRASE = re.compile(r"the best answer is", re.IGNORECASE)
 TOKEN = re.compile(r"""^[\s:\-=]*(?:option\s+|\*+|["'(\[{<]|\\boxed\{)*\s*([A-Za-z]+|\d+)\b""", re.IGNORECASE)
+
+
+NAME = "robusteval"
+SUMMARY = 'the label after the last "The best answer is" (any label style mapped back); nothing else is guessed'
 
 
 def read_label(text: str | None, labels: tuple[str, ...]) -> Answer:

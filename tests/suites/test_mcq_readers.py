@@ -1,0 +1,141 @@
+"""mcq with a chosen reader, end to end through the deterministic stub: the template check before any
+request, the reader recorded, --templates score, the invalid-reply warning and the valid-only view."""
+
+from __future__ import annotations
+
+import json
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+
+from robusteval.cli import main
+from robusteval.report.model import Run
+from robusteval.report.sections.mcq import sections
+from robusteval.testing.openai_stub import StubServer
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+ANSWER_IS_X = ("templates:\n  - name: mmlu-pro-cot\n    template: 'Think step by step and then output the answer "
+               "in the format of \"The answer is (X)\" at the end.\\n\\n{question}\\n{options}'\n")
+
+
+def _run(tmp_path, stub, run_id, *flags, data=FIXTURES / "mcq_small.jsonl", quiet=True):
+    code = main(["run", "mcq", *(["--quiet"] if quiet else []), "--data", str(data),
+                 "--model", f"openai:stub?base_url={stub.base_url}", "--cache-dir", str(tmp_path / "cache"),
+                 "--out", str(tmp_path), "--run-id", run_id, *flags])
+    return code, tmp_path / run_id
+
+
+def _read(folder):
+    samples = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
+    return json.loads((folder / "results.json").read_text()), samples
+
+
+def test_a_template_the_reader_cannot_read_stops_before_any_request(tmp_path, capsys):
+    """Before: exit 0, accuracy 0.000, every reply invalid with a real model. Now: one message, exit 2."""
+    templates = tmp_path / "t.yaml"
+    templates.write_text(ANSWER_IS_X, encoding="utf-8")
+    with StubServer() as stub:
+        code, folder = _run(tmp_path, stub, "x", "--families", "prompt", "--templates", str(templates))
+        asked = stub.counters()["total"]
+    err = capsys.readouterr().err
+    assert code == 2 and asked == 0 and not folder.exists()
+    assert "template 'mmlu-pro-cot'" in err and "--reader robusteval" in err and "Traceback" not in err
+    assert "--reader mmlu-pro" in err  # what would read it
+
+
+def test_the_reader_is_chosen_and_recorded(tmp_path):
+    templates = tmp_path / "t.yaml"
+    templates.write_text(ANSWER_IS_X, encoding="utf-8")
+    with StubServer() as stub:
+        code, folder = _run(tmp_path, stub, "m", "--families", "order,prompt", "--templates", str(templates),
+                            "--reader", "mmlu-pro")
+        assert code == 0
+        code, base = _run(tmp_path, stub, "r", "--families", "order")
+        assert code == 0
+    results, samples = _read(folder)
+    assert results["design"]["reader"] == "mmlu-pro" and _read(base)[0]["design"]["reader"] == "robusteval"
+    assert results["config"]["options"]["reader"] == "mmlu-pro"
+    # the stub writes "The best answer is X": the mmlu-pro chain's "answer is X" reads it the same,
+    # but for a D to a 3-option question: invalid to robusteval, a read and wrong answer to MMLU-Pro's authors
+    theirs = {(s["item_id"], s["variant"]): s for s in samples if s["family"] == "order"}
+    ours = {(s["item_id"], s["variant"]): s for s in _read(base)[1]}
+    assert theirs.keys() == ours.keys()
+    past = [k for k, s in ours.items() if s["status"] == "invalid"]
+    assert past and all(ours[k]["response"].endswith("is D.") and len(ours[k]["labels"]) == 3 for k in past)
+    for key, s in theirs.items():
+        if key in past:
+            assert (s["status"], s["answer_label"], s["answer_option"], s["correct"]) == ("ok", "D", 3, False)
+        else:
+            assert (s["status"], s["answer_option"]) == (ours[key]["status"], ours[key]["answer_option"])
+
+
+def test_templates_score(tmp_path):
+    with StubServer() as stub:
+        code, folder = _run(tmp_path, stub, "s", "--families", "order,prompt", "--templates", "score")
+    assert code == 0
+    results, samples = _read(folder)
+    assert results["design"]["template_set"] == "score-mmlu-pro"
+    assert results["design"]["base_template"] == "score-order"
+    assert results["design"]["templates"] == [f"p{i}" for i in range(10)]
+    q1 = next(s for s in samples if s["item_id"] == "q1" and s["variant"] == "p0")
+    assert q1["prompt"].startswith("Which planet in our solar system is closest to the Sun?\nA: Venus\nB: Mercury")
+    assert q1["labels"] == ["A", "B", "C", "D"]
+    gold = next(s for s in samples if s["item_id"] == "q1" and s["variant"] == "gold@A")
+    assert gold["prompt"].startswith("For the multiple-choice question related to astronomy, which option (A-J)")
+
+
+def _two_option_items(path: Path) -> Path:
+    """Items with two options: the stub answers A-D, so about half its replies name no option."""
+    rows = [{"id": f"t{n}", "question": f"Is {n} even?", "choices": ["yes", "no"], "answer": n % 2} for n in range(8)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_mostly_invalid_replies_warn_and_the_valid_only_view(tmp_path, capsys):
+    with StubServer() as stub:
+        code, folder = _run(tmp_path, stub, "v", "--families", "order,format",
+                            data=_two_option_items(tmp_path / "two.jsonl"), quiet=False)
+    out = capsys.readouterr().out
+    assert code == 0
+    results, samples = _read(folder)
+    invalid = [s for s in samples if s["status"] == "invalid"]
+    share = len(invalid) / len(samples)
+    assert share > 0.1
+    counts = results["invalid_replies"]["openai:stub"]
+    assert (counts["replies"], counts["invalid"]) == (len(samples), len(invalid))
+    assert counts["examples"] == [s["response"] for s in invalid[:3]]
+    assert "are invalid: reader 'robusteval' found no answer" in out
+    assert out.count("invalid reply ") == 3 and "valid replies only" in out
+
+    for family in ("order", "format"):
+        fm = results["metrics"]["openai:stub"][family]
+        rows = [s for s in samples if s["family"] == family]
+        # as scored: an invalid reply is wrong and never agrees; valid only: it is left out
+        assert fm["sensitivity"]["consistency_rate"]["value"] == pytest.approx(_consistency(rows, valid_only=False))
+        assert fm["sensitivity_valid"]["consistency_rate"]["value"] == pytest.approx(_consistency(rows, True))
+        valid = [s for s in rows if s["status"] == "ok"]
+        best = max(_accuracy([s for s in valid if s["variant"] == v]) for v in {s["variant"] for s in valid})
+        assert fm["sensitivity_valid"]["max_p"]["value"] == pytest.approx(best)
+
+    report = sections(Run(path=folder, results=results))
+    text = json.dumps([[t.title, t.columns, t.rows] for s in report for t in s.tables] + [s.notes for s in report])
+    assert "Warning: openai:stub:" in text and "valid replies only" in text and invalid[0]["response"] in text
+
+
+def _consistency(rows, valid_only):
+    by_item = {}
+    for s in rows:
+        if valid_only and s["status"] != "ok":
+            continue
+        by_item.setdefault(s["item_id"], []).append(s["answer_option"] if s["status"] == "ok" else None)
+    rates = []
+    for answers in by_item.values():
+        pairs = list(combinations(answers, 2))
+        if pairs:
+            rates.append(sum(a is not None and a == b for a, b in pairs) / len(pairs))
+    return sum(rates) / len(rates)
+
+
+def _accuracy(rows):
+    return sum(s["correct"] for s in rows) / len(rows)
