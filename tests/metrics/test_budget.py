@@ -175,3 +175,14 @@ def test_a_crossed_design_learns_a_variant_from_those_that_share_its_settings():
     errors = [np.abs(np.array([e.value for e in estimate(observed, covariates=x, seed=2).variants.values()])
                      - acc).mean() for x in (None, name_covariates(names))]
     assert errors[1] < errors[0]
+
+
+def test_a_variant_no_item_has_gets_no_accuracy_and_leaves_the_others_alone():
+    truth = _rasch_grid(200, 4, seed=6)
+    exists = np.ones(truth.shape, dtype=bool)
+    exists[:, 3] = False  # e.g. gold@D of a family whose questions all have three options
+    est = estimate(np.where(choose_cells(200, 4, 0.5, seed=1), truth, np.nan), exists=exists, seed=1)
+    assert est.variants["3"].value is None and est.cells == 600
+    values = [est.variants[str(j)].value for j in range(3)]
+    assert est.spread.value == pytest.approx(max(values) - min(values), abs=0.1)
+    assert all(abs(v - t) < 0.1 for v, t in zip(values, truth[:, :3].mean(axis=0)))

@@ -153,7 +153,10 @@ def fit_grid(observed: np.ndarray, *, c: float = 1.0) -> np.ndarray:
 
 def _summary(acc: np.ndarray) -> np.ndarray:
     """draws x variants -> draws x (variants, quantiles, spread)."""
-    return np.concatenate([acc, np.quantile(acc, QUANTILES, axis=1).T, np.ptp(acc, axis=1)[:, None]], axis=1)
+    if np.isnan(acc).all():
+        return np.concatenate([acc, np.full((len(acc), len(QUANTILES) + 1), np.nan)], axis=1)
+    spread = np.nanmax(acc, axis=1) - np.nanmin(acc, axis=1)
+    return np.concatenate([acc, np.nanquantile(acc, QUANTILES, axis=1).T, spread[:, None]], axis=1)
 
 
 def estimate(observed: np.ndarray, *, names: Iterable[str] | None = None, exists: np.ndarray | None = None,

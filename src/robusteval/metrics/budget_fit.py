@@ -160,7 +160,8 @@ class Fit:
             if t >= warm:  # the unasked cells as answers: binomial per variant and grid point
                 unasked = np.asarray((self.unasked.T @ onehot).todense()).astype(np.int64)
                 drawn = rng.binomial(unasked, expit(GRID[None, :] + b[:, None])).sum(axis=1)
-                out[t - warm] = (self.observed_sum + drawn) / np.maximum(self.count, 1)
+                out[t - warm] = np.where(self.count > 0, (self.observed_sum + drawn) / np.maximum(self.count, 1),
+                                         np.nan)  # a variant no item has: no accuracy
         return out
 
     def expected(self) -> np.ndarray:
