@@ -31,7 +31,11 @@ def add_parser(sub) -> None:
     p.add_argument("--model", help="the model's name in the results (default: from the file, its rows, or its name)")
     p.add_argument("--as", dest="kind", choices=("replies", "mmlu-pro", "lm-eval", "grid"),
                    help="what the files are (default: told from each file)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (default: 0)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals and of --budget's cells "
+                                                       "(default: 0)")
+    p.add_argument("--budget", type=float,
+                   help="a grid only: estimate the full grid from this share of its cells, chosen as "
+                        "`run mcq --budget F --seed S` would, and show each estimate beside the grid's own value")
     p.add_argument("--out", dest="out_dir", default="runs", help="folder for the run folder (default: runs)")
     p.add_argument("--run-id", dest="run_id", help="name of the run folder (default: score-TIMESTAMP-XXXX)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --run-id folder")
@@ -51,7 +55,7 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     request = ScoreRequest(paths=tuple(args.files), data=args.data, families=args.families or (),
                            cross=args.cross or (), templates=args.templates, reader=args.reader, model=args.model,
                            kind=args.kind, seed=args.seed, out_dir=args.out_dir, run_id=args.run_id,
-                           overwrite=args.overwrite)
+                           overwrite=args.overwrite, budget=args.budget)
     run_dir, result = score_files(request)
     result.written += write_report_files(run_dir, console)
     return finish(args, "mcq", console, run_dir, result, {}, started)

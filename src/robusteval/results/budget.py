@@ -23,6 +23,8 @@ class BudgetEstimate:
     asked: int = 0
     cells: int = 0
     budget: float = 1.0
+    # how many cells of each variant were asked: how far each figure rests on the model (older runs: empty)
+    asked_per_variant: dict[str, int] = field(default_factory=dict)
 
 
 # model -> family -> estimate
@@ -33,6 +35,7 @@ def budget_json(estimates: BudgetEstimates) -> dict[str, Any]:
     return {model: {family: encode(e) for family, e in families.items()} for model, families in estimates.items()}
 
 
-def read_budget(extra: dict[str, Any]) -> BudgetEstimates:
-    """results.json's ``budget`` (absent in runs without ``--budget``)."""
-    return decode(BudgetEstimates, extra.get("budget") or {})
+def read_budget(extra: dict[str, Any], key: str = "budget") -> BudgetEstimates:
+    """results.json's ``budget`` (absent in runs without ``--budget``); ``key="budget_truth"``: the
+    full grid's own figures, which ``score GRID --budget`` writes beside its estimates."""
+    return decode(BudgetEstimates, extra.get(key) or {})

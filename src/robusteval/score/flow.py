@@ -22,10 +22,12 @@ from robusteval.config import RunConfig
 from robusteval.data.audit import DataAudit
 from robusteval.data.mcq import load_items
 from robusteval.errors import UserError
+from robusteval.metrics.budget import check_grid
 from robusteval.metrics.mcq import McqTally
 from robusteval.probes.design import FAMILIES, expand
 from robusteval.readers import Reader, get_reader
 from robusteval.results import encode, reserve_run_folder, write_run
+from robusteval.results.budget import BudgetEstimates, budget_json
 from robusteval.results.mcq import to_json
 from robusteval.score.grid import GridCell, load_grid
 from robusteval.score.replies import (
@@ -62,6 +64,7 @@ class ScoreRequest:
     run_id: str | None = None
     overwrite: bool = False
     extra_options: dict[str, Any] = field(default_factory=dict)
+    budget: float | None = None  # a grid only: estimate from this share of its cells, beside the full grid
 
 
 def kind_of(path: Path) -> str:
@@ -181,6 +184,10 @@ def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
         raise UserError(f"score: the files are of different kinds ({', '.join(sorted(kinds))}); score each kind "
                         "on its own")
     kind = kinds.pop()
+    if request.budget is not None and kind != "grid":
+        raise UserError("score: --budget applies to a correctness grid (every cell known), not to replies")
+    if request.budget is not None and not 0 < request.budget <= 1:
+        raise UserError("score: --budget must be in (0, 1], e.g. --budget 0.1")
     audit = DataAudit()
     samples: list[Any]
     if kind == "grid":
@@ -190,6 +197,8 @@ def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
         samples = list(grid_samples(cells))
         model_files: dict[str, list[str]] = {}
         design: dict[str, Any] = {"answers": "a correctness grid"}
+        if request.budget is not None:
+            design |= {"budget": request.budget, "budget_design": "stratified"}
     else:
         reader = get_reader(request.reader)  # an unknown name stops before any file is read
         placed, design = placed_replies(request, kind, audit)
@@ -249,6 +258,8 @@ def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudi
     scored = {"kind": kind, "files": list(request.paths), "reader": design.get("reader")}
     extra = {"design": design, "scored": scored, "data": audit.as_dict(),
              **({"invalid_replies": invalid} if invalid else {})}
+    if request.budget is not None:
+        extra |= budget_check(samples, request.budget, request.seed)
     result = SuiteResult(metrics=to_json(metrics), samples=[], extra=extra)
     try:
         folder.prepare_for_files()
@@ -262,4 +273,19 @@ def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudi
     return folder.path, result
 
 
-__all__ = ["KINDS", "GridSample", "ScoreRequest", "grid_samples", "kind_of", "score_files"]
+def budget_check(samples: list[Any], budget: float, seed: int) -> dict[str, Any]:
+    """``score GRID --budget F``: per model and family, what ``run --budget F --seed S`` would have
+    estimated from the grid's cells (`metrics.budget.check_grid`), under results.json's ``budget``
+    as a budgeted run writes it, and the full grid's own figures under ``budget_truth``."""
+    estimates: BudgetEstimates = {}
+    truths: BudgetEstimates = {}
+    for model in dict.fromkeys(s.model for s in samples):
+        cells = [(s.item_id, s.family, str(s.variant), float(s.correct)) for s in samples
+                 if s.model == model and s.correct is not None]
+        checked = check_grid(cells, budget, seed=seed)
+        estimates[model] = {family: est for family, (est, _) in checked.items()}
+        truths[model] = {family: truth for family, (_, truth) in checked.items()}
+    return {"budget": budget_json(estimates), "budget_truth": budget_json(truths)}
+
+
+__all__ = ["KINDS", "GridSample", "ScoreRequest", "budget_check", "grid_samples", "kind_of", "score_files"]

@@ -37,7 +37,16 @@ from robusteval.data.mcq import DUPLICATE_RULES, load_dev_items, load_file, load
 from robusteval.engine import Engine, gather_all
 from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
-from robusteval.metrics.budget import DESIGNS as BUDGET_DESIGNS, FIRST, Grid, estimate, grow, observed_grid, plan
+from robusteval.metrics.budget import (
+    DESIGNS as BUDGET_DESIGNS,
+    FIRST,
+    Grid,
+    estimate,
+    grow,
+    name_covariates,
+    observed_grid,
+    plan,
+)
 from robusteval.metrics.mcq import McqTally
 from robusteval.probes.apply import Perturbed, Rewriter, perturb_item
 from robusteval.probes.design import FAMILIES, Copy, Design, expand, template_styles
@@ -308,7 +317,7 @@ def budget_estimates(grids: dict[str, Grid], samples: list, budget: float, seed:
     for family in dict.fromkeys(c.family for c in samples):
         grid = grids[family.split(f"/{LOGLIK}")[0]]
         out[family] = estimate(observed_grid(grid, _answers(samples, family)), names=grid.variants, exists=grid.exists,
-                               budget=budget, seed=seed)
+                               covariates=name_covariates(grid.variants), budget=budget, seed=seed)
     return out
 
 
@@ -388,8 +397,9 @@ def print_summary(console, result: SuiteResult) -> None:
         if model in invalid:
             print_invalid_warning(console, model, invalid[model], reader)
     print_copy_counts(console, read_copy_counts(result.extra))
+    truths = read_budget(result.extra, "budget_truth")  # score GRID --budget: the full grid's own figures
     for model, estimates in read_budget(result.extra).items():
-        print_budget(console, model, estimates)
+        print_budget(console, model, estimates, truths.get(model))
     print_noise_floor(console, result.extra)
 
 
