@@ -74,3 +74,13 @@ def test_evaluate_the_embedded_model(tmp_path, mcq_file):
     rows = (record.path / "samples.jsonl").read_text().splitlines()
     assert record.metrics["llamacpp"]["order"].samples == len(rows) > 0
     assert record.models["llamacpp"].usage["new"] > 0
+
+
+def test_score_released_answers_from_python(realdata, tmp_path):
+    """robusteval.score: the same scoring as `robusteval score`, returned as the run's record."""
+    zipped = realdata / "mmlu-pro" / "outputs" / "model_outputs_gemma-7b_5shots.zip"
+    record = robusteval.score(zipped, reader="mmlu-pro", out_dir=str(tmp_path), run_id="gemma")
+    assert record.path == tmp_path / "gemma" and (record.path / "report.html").exists()
+    (model,) = record.models_under_test
+    family = record.metrics[model]["released"]
+    assert family.accuracy.value == pytest.approx(3945 / 12032, abs=1e-9)  # the authors' chain, no guess

@@ -2,7 +2,7 @@
 
 __version__ = "0.1.0"
 
-__all__ = ["evaluate", "evaluate_async", "load_run"]
+__all__ = ["evaluate", "evaluate_async", "load_run", "score"]
 
 
 def __getattr__(name: str):

@@ -25,7 +25,7 @@ from typing import Any
 
 from robusteval.results.records import RunRecord, read_run
 
-__all__ = ["evaluate", "evaluate_async", "load_run"]
+__all__ = ["evaluate", "evaluate_async", "load_run", "score"]
 
 
 def _config(suite: str, models: Sequence[str] | None, settings: dict[str, Any]):
@@ -69,6 +69,33 @@ def evaluate(suite: str, models: Sequence[str] | None = None, *, quiet: bool = T
         return run_loop(go())
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="robusteval") as pool:
         return pool.submit(run_loop, go()).result()
+
+
+def score(files: str | Path | Sequence[str | Path], *, reader: str | None = None, data: str | None = None,
+          families: Sequence[str] = (), cross: Sequence[str] = (), templates: str | None = None,
+          model: str | None = None, kind: str | None = None, seed: int = 0, budget: float | None = None,
+          out_dir: str = "runs", run_id: str | None = None, overwrite: bool = False) -> RunRecord:
+    """Score replies produced elsewhere (`robusteval score`: generic JSONL, MMLU-Pro's released zips,
+    lm-eval sample logs) or a correctness grid, asking no model; the run folder's `RunRecord`.
+
+        robusteval.score("model_outputs_gemma-7b_5shots.zip", reader="mmlu-pro").metrics["gemma-7b"]["released"]
+    """
+    from robusteval.config import run_id_problem
+    from robusteval.errors import UserError
+    from robusteval.run import write_report_files
+    from robusteval.score.flow import ScoreRequest, score_files
+
+    if run_id is not None and (problem := run_id_problem(run_id)):
+        raise UserError(f"run_id {run_id!r}: {problem}")
+    paths = (files,) if isinstance(files, (str, Path)) else tuple(files)
+    request = ScoreRequest(paths=tuple(str(p) for p in paths), data=data, families=tuple(families),
+                           cross=tuple(cross), templates=templates, reader=reader, model=model, kind=kind, seed=seed,
+                           out_dir=out_dir, run_id=run_id, overwrite=overwrite, budget=budget)
+    from robusteval.report.terminal import literal_console
+
+    run_dir, _ = score_files(request)
+    write_report_files(run_dir, literal_console(stderr=True))
+    return load_run(run_dir)
 
 
 def load_run(path: Path | str) -> RunRecord:
