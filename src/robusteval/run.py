@@ -22,8 +22,8 @@ from robusteval.engine.progress import RichProgress
 from robusteval.engine.store import STORE_FILE
 from robusteval.errors import UserError
 from robusteval.models import load_backend, parse_model_spec
-from robusteval.models.spec import inherit_options, spec_text
 from robusteval.models.replay import Replay, ReplayBackend
+from robusteval.models.spec import inherit_options, spec_text
 from robusteval.report.terminal import literal_console, styled
 from robusteval.results import reserve_run_folder, write_run
 from robusteval.results.samples_file import SampleWriter

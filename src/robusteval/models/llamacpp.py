@@ -22,6 +22,7 @@ import asyncio
 import importlib.util
 import json
 import os
+import threading
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from robusteval.errors import BackendError, UserError
 from robusteval.models.base import file_sha256
-from robusteval.models.chat_format import chat_body, parse_chat_completion
+from robusteval.models.chat_format import chat_body, join_stream, parse_chat_completion
 from robusteval.types import Completion, GenParams, Message
 
 if TYPE_CHECKING:  # spec.load_backend imports the backends
@@ -146,6 +147,7 @@ class LlamaCppBackend:
         self._server: Any = None  # an xllamacpp.Server once loaded
         self._load_error: UserError | None = None
         self._loading = asyncio.Lock()
+        self._closing = threading.Event()  # set by close(): every decode in flight stops at its next token
 
     async def _ensure_loaded(self):
         """Load the model on the first request that misses the cache: a fully cached rerun never pays
@@ -172,9 +174,25 @@ class LlamaCppBackend:
             raise UserError(f"llama.cpp could not load {self.path}: {exc}") from None
 
     async def chat(self, messages: tuple[Message, ...], params: GenParams) -> Completion:
+        """The reply, streamed from llama.cpp token by token so that a cancelled request (Ctrl-C, a
+        timeout) stops its decode at the next token instead of running to ``max_tokens`` while the
+        process waits to exit (measured: docs/performance.md, "Stopping"). With log-probabilities
+        it asks whole: llama.cpp's stream leaves out the end-of-text token's log-probability, which
+        a plain reply lists, and the two must be the same reply."""
         body = chat_body(messages, params)
         server = await self._ensure_loaded()
-        out = await asyncio.get_running_loop().run_in_executor(self._pool, server.handle_chat_completions, body)
+        cancelled = threading.Event()
+        loop = asyncio.get_running_loop()
+        try:
+            if params.logprobs:
+                out = await loop.run_in_executor(self._pool, server.handle_chat_completions, body)
+            else:
+                out = await loop.run_in_executor(self._pool, _stream_chat, server, body, (cancelled, self._closing))
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        if out is None:
+            raise BackendError("llama.cpp: the request was stopped (the backend is closing)", retryable=False)
         return parse_chat_completion(out, source="llama.cpp")
 
     async def count_prompt_tokens(self, messages: tuple[Message, ...]) -> int:
@@ -204,6 +222,8 @@ class LlamaCppBackend:
         return Completion(text="", loglik=min(top.values()), greedy=False)
 
     async def close(self) -> None:
+        if hasattr(self, "_closing"):
+            self._closing.set()  # a decode still running (an interrupted run) ends at its next token
         server = getattr(self, "_server", None)
         self._server = None
         if server is not None:
@@ -222,6 +242,23 @@ def _flag(spec: ModelSpec, key: str, default: bool) -> bool:
     if raw.strip().lower() in ("0", "false", "no", "off"):
         return False
     raise UserError(f"model spec {spec.label!r}: option {key}={raw!r} must be 1 or 0 (or true/false)")
+
+
+def _stream_chat(server, body: dict, stops: tuple[threading.Event, ...]) -> dict | None:
+    """One chat completion, streamed: llama.cpp calls back with each token's chunk, and a callback
+    that returns True ends the stream and cancels the decode (its slot is free for the next
+    request). Returns the joined reply, or None when one of ``stops`` was set."""
+    chunks: list[dict] = []
+    stopped = threading.Event()
+
+    def on_chunk(chunk: dict) -> bool:
+        chunks.append(chunk)
+        if any(stop.is_set() for stop in stops):
+            stopped.set()
+        return stopped.is_set()
+
+    server.handle_chat_completions({**body, "stream": True, "stream_options": {"include_usage": True}}, on_chunk)
+    return None if stopped.is_set() else join_stream(chunks)
 
 
 def _count_tokens(address: str, messages: list[dict]) -> int:
