@@ -97,6 +97,8 @@ async def run_suite(config: RunConfig, *, console: Console | None = None, quiet:
         folder.release()
         raise
     run_dir = folder.path
+    if not quiet and console.is_terminal:  # the last stage, which the progress rows do not count
+        console.print(Text(f"{config.suite} · writing results and report to {run_dir}"))
     write_run(run_dir, config=config, models=model_info, metrics=result.metrics, samples=samples,
               started=started, finished=time.time(), extra=result.extra)
     result.written += [run_dir / "results.json", run_dir / "samples.jsonl"]

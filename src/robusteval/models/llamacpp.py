@@ -24,6 +24,7 @@ import json
 import os
 import threading
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,6 +115,7 @@ class LlamaCppBackend:
     cache_prompt: bool = DEFAULT_CACHE_PROMPT
     flash_attn: bool = DEFAULT_FLASH_ATTN
     fingerprint: str = ""
+    status: Callable[[str], None] | None = None  # the engine's `note`: "loading model ..." while it loads
     loglik_text = False  # llama.cpp returns no prompt log-probabilities: labels (one token) only
 
     @property
@@ -156,11 +158,16 @@ class LlamaCppBackend:
             if self._load_error is not None:
                 raise self._load_error  # failed once: do not try again for every waiting request
             if self._server is None:
+                if self.status:
+                    self.status(f"loading model {self.path.name}")
                 try:
                     self._server = await asyncio.get_running_loop().run_in_executor(self._pool, self._load)
                 except UserError as exc:
                     self._load_error = exc
                     raise
+                finally:
+                    if self.status:
+                        self.status("")
         return self._server
 
     def _load(self):

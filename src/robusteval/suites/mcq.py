@@ -175,6 +175,7 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     perturbing = perturbation_families((*options.families, *options.cross))
     counts: list[CopyCounts] = []
     if perturbing:
+        ctx.stage("building variants")
         needs_model = any(isinstance(get(f), Rewrite) for f in perturbing)
         rewriter = Rewriter(ctx.engine, await ctx.model(options.rewriter)) if needs_model else None
         copies, counts = await write_copies(ctx.ask_all, items, perturbing, k=options.perturbations_per_family,
@@ -192,6 +193,7 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
                      options.budget, seed=config.seed, first=_first(options))
         design_info |= {"budget": options.budget, "budget_design": options.budget_design}
     metrics_by_model, budget = {}, {}
+    ctx.stage("asking")
     for model in ctx.models:
         # Each sample goes to samples.jsonl and into the compact tally as it is read, and is then
         # dropped: memory does not grow with the number of samples (metrics/mcq.py, engine/stream.py).
@@ -305,6 +307,7 @@ async def execute_math(ctx: SuiteContext[Options], data: str) -> SuiteResult:
         design_info |= {"budget": options.budget, "budget_design": options.budget_design}
     ids = [p.id for p in problems]
     metrics_by_model, budget = {}, {}
+    ctx.stage("asking")
     for model in ctx.models:
         # as the generate path: each sample to samples.jsonl and the compact tally, then dropped
         tally = McqTally(ids)
