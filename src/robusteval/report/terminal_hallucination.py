@@ -7,10 +7,10 @@ import csv
 import io
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from robusteval.report.table import fmt_estimate as _fmt  # the one copy
+from robusteval.report.terminal import Table
 from robusteval.results.hallucination import HallucinationMetrics, MatrixCell, one_sided
 
 Rows = list[list[str]]

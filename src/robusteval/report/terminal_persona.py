@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from robusteval.report.table import fmt_estimate as _fmt  # the one copy
+from robusteval.report.terminal import Table
 from robusteval.results.persona import PersonaBoard, PersonaMetrics, stability_caveat
 
 
