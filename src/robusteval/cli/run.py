@@ -4,6 +4,7 @@ one run from them to its folder."""
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from dataclasses import fields, replace
 from pathlib import Path
@@ -90,6 +91,9 @@ def common_run_arguments(hidden: tuple[str, ...] = ()) -> argparse.ArgumentParse
                      help="with --run-id: replace that run's folder "
                           "(its old files are removed when the new run's are written)")
     run.add_argument("--quiet", action="store_true", help="no progress bar or tables")
+    run.add_argument("--format", dest="output_format", choices=("table", "json"), default="table",
+                     help="json: print one JSON object on stdout (suite, run folder, metrics, usage, files "
+                          "written; with --estimate, the estimates) for scripts; messages go to stderr")
     run.add_argument("--check-determinism", dest="check_determinism", type=int, metavar="N",
                      help="after the run, ask N of each model's greedy requests again (bypassing the store) and "
                           "record the share of replies that differ in results.json")
@@ -124,7 +128,7 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
 
     config = config_from_args(args)
     if config.estimate:
-        return estimate_command(config, console)
+        return estimate_command(config, console, as_json=args.output_format == "json")
     started = time.time()
     run_dir, result, usages = run_loop(run_suite(config, console=console, quiet=args.quiet))
     return finish(args, config.suite, console, run_dir, result, usages, started)
@@ -137,6 +141,11 @@ def finish(args: argparse.Namespace, suite: str, console: Console, run_dir: Path
     from robusteval.data.audit import DataAudit
     from robusteval.run import print_audit
 
+    if getattr(args, "output_format", "table") == "json":
+        print_audit(console, DataAudit.from_dict(result.extra.get("data")))
+        print(json.dumps({"suite": suite, "run_dir": str(run_dir), "metrics": result.metrics, "usage": usages,
+                          "written": [str(p) for p in result.written]}, indent=2))
+        return failed_requests_warning(console, sum(u["failed"] for u in usages.values()), retry_hint)
     out = out_console()
     if not args.quiet:
         get_suite(suite).print_summary(out, result)
@@ -152,14 +161,18 @@ def finish(args: argparse.Namespace, suite: str, console: Console, run_dir: Path
     return failed_requests_warning(console, sum(u["failed"] for u in usages.values()), retry_hint)
 
 
-def estimate_command(config: RunConfig, console: Console) -> int:
+def estimate_command(config: RunConfig, console: Console, as_json: bool = False) -> int:
     """``--estimate``: the suite against a dry-run engine; a table of what the run would ask and cost."""
-    from rich.table import Table
+    from dataclasses import asdict
 
     from robusteval.engine.loop import run as run_loop
+    from robusteval.report.terminal import Table
     from robusteval.run import estimate_suite
 
     estimates = run_loop(estimate_suite(config, console=console))
+    if as_json:
+        print(json.dumps({"suite": config.suite, "estimates": [asdict(e) for e in estimates]}, indent=2))
+        return 0
     table = Table(title=f"estimate for `robusteval run {config.suite}` (nothing was asked)", title_justify="left")
     for column in ("model", "requests", "cached", "duplicates", "to send", "prompt tokens", "completion tokens",
                    "time", "cost"):
