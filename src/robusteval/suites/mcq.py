@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 from robusteval.data.audit import DataAudit
 from robusteval.data.math import MathItem, is_math_source, load_math
-from robusteval.data.mcq import load_dev_items, load_file, load_items
+from robusteval.data.mcq import load_dev_items, load_file, load_items, parse_columns
 from robusteval.engine import Engine, gather_all
 from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
@@ -76,9 +76,13 @@ class Options:
     seed_temperature: float = 0.7
     budget: float | None = None
     budget_design: str = "stratified"
+    columns: str | None = None  # question=Q,choices=A|B|C|D,answer=Gold: the --data file's column names
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--columns", help="the --data file's column names, e.g. question=Question,choices=A|B|C|D,"
+                                     "answer=Answer (also subject=, id=); answers as a letter, an index or "
+                                     "the option's text")
     p.add_argument("--families", type=csv_arg,
                    help="comma-separated families (default: order,format): format, order, prompt, fewshot, or a "
                         "perturbation of the question (typo, paraphrase, dialect, ocr, language:de, ...)")
@@ -115,6 +119,7 @@ def validate(config: Any, options: Options) -> None:
     for flag, names in (("--families", options.families), ("--cross", options.cross)):
         if unknown := [f for f in names if f not in FAMILIES and not is_perturbation(f)]:
             raise UserError(f"unknown {flag} {','.join(unknown)}; {known}")
+    parse_columns(options.columns)  # a UserError naming --columns, before anything runs
     if not options.families and not options.cross:
         raise UserError("give at least one family with --families (or a design with --cross)")
     if len(options.cross) == 1:
@@ -170,7 +175,8 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     data = config.data or DEFAULT_DATA
     if is_math_source(data):
         return await execute_math(ctx, data)
-    items = ctx.shard_items(load_items(data, limit=config.limit, seed=config.seed, audit=ctx.audit), key=_item_id)
+    items = ctx.shard_items(load_items(data, limit=config.limit, seed=config.seed, audit=ctx.audit,
+                                       columns=parse_columns(options.columns)), key=_item_id)
     design, design_info = build_design(config, options, data, ctx.audit)
     perturbing = perturbation_families((*options.families, *options.cross))
     counts: list[CopyCounts] = []
