@@ -5,7 +5,7 @@ traceback. Ctrl-C stops the run cleanly: everything answered so far is already i
 the same command resumes.
 
 One module per command group (``run`` and ``--estimate``, ``report``, ``compare``, ``serve``,
-``merge``, ``cache``, ``data check``, ``tree build``, ``check-determinism``), each with ``add_parser`` and
+``merge``, ``cache``, ``data check``, ``tree build``, ``check-determinism``, ``list``), each with ``add_parser`` and
 ``run_command``; this module builds the parser and turns errors into messages and exit codes.
 """
 
@@ -16,7 +16,7 @@ import signal
 import sys
 
 from robusteval import __version__
-from robusteval.cli import cache, check_determinism, compare, data, merge, report, run, serve, tree
+from robusteval.cli import cache, check_determinism, compare, data, listing, merge, report, run, serve, tree
 from robusteval.cli.common import (
     EXIT_CHECK_FAILED,
     EXIT_FAILED_REQUESTS,
@@ -40,7 +40,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="robusteval", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--version", action="version", version=f"robusteval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True,
-                                metavar="{run,report,compare,serve,merge,tree,check-determinism,cache,data}")
+                                metavar="{run,report,compare,serve,merge,tree,check-determinism,cache,data,list}")
     run.add_parser(sub, wanted={a for a in argv if a in SUITES})
     report.add_parser(sub)
     compare.add_parser(sub)
@@ -50,6 +50,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     data.add_parser(sub)
     check_determinism.add_parser(sub)
     cache.add_parser(sub)
+    listing.add_parser(sub)
     return parser
 
 
@@ -77,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
             return merge.run_command(args, console)
         if args.command == "data":
             return data.run_command(args)
+        if args.command == "list":
+            return listing.run_command(args)
         return cache.run_command(args)
     except UserError as exc:
         console.print(styled("error:", "red", f" {exc}"))
