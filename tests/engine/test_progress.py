@@ -64,11 +64,26 @@ def test_stages_count_on_their_own_rows_and_an_unused_stage_leaves_none():
     assert len(p.stages) == 2
 
 
+def test_a_stage_that_announced_jobs_it_never_asked_ends_at_what_it_asked():
+    """Pure perturbations are announced as jobs but ask no model: the stage ends 0/0 and leaves
+    no row, not a bar stuck at 0/8."""
+    p = _progress()
+    p.stage("building variants")
+    p.expect(8)
+    p.stage("asking")
+    assert [s.name for s in p.stages] == ["asking"]
+    p.expect(3)
+    p.begin()
+    p.record(_response())
+    p.stage("judging")
+    assert (p.stages[0].done, p.stages[0].total) == (1, 1)
+
+
 def test_eta_is_a_weighted_mean_of_new_answers_and_ignores_cached_ones():
     clock = Clock()
     p = _progress(clock)
     p.expect(10)
-    assert p.detail().endswith("eta -")  # nothing answered yet
+    assert p.detail().startswith("eta -")  # nothing answered yet
     for _ in range(3):
         p.begin()
         p.record(_response(cached=True))  # instant: not timed
@@ -78,19 +93,19 @@ def test_eta_is_a_weighted_mean_of_new_answers_and_ignores_cached_ones():
         p.record(_response())
     # 5 done of 10 at 2 s per new answer (the first interval runs from the stage's start)
     assert p._eta.mean == pytest.approx(2.0)
-    assert p.detail().endswith("eta 0:10")
+    assert p.detail().startswith("eta 0:10 · cached 3 · new 2")
     clock.now += 12.0  # one slow answer moves the mean by its weight, not to 12 s
     p.begin()
     p.record(_response())
     assert p._eta.mean == pytest.approx(0.1 * 12 + 0.9 * 2.0)
 
 
-def test_status_replaces_the_eta_while_the_run_waits_on_it():
+def test_status_comes_first_while_the_run_waits_on_it():
     p = _progress()
     p.note("loading model SmolLM2.gguf")
-    assert p.detail().endswith("loading model SmolLM2.gguf")
+    assert p.detail().startswith("loading model SmolLM2.gguf · cached 0")
     p.note("")
-    assert p.detail().endswith("eta -")
+    assert p.detail().startswith("eta -")
 
 
 def test_eta_estimate_and_format():

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+from rich.table import Column
 
 from robusteval.types import Response
 
@@ -87,10 +88,12 @@ class RichProgress:
         self.clock = clock
         self.stages: list[StageCounts] = []
         self.status = ""  # e.g. "loading model ...": shown beside the current stage until cleared
+        # On a narrow terminal the details are cut at their end, never the stage or the counts.
         self._progress = Progress(
-            TextColumn("{task.description}", style="bold", markup=False), BarColumn(bar_width=20),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[detail]}", markup=False),
+            TextColumn("{task.description}", style="bold", markup=False, table_column=Column(no_wrap=True)),
+            BarColumn(bar_width=10), MofNCompleteColumn(table_column=Column(no_wrap=True, min_width=7)),
+            TextColumn("{task.fields[detail]}", markup=False,
+                       table_column=Column(no_wrap=True, overflow="ellipsis", max_width=44)),
             console=self.console, disable=not enabled, transient=False,
         )
         self._task: TaskID | None = None
@@ -122,7 +125,9 @@ class RichProgress:
         replaced) and a new row counts from zero."""
         if self.stages and self.current.name == name:
             return
-        if self._task is not None and not self.current.started and not self.current.expected:
+        if self.stages:  # the stage is over: what it announced and never started was not asked
+            self.current.expected = min(self.current.expected, self.current.started)
+        if self._task is not None and not self.current.started:
             self._progress.remove_task(self._task)  # a stage that asked nothing leaves no row
             self.stages.pop()
         elif self._task is not None:
@@ -166,7 +171,8 @@ class RichProgress:
         counts = f"cached {s.cached} · new {s.new} · failed {s.failed} · {s.tokens} tok"
         if final:
             return counts
-        return f"{counts} · {self.status or format_eta(self._eta.remaining(s.total - s.done))}"
+        # what the run waits on, or the ETA, first: on a narrow terminal the counts are cut, not it
+        return f"{self.status or format_eta(self._eta.remaining(s.total - s.done))} · {counts}"
 
     def _label(self) -> str:
         return f"{self.description} · {self.current.name}"
