@@ -8,8 +8,9 @@ import asyncio
 
 import pytest
 
-from robusteval.probes.apply import Checks, _check, form_problem, language_problem
+from robusteval.probes.apply import Checks, _check
 from robusteval.probes.registry import get
+from robusteval.probes.rewrite_checks import form_problem, language_problem
 
 QUESTION = "What colour is the sky on a clear day?"
 
@@ -25,7 +26,8 @@ QUESTION = "What colour is the sky on a clear day?"
     ("paraphrase", "Sky?", None),  # too short to tell its language
 ])
 def test_language_of_a_rewrite(name, candidate, reason):
-    assert language_problem(get(name), QUESTION, candidate) == reason
+    target = name.split(":", 1)[1] if name.startswith("language:") else None
+    assert language_problem(QUESTION, candidate, target) == reason
 
 
 def test_form_of_a_rewrite():
@@ -44,3 +46,15 @@ def test_the_checks_run_in_the_rewrite_check():
     reason, _ = asyncio.run(_check(get("language:de"), QUESTION, "Welche Farbe hat der Himmel an einem klaren Tag?",
                                    Checks(), None))
     assert reason is None
+
+
+def test_tree_paraphrases_get_the_same_checks():
+    from robusteval.probes.paraphrase import Invariants, check_candidate
+
+    def reason(text):
+        return check_candidate(sim_parent=0.8, sim_root=0.7, parent_sim_root=0.9, duplicate=False,
+                               bounds=Invariants(), text=text, root=QUESTION)
+
+    assert reason("Which colour does the sky have on a clear day?") is None
+    assert reason("Welche Farbe hat der Himmel an einem klaren Tag?") == "wrong_language"
+    assert reason("Abandonable and Abusive: the sky the sky the sky the sky is what colour?") == "repetitive"

@@ -20,6 +20,7 @@ import numpy as np
 from robusteval.engine import Engine
 from robusteval.probes.paraphrase import Cost, is_question, leaked_answers, norm_text
 from robusteval.probes.registry import Rewrite, TextPerturbation, get
+from robusteval.probes.rewrite_checks import form_problem, language_problem
 from robusteval.types import GenParams, Message
 
 Encode = Callable[[list[str]], np.ndarray]  # texts -> unit-norm rows (sentence embeddings)
@@ -126,49 +127,6 @@ def _asks(text: str) -> bool:
     return text.rstrip().rstrip(_QUOTES).endswith(_QUESTION_MARKS)
 
 
-SURE = 0.9  # a language identified at least this probably is that language
-NO_LANGUAGE = 0.5  # a text whose likeliest language is below this is in none (made-up words)
-MIN_WORDS = 4  # shorter texts do not tell their language
-LONGER = 3  # a "rewrite" more than 3 times the original's words (+10) explains or answers instead
-
-
-def language_problem(p: Rewrite, original: str, candidate: str) -> str | None:
-    """``wrong_language`` when the rewrite is confidently in another language than it should be (a
-    translation left in English, a paraphrase that drifted into another language), ``not_fluent``
-    when it reads as no language at all; None otherwise, or when the texts are too short to tell.
-    Identified by py3langid's character n-grams: word salad in the right language passes."""
-    from robusteval.data.language import identify_any
-
-    if len(candidate.split()) < MIN_WORDS:
-        return None
-    lang, probability = identify_any(candidate)
-    if p.name.startswith("language:"):
-        target = p.name.split(":", 1)[1].lower().split("-")[0]
-        if lang != target and probability >= SURE:
-            return "wrong_language"
-        return "not_fluent" if probability < NO_LANGUAGE else None
-    if len(original.split()) < MIN_WORDS:
-        return None
-    source, source_probability = identify_any(original)
-    if source_probability < SURE:
-        return None
-    if lang != source and probability >= SURE:
-        return "wrong_language"
-    return "not_fluent" if probability < NO_LANGUAGE else None
-
-
-def form_problem(original: str, candidate: str) -> str | None:
-    """``too_long``: far longer than the original (a definition, an answer, a list of words, not a
-    rewrite); ``repetitive``: a run of three words said three times or more (a model looping)."""
-    words, before = candidate.lower().split(), len(original.split())
-    if len(words) > LONGER * before + 10:
-        return "too_long"
-    grams = [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
-    if grams and max(grams.count(g) for g in set(grams)) >= 3:
-        return "repetitive"
-    return None
-
-
 async def _check(p: Rewrite, original: str, candidate: str | None, checks: Checks,
                  encode: Encode | None) -> tuple[str | None, float | None]:
     """Why ``candidate`` fails, or None; and its similarity to the original (when measured)."""
@@ -176,7 +134,8 @@ async def _check(p: Rewrite, original: str, candidate: str | None, checks: Check
         return "empty", None
     if norm_text(candidate) == norm_text(original):
         return "unchanged", None
-    if reason := language_problem(p, original, candidate) or form_problem(original, candidate):
+    target = p.name.split(":", 1)[1] if p.name.startswith("language:") else None
+    if reason := language_problem(original, candidate, target) or form_problem(original, candidate):
         return reason, None
     if p.same_language and checks.question and is_question(original) and not is_question(candidate):
         return "not_a_question", None
