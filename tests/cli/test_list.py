@@ -28,3 +28,19 @@ def test_an_unknown_kind_is_refused(capsys):
     with pytest.raises(SystemExit) as caught:
         main(["list", "models"])
     assert caught.value.code == 2 and "invalid choice" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("suite", ["mcq", "consistency", "hallucination", "persona", "tree"])
+def test_a_suites_help_speaks_to_users_not_of_code(suite, capsys):
+    with pytest.raises(SystemExit):
+        main(["run", suite, "--help"])
+    description = capsys.readouterr().out.split("options:")[0]
+    assert f"docs/suites/{suite}.md" in description
+    assert "`write_copies`" not in description and ".py`" not in description  # no module or function names
+
+
+def test_cache_help_describes_each_subcommand(capsys):
+    with pytest.raises(SystemExit):
+        main(["cache", "--help"])
+    text = capsys.readouterr().out
+    assert all(f"{action}:" in text for action in ("stats", "clear", "check", "merge"))

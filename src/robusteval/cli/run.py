@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 from dataclasses import fields, replace
 from pathlib import Path
@@ -29,9 +30,19 @@ def add_parser(sub, wanted: set[str]) -> None:
         module = get_suite(name) if name in wanted else None
         common = common_run_arguments(hidden=UNUSED_COMMON_SETTINGS.get(name, ()))
         p = suites.add_parser(name, parents=[common], help=SUITE_SUMMARIES[name],
-                              description=module.__doc__ if module else SUITE_SUMMARIES[name])
+                              description=user_description(name, module.__doc__ if module else None))
         if module:
             module.add_arguments(p)
+
+
+def user_description(suite: str, doc: str | None) -> str:
+    """A suite's ``--help`` text for its users: the first paragraph of its module's docstring without
+    the references to code (a parenthesis that names a module or function in backticks), and where
+    its full description lives."""
+    first = (doc or SUITE_SUMMARIES[suite]).strip().split("\n\n")[0]
+    text = re.sub(r"\s*\([^()]*`[^()]*\)", "", " ".join(first.split()))
+    return (f"{text} Every flag and figure: docs/suites/{suite}.md; `robusteval list KIND` names the datasets, "
+            "families, perturbations, templates, readers, judges and backends.")
 
 
 class _HidingParser(argparse.ArgumentParser):
