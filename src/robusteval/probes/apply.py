@@ -134,15 +134,15 @@ async def _check(p: Rewrite, original: str, candidate: str | None, checks: Check
         return "empty", None
     if norm_text(candidate) == norm_text(original):
         return "unchanged", None
-    target = p.name.split(":", 1)[1] if p.name.startswith("language:") else None
-    if reason := language_problem(original, candidate, target) or form_problem(original, candidate):
-        return reason, None
     if p.same_language and checks.question and is_question(original) and not is_question(candidate):
         return "not_a_question", None
     if not p.same_language and checks.question and _asks(original) and not _asks(candidate):
         return "not_a_question", None  # a translated question keeps its question mark in any script
     if leaked_answers(candidate, checks.answers, original):
         return "contains_answer", None
+    target = p.name.split(":", 1)[1] if p.name.startswith("language:") else None
+    if reason := language_problem(original, candidate, target) or form_problem(original, candidate):
+        return reason, None
     if encode is None or not p.same_language:
         return None, None
     vecs = await asyncio.to_thread(encode, [original, candidate])  # a local model: off the event loop

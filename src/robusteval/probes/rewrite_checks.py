@@ -9,7 +9,11 @@ from __future__ import annotations
 __all__ = ["form_problem", "language_problem"]
 
 SURE = 0.9  # a language identified at least this probably is that language
-NO_LANGUAGE = 0.5  # a text whose likeliest language is below this is in none (made-up words)
+# A text whose likeliest language is below this is in none (made-up words). Measured on 396 MMLU
+# questions of 4+ words: 12 fall below 0.5 (formulas, "Change 34 L 18 cL to liters."), hence 0.3
+# and at least FLUENT_WORDS words before a text is called no language at all.
+NO_LANGUAGE = 0.3
+FLUENT_WORDS = 6
 MIN_WORDS = 4  # shorter texts do not tell their language
 LONGER = 3  # a "rewrite" more than 3 times the original's words (+10) explains or answers instead
 
@@ -28,7 +32,7 @@ def language_problem(original: str, candidate: str, target: str | None = None) -
     if target is not None:  # a translation into ``target`` (an ISO code: "de", "pt-br")
         if lang != target.lower().split("-")[0] and probability >= SURE:
             return "wrong_language"
-        return "not_fluent" if probability < NO_LANGUAGE else None
+        return "not_fluent" if _no_language(candidate, probability) else None
     if len(original.split()) < MIN_WORDS:
         return None
     source, source_probability = identify_any(original)
@@ -36,7 +40,11 @@ def language_problem(original: str, candidate: str, target: str | None = None) -
         return None
     if lang != source and probability >= SURE:
         return "wrong_language"
-    return "not_fluent" if probability < NO_LANGUAGE else None
+    return "not_fluent" if _no_language(candidate, probability) else None
+
+
+def _no_language(text: str, probability: float) -> bool:
+    return probability < NO_LANGUAGE and len(text.split()) >= FLUENT_WORDS
 
 
 def form_problem(original: str, candidate: str) -> str | None:
