@@ -25,3 +25,26 @@ def test_model_starter_shares_equal_specs_and_separates_different_ones(tmp_path)
         a, same, other, started = asyncio.run(go(stub.base_url))
     assert a == same == "openai:m" and other == "openai:m#2"
     assert len(started) == 2
+
+
+def test_helper_models_inherit_the_options_of_the_model_under_test(tmp_path):
+    """`--model 'llamacpp?n_threads=1'` with the default rewriter/judge `llamacpp`: one model, started
+    once with one thread, not a second copy with every core as threads."""
+    config = build_config({}, {"suite": "mcq", "cache_dir": str(tmp_path), "models": ["llamacpp?n_threads=1"]})
+
+    async def go():
+        engine = Engine(Store(tmp_path / "s.sqlite"))
+        start = ModelStarter(engine, config)
+        try:
+            tested = await start("llamacpp?n_threads=1")
+            helper = await start("llamacpp")
+            own = await start("llamacpp?n_threads=2")
+            return tested, helper, own, dict(start.started)
+        finally:
+            await engine.close()
+            engine.store.close()
+
+    tested, helper, own, started = asyncio.run(go())
+    assert helper == tested  # the same instance and cache
+    assert own != tested  # a helper's own option wins: its own instance
+    assert started == {tested: "llamacpp?n_threads=1", own: "llamacpp?n_threads=2"}

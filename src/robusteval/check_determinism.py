@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from robusteval.config import RunConfig
     from robusteval.engine import Engine, Store
     from robusteval.engine.determinism import DeterminismResult
+    from robusteval.engine.progress import RichProgress
     from robusteval.types import Request
 
 
@@ -62,11 +63,12 @@ def sample_requests(requests: list[Request], n: int, seed: int) -> list[Request]
     return [requests[i] for i in chosen]
 
 
-async def check(config: RunConfig, spec_text: str, n: int) -> DeterminismResult:
+async def check(config: RunConfig, spec_text: str, n: int, progress: RichProgress | None = None) -> DeterminismResult:
     """Plan ``config``'s requests, ask ``n`` of them twice against ``spec_text``, count the differences.
 
     The first pass goes through the store at ``config.cache_dir`` (stored answers are what a resumed
-    run would use; new answers are stored) unless ``config.use_cache`` is off; the second bypasses it."""
+    run would use; new answers are stored) unless ``config.use_cache`` is off; the second bypasses it.
+    ``progress`` shows the stages (planning, asking, asking again) and their counts."""
     from robusteval.engine import Store
     from robusteval.engine.determinism import RecordingEngine, ask_twice
     from robusteval.engine.store import STORE_FILE
@@ -75,13 +77,18 @@ async def check(config: RunConfig, spec_text: str, n: int) -> DeterminismResult:
 
     if n < 1:
         raise UserError("--n must be at least 1")
+    if progress is not None:
+        progress.stage("planning requests")
+        progress.note(f"running suite {config.suite} without asking")
     planned = await plan_requests(config, spec_text)
+    if progress is not None:
+        progress.note("")
     requests = sample_requests(planned, n, config.seed)
     if not requests:
         raise UserError(f"suite {config.suite} planned no requests for these settings; nothing to check")
     spec = parse_model_spec(spec_text)
     store = Store(Path(config.cache_dir).expanduser() / STORE_FILE)
-    engine = RecordingEngine(store, keep=len(requests), use_cache=config.use_cache)
+    engine = RecordingEngine(store, keep=len(requests), use_cache=config.use_cache, progress=progress)
     try:
         await engine.add_model(spec.label, load_backend(spec), rpm=config.rpm, tpm=config.tpm,
                                concurrency=config.concurrency)

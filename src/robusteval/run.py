@@ -24,6 +24,7 @@ from robusteval.engine.store import STORE_FILE
 from robusteval.errors import UserError
 from robusteval.models import load_backend, parse_model_spec
 from robusteval.models.replay import Replay, ReplayBackend
+from robusteval.models.spec import inherit_options, spec_text
 from robusteval.report.terminal import literal_console, styled
 from robusteval.results import reserve_run_folder, write_run
 from robusteval.results.samples_file import SampleWriter
@@ -34,15 +35,20 @@ from robusteval.types import GenParams
 
 class ModelStarter:
     """Starts each model spec once (models under test, then judges or interlocutors a suite asks for);
-    calling it returns the model's label for ``engine.chat``."""
+    calling it returns the model's label for ``engine.chat``. A helper takes the options it leaves
+    unset from the model under test of its kind (`models.spec.inherit_options`): ``--model
+    'llamacpp?n_threads=1'`` with the default rewriter ``llamacpp`` is one model, started once."""
 
     def __init__(self, engine: Engine, config: RunConfig, replay: dict[str, Replay] | None = None):
         self.engine, self.config = engine, config
-        self.started: dict[str, str] = {}  # label -> spec text
+        self.started: dict[str, str] = {}  # label -> spec text (a helper's with what it inherited)
         self.replay = replay  # spec text -> fingerprint and failures: answer from the store only (`robusteval merge`)
+        self.under_test = [parse_model_spec(text) for text in config.models]
 
-    async def __call__(self, spec_text: str) -> str:
-        spec = parse_model_spec(spec_text)
+    async def __call__(self, text: str) -> str:
+        given = parse_model_spec(text)
+        spec = inherit_options(given, self.under_test)
+        spec_text_ = text if spec == given else spec_text(spec)
         for label, started in self.started.items():
             if parse_model_spec(started) == spec:
                 return label  # the same model: one instance, one cache
@@ -52,10 +58,10 @@ class ModelStarter:
             n += 1
             label = f"{spec.label}#{n}"
         c = self.config
-        await self.engine.add_model(label, self._backend(spec_text, spec), rpm=c.rpm, tpm=c.tpm,
+        await self.engine.add_model(label, self._backend(spec_text_, spec), rpm=c.rpm, tpm=c.tpm,
                                     concurrency=c.concurrency, price_in_per_mtok=c.price_in,
                                     price_out_per_mtok=c.price_out)
-        self.started[label] = spec_text
+        self.started[label] = spec_text_
         return label
 
     def _backend(self, spec_text: str, spec):
@@ -92,6 +98,8 @@ async def run_suite(config: RunConfig, *, console: Console | None = None, quiet:
         folder.release()
         raise
     run_dir = folder.path
+    if not quiet and console.is_terminal:  # the last stage, which the progress rows do not count
+        console.print(Text(f"{config.suite} · writing results and report to {run_dir}"))
     write_run(run_dir, config=config, models=model_info, metrics=result.metrics, samples=samples,
               started=started, finished=time.time(), extra=result.extra)
     result.written += [run_dir / "results.json", run_dir / "samples.jsonl"]

@@ -69,3 +69,60 @@ def test_counted_prompt_tokens_are_what_a_real_request_reports():
 
     _, (counted, reported) = asyncio.run(_use("llamacpp?n_parallel=1", go))
     assert counted == reported and counted[1] > counted[0] > 0
+
+
+COUNT = (Message("user", "Write the numbers 1, 2, 3, and so on up to 10000, separated by commas, with nothing else."),)
+
+
+def _slot(address: str) -> dict:
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(address + "/slots", timeout=30) as response:
+        return json.load(response)[0]
+
+
+def test_a_cancelled_request_stops_its_decode():
+    """Ctrl-C cancels the request's task: llama.cpp stops decoding at the next token (its slot is
+    free for the next request) instead of running to max_tokens. What is asserted is the number of
+    tokens decoded, not a time; the latency is measured in benchmarks/stop.py."""
+    import time
+
+    async def go(b):
+        await b.chat(ASK, GenParams(max_tokens=2))  # loaded: what follows measures a decode, not the load
+        address = b._server.listening_address
+        task = asyncio.create_task(b.chat(COUNT, GenParams(max_tokens=2000)))
+        deadline = time.monotonic() + 300  # a safety net only
+        while not _slot(address)["next_token"][0]["n_decoded"] and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        decoded = 0  # the most tokens seen decoded until the slot is free (it forgets them then)
+        while (slot := _slot(address))["is_processing"] and time.monotonic() < deadline:
+            decoded = max(decoded, slot["next_token"][0]["n_decoded"])
+            await asyncio.sleep(0.02)
+        after = await b.chat(ASK, GenParams(max_tokens=4))
+        return decoded, after
+
+    _, (decoded, after) = asyncio.run(_use("llamacpp?n_threads=1", go))
+    assert decoded < 500  # uncancelled, greedy counting runs to the 2000-token limit (measured)
+    assert after.completion_tokens == 4  # the slot serves the next request
+
+
+def test_streamed_and_whole_replies_are_the_same():
+    """The backend streams (to be cancellable); joined, the stream is the reply a whole request gets:
+    text, finish reason and token counts, greedy and seeded, with a stop string and at the length limit."""
+    from robusteval.models.chat_format import chat_body, parse_chat_completion
+
+    cases = [GenParams(max_tokens=24), GenParams(max_tokens=5), GenParams(max_tokens=24, stop=(",",)),
+             GenParams(temperature=0.9, seed=4, max_tokens=16)]
+
+    async def go(b):
+        streamed = [await b.chat(ASK, p) for p in cases]
+        whole = [parse_chat_completion(b._server.handle_chat_completions(chat_body(ASK, p))) for p in cases]
+        return streamed, whole
+
+    _, (streamed, whole) = asyncio.run(_use("llamacpp?n_threads=1", go))
+    assert streamed == whole
+    assert {c.finish_reason for c in streamed} == {"stop", "length"}

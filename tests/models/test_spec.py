@@ -165,3 +165,37 @@ def test_a_malformed_spec_message_does_not_echo_a_key():
     with pytest.raises(UserError) as err:
         parse_model_spec("openai:m?api_key=sk-abcdef0123456789&oops")
     assert "sk-abcdef0123456789" not in str(err.value) and "key=value" in str(err.value)
+
+
+def test_helper_takes_the_options_it_leaves_unset_from_the_model_under_test():
+    from robusteval.models.spec import inherit_options, spec_text
+
+    under_test = [parse_model_spec("llamacpp?n_threads=1&n_ctx=2048")]
+    plain = inherit_options(parse_model_spec("llamacpp"), under_test)
+    assert plain == under_test[0]  # the default rewriter is then the very model under test, started once
+    own = inherit_options(parse_model_spec("llamacpp?n_threads=3"), under_test)
+    assert own.options == {"n_threads": "3", "n_ctx": "2048"}  # its own option wins, the rest inherited
+    other_file = inherit_options(parse_model_spec("llamacpp:/m/other.gguf"), under_test)
+    assert other_file.name == "/m/other.gguf" and other_file.options == {"n_threads": "1", "n_ctx": "2048"}
+    assert parse_model_spec(spec_text(own)) == own
+
+
+def test_helper_of_another_kind_or_server_inherits_nothing():
+    from robusteval.models.spec import inherit_options
+
+    remote = [parse_model_spec("openai:mine?base_url=http://h:1/v1&max_concurrency=4")]
+    assert inherit_options(parse_model_spec("llamacpp"), remote) == parse_model_spec("llamacpp")
+    # another OpenAI model is another server: its base_url is not this one's
+    other = parse_model_spec("openai:gpt-4o-mini")
+    assert inherit_options(other, remote) == other
+    # the same name is the same server: the helper is the model under test
+    assert inherit_options(parse_model_spec("openai:mine"), remote) == remote[0]
+    hf = inherit_options(parse_model_spec("hf:judge"), [parse_model_spec("hf:tested?device=cpu&max_concurrency=2")])
+    assert hf.options == {"device": "cpu"}
+
+
+def test_a_model_under_test_keeps_its_own_spec():
+    from robusteval.models.spec import inherit_options
+
+    tested = [parse_model_spec("llamacpp?n_threads=1"), parse_model_spec("llamacpp:/x.gguf")]
+    assert inherit_options(tested[1], tested) == tested[1]

@@ -210,3 +210,22 @@ def test_games_carry_their_contexts_whatever_the_names():
     board = leaderboard({"a": stable, "b": flipped}, names)
     keys = ("models", "kendalls_w", "diversity", "sensitivity_win_rate", "sensitivity_cardinal")
     assert {k: board[k] for k in keys} == {k: plain[k] for k in keys}
+
+
+def test_a_stability_from_some_correlations_says_how_many():
+    """The figure is a mean of context pair x value correlations; one that is undefined (every persona
+    answered the value alike) is left out, and then the figure says of how many it is the mean (issue
+    34: a persona "stability 0.500" was 1 of 10 values); none defined is n/a."""
+    from robusteval.results.persona import ModelStability, decode_metrics, stability_caveat
+
+    full = model_metrics(samples("m", {"no_conv": BASE, "fixed_x": SAME}), PEOPLE, CONTEXTS, Q, n_resamples=50)
+    assert (full["stability_defined"], full["stability_correlations"]) == (2, 2)
+    assert stability_caveat(decode_metrics({"m": full})["m"]) is None
+    alike = [[2, 2, 2, 2]] * 4  # every persona the same: no value ranks anybody
+    flat = model_metrics(samples("m", {"no_conv": alike, "fixed_x": alike}), PEOPLE, CONTEXTS, Q, n_resamples=50)
+    assert (flat["stability_defined"], flat["stability_correlations"]) == (0, 2)
+    assert flat["rank_order_stability"]["value"] is None
+    assert (stability_caveat(decode_metrics({"m": flat})["m"]) or "").startswith("n/a: none of the 2")
+    some = ModelStability(stability_correlations=10, stability_defined=1)
+    assert (stability_caveat(some) or "").startswith("the mean of 1 of 10 value correlations; the other 9")
+    assert stability_caveat(ModelStability()) is None  # a run from before the count: nothing claimed

@@ -5,7 +5,7 @@ traceback. Ctrl-C stops the run cleanly: everything answered so far is already i
 the same command resumes.
 
 One module per command group (``run`` and ``--estimate``, ``perturb``, ``score``, ``report``, ``compare``, ``serve``,
-``merge``, ``cache``, ``data check``, ``tree build``, ``check-determinism``), each with ``add_parser`` and
+``merge``, ``cache``, ``data check``, ``tree build``, ``check-determinism``, ``list``), each with ``add_parser`` and
 ``run_command``; this module builds the parser and turns errors into messages and exit codes.
 """
 
@@ -22,6 +22,7 @@ from robusteval.cli import (
     compare,
     data,
     exchange,
+    listing,
     merge,
     perturb,
     report,
@@ -54,7 +55,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="robusteval", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--version", action="version", version=f"robusteval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True,
-                                metavar="{run,score,import-results,perturb,report,compare,serve,merge,tree,check-determinism,cache,data}")
+                                metavar="{run,score,import-results,perturb,report,compare,serve,merge,tree,check-determinism,cache,data,list}")
     run.add_parser(sub, wanted={a for a in argv if a in SUITES})
     score.add_parser(sub)
     exchange.add_parser(sub)
@@ -67,6 +68,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     data.add_parser(sub)
     check_determinism.add_parser(sub)
     cache.add_parser(sub)
+    listing.add_parser(sub)
     return parser
 
 
@@ -108,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
             return merge.run_command(args, console)
         if args.command == "data":
             return data.run_command(args)
+        if args.command == "list":
+            return listing.run_command(args)
         return cache.run_command(args)
     except UserError as exc:
         console.print(styled("error:", "red", f" {one_line(str(exc))}"))

@@ -11,12 +11,18 @@ from robusteval.errors import UserError
 
 
 def add_parser(sub) -> None:
-    cache = sub.add_parser("cache", help="inspect, check, clear or merge response stores")
-    cache.add_argument("action", choices=("stats", "clear", "check", "merge"))
+    cache = sub.add_parser("cache", help="inspect, check, clear or merge response stores",
+                           description="The response store (every answer, keyed by model, messages and parameters). "
+                                       "stats: answers per model and the store's size; clear: delete answers (all, or "
+                                       "--model-prefix's); check: verify every stored answer's checksum; merge: copy "
+                                       "the answers of other stores (SRC...) into --into (docs/scale.md).")
+    cache.add_argument("action", choices=("stats", "clear", "check", "merge"),
+                       help="stats | clear | check | merge (see above)")
     cache.add_argument("sources", nargs="*", metavar="SRC", help="with merge: stores to merge (a *.sqlite file or "
                                                                    "a --cache-dir folder)")
     cache.add_argument("--into", help="with merge: the store (file or folder) that receives their answers")
-    cache.add_argument("--cache-dir", dest="cache_dir", default=None)
+    cache.add_argument("--cache-dir", dest="cache_dir", default=None,
+                       help="the store's folder (default: ~/.cache/robusteval, or $ROBUSTEVAL_CACHE_DIR)")
     cache.add_argument("--model-prefix", help="with clear: only responses whose model fingerprint starts with this")
 
 

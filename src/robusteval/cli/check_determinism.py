@@ -53,8 +53,15 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     specs = args.models or list(config.models)
     for spec in specs:
         parse_model_spec(spec)  # every spec checked before any model starts
+    from robusteval.engine.progress import RichProgress
+    from robusteval.report.terminal import literal_console
+
+    err = literal_console(stderr=True)
     for spec in specs:
-        result = run_loop(determinism.check(config, spec, args.n))
+        progress = RichProgress(f"check-determinism {parse_model_spec(spec).label}", console=err,
+                                enabled=err.is_terminal)
+        with progress:
+            result = run_loop(determinism.check(config, spec, args.n, progress))
         console.print(Text(result.summary()))
         for d in result.examples:
             console.print(Text(f"  e.g. …{d.prompt[-80:]!r}\n"

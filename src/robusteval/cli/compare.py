@@ -22,18 +22,23 @@ def add_parser(sub) -> None:
     cmp.add_argument("--model-a", help="model of run A to compare (when it holds several)")
     cmp.add_argument("--model-b", help="model of run B to compare")
     cmp.add_argument("--json", dest="json_out", help="also write the comparison to this JSON file")
+    cmp.add_argument("--format", dest="output_format", choices=("table", "json"), default="table",
+                     help="json: print the comparison as one JSON object on stdout (headlines, paired "
+                          "differences, persona leaderboard), for scripts")
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
     from robusteval.compare import compare, compare_headlines, persona_leaderboard, rank_text
     from robusteval.report.table import fmt_estimate
+    from robusteval.report.terminal import Table
 
     if len(args.runs) < 2:
         raise UserError("give two or more runs to compare")
     out = out_console()
     board = compare_headlines(args.runs, out_dir=args.compare_out)
+    if args.output_format == "json":
+        print(json.dumps(_as_json(args, board), indent=2))
+        return 0
     if board is not None:
         table = Table(title="headline metrics across runs (95% CI)", title_justify="left")
         for column in ("rank", "run", "model", *board.metrics):
@@ -77,12 +82,32 @@ def _num(x: float) -> str:
     return "n/a" if x != x else f"{x:.3f}"  # NaN: no question gave a value
 
 
+def _as_json(args: argparse.Namespace, board) -> dict:
+    """``--format json``: the headline rows (value, ci_low, ci_high per metric), and for mcq runs the
+    paired differences of every later run against the first; for persona runs the leaderboard."""
+    from robusteval.compare import compare, persona_leaderboard
+    from robusteval.results.codec import encode
+
+    doc: dict = {"runs": list(args.runs), "suite": board.suite if board is not None else "mcq"}
+    if board is not None:
+        doc["headlines"] = [{"run": row.run_id, "model": row.model, "rank": row.rank, "tied": row.tied,
+                             "metrics": {m: None if (v := row.values.get(m)) is None
+                                         else {"value": v[0], "ci_low": v[1], "ci_high": v[2]}
+                                         for m in board.metrics}} for row in board.rows]
+        if board.suite == "persona" and (persona_board := persona_leaderboard(args.runs)) is not None:
+            doc["persona_leaderboard"] = encode(persona_board)
+    if board is None or board.suite == "mcq":
+        a = args.runs[0]
+        doc["paired"] = {b: compare(a, b, model_a=args.model_a, model_b=args.model_b) for b in args.runs[1:]}
+    return doc
+
+
 def _sensitivity_table(result: dict, a: str, b: str):
     """Every sensitivity measure per family: A and B with their CIs, and B - A paired where it exists."""
-    from rich.table import Table
     from rich.text import Text
 
     from robusteval.report.table import fmt_estimate
+    from robusteval.report.terminal import Table
     from robusteval.results.sensitivity import MEASURES
 
     table = Table(title=Text(f"sensitivity: B = {b}  vs  A = {a}"), title_justify="left")

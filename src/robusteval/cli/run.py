@@ -4,6 +4,8 @@ one run from them to its folder."""
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import time
 from dataclasses import fields, replace
 from pathlib import Path
@@ -29,9 +31,19 @@ def add_parser(sub, wanted: set[str]) -> None:
         module = get_suite(name) if name in wanted else None
         common = common_run_arguments(hidden=UNUSED_COMMON_SETTINGS.get(name, ()))
         p = suites.add_parser(name, parents=[common], help=SUITE_SUMMARIES[name],
-                              description=module.__doc__ if module else SUITE_SUMMARIES[name])
+                              description=user_description(name, module.__doc__ if module else None))
         if module:
             module.add_arguments(p)
+
+
+def user_description(suite: str, doc: str | None) -> str:
+    """A suite's ``--help`` text for its users: the first paragraph of its module's docstring without
+    the references to code (a parenthesis that names a module or function in backticks), and where
+    its full description lives."""
+    first = (doc or SUITE_SUMMARIES[suite]).strip().split("\n\n")[0]
+    text = re.sub(r"\s*\([^()]*`[^()]*\)", "", " ".join(first.split()))
+    return (f"{text} Every flag and figure: docs/suites/{suite}.md; `robusteval list KIND` names the datasets, "
+            "families, perturbations, templates, readers, judges and backends.")
 
 
 class _HidingParser(argparse.ArgumentParser):
@@ -91,6 +103,9 @@ def common_run_arguments(hidden: tuple[str, ...] = ()) -> argparse.ArgumentParse
                      help="with --run-id: replace that run's folder "
                           "(its old files are removed when the new run's are written)")
     run.add_argument("--quiet", action="store_true", help="no progress bar or tables")
+    run.add_argument("--format", dest="output_format", choices=("table", "json"), default="table",
+                     help="json: print one JSON object on stdout (suite, run folder, metrics, usage, files "
+                          "written; with --estimate, the estimates) for scripts; messages go to stderr")
     run.add_argument("--check-determinism", dest="check_determinism", type=int, metavar="N",
                      help="after the run, ask N of each model's greedy requests again (bypassing the store) and "
                           "record the share of replies that differ in results.json")
@@ -133,7 +148,7 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
 
         return export_command(config, args.export_requests, getattr(args, "argv", []), console)
     if config.estimate:
-        return estimate_command(config, console)
+        return estimate_command(config, console, as_json=args.output_format == "json")
     started = time.time()
     run_dir, result, usages = run_loop(run_suite(config, console=console, quiet=args.quiet))
     return finish(args, config.suite, console, run_dir, result, usages, started)
@@ -146,6 +161,11 @@ def finish(args: argparse.Namespace, suite: str, console: Console, run_dir: Path
     from robusteval.data.audit import DataAudit
     from robusteval.run import print_audit
 
+    if getattr(args, "output_format", "table") == "json":
+        print_audit(console, DataAudit.from_dict(result.extra.get("data")))
+        print(json.dumps({"suite": suite, "run_dir": str(run_dir), "metrics": result.metrics, "usage": usages,
+                          "written": [str(p) for p in result.written]}, indent=2))
+        return failed_requests_warning(console, sum(u["failed"] for u in usages.values()), retry_hint)
     out = out_console()
     if not args.quiet:
         get_suite(suite).print_summary(out, result)
@@ -182,14 +202,18 @@ def window_failures_only(run_dir: Path) -> bool:
     return bool(failures) and all(WINDOW_ERROR.search(str(f.get("error") or "")) for f in failures)
 
 
-def estimate_command(config: RunConfig, console: Console) -> int:
+def estimate_command(config: RunConfig, console: Console, as_json: bool = False) -> int:
     """``--estimate``: the suite against a dry-run engine; a table of what the run would ask and cost."""
-    from rich.table import Table
+    from dataclasses import asdict
 
     from robusteval.engine.loop import run as run_loop
+    from robusteval.report.terminal import Table
     from robusteval.run import estimate_suite
 
     estimates = run_loop(estimate_suite(config, console=console))
+    if as_json:
+        print(json.dumps({"suite": config.suite, "estimates": [asdict(e) for e in estimates]}, indent=2))
+        return 0
     table = Table(title=f"estimate for `robusteval run {config.suite}` (nothing was asked)", title_justify="left")
     for column in ("model", "requests", "cached", "duplicates", "to send", "prompt tokens", "completion tokens",
                    "time", "cost"):

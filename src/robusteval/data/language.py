@@ -78,4 +78,19 @@ def language_problem(code: str, *, pair: bool = False) -> str | None:
     return None
 
 
-__all__ = ["ISO_639_1", "LANGUAGES", "Identified", "identify", "lang_from_name", "language_problem"]
+
+@cache
+def _any_language():
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def identify_any(text: str) -> tuple[str, float]:
+    """The language of one text among all of py3langid's 97 (ISO 639-1 code), with its probability.
+    A text in no language (made-up words) gets a low probability for every one of them."""
+    lang, probability = _any_language().classify(text)
+    return str(lang), float(probability)
+
+
+__all__ = ["ISO_639_1", "LANGUAGES", "Identified", "identify", "identify_any", "lang_from_name", "language_problem"]

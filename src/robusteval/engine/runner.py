@@ -145,6 +145,8 @@ class Engine:
         deferred = bool(getattr(backend, "deferred", False))
         if deferred:
             cast(DeferredBackend, backend).attach_store(self.store.path)
+        if hasattr(backend, "status"):
+            backend.status = self.note  # a backend that loads its model says so while it does
         await backend.start()
         self._models[name] = _Model(
             name, backend, AdaptiveLimit(concurrency or backend.max_concurrency), Pacer(rpm),
@@ -174,6 +176,17 @@ class Engine:
         if self.progress:
             self.progress.expect(n)
 
+    def stage(self, name: str) -> None:
+        """Name what the run does now ("building variants", "asking", "judging"): the progress
+        display counts each stage on its own row."""
+        if (stage := getattr(self.progress, "stage", None)) is not None:
+            stage(name)
+
+    def note(self, status: str) -> None:
+        """What the run waits on right now ("loading model ..."; "" when done), for the display."""
+        if (note := getattr(self.progress, "note", None)) is not None:
+            note(status)
+
     async def chat(self, model: str, messages: tuple[Message, ...] | list[Message],
                    params: GenParams | None = None, sample: int = 0) -> Response:
         return await self._ask(model, Request(tuple(messages), params or GenParams(), sample))
@@ -193,6 +206,8 @@ class Engine:
         m = self._models[model]
         key = cache_key(m.backend.fingerprint, request)
         m.usage.requests += 1
+        if (begin := getattr(self.progress, "begin", None)) is not None:
+            begin()  # the display's total counts what was started, announced or not
         if key in self._inflight:  # identical request already on its way: share its answer
             return self._count(m, await asyncio.shield(self._inflight[key]), from_store=True)
         if self.use_cache or key in self._answered:  # stored before, or asked before in this run

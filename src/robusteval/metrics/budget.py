@@ -41,8 +41,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import sparse
-from sklearn.linear_model import LogisticRegression
 
 from robusteval.metrics.budget_fit import Fit
 from robusteval.metrics.stats import Estimate
@@ -134,6 +132,10 @@ def fit_grid(observed: np.ndarray, *, c: float = 1.0) -> np.ndarray:
     if np.all(y == y[0]) and y[0] in (0.0, 1.0):  # one class only: the model has nothing to separate
         full[np.isnan(full)] = y[0]
         return full
+    # imported here, not at the top: scikit-learn costs seconds of start-up and only --budget fits
+    from scipy import sparse
+    from sklearn.linear_model import LogisticRegression
+
     # one row per asked cell, a 1 in its item's and its variant's column: sparse, since a dense
     # matrix of MMLU's 14,042 items at 10% would be 1.6 GB (and the solver 35x slower)
     n = len(y)

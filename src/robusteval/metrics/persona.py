@@ -171,9 +171,11 @@ def model_metrics(samples: Sequence | PersonaTally, personas: list[Persona], con
         stability = bootstrap(flat, lambda rows: mean_stability(rows, len(names)), n_resamples=n_resamples,
                               seed=seed).as_dict()
         per_value = {}
+        defined = 0
         for v, value in enumerate(questionnaire.values):
             rhos = [rank_order_stability(scores[i][:, [v]], scores[j][:, [v]])
                     for i, j in combinations(range(len(names)), 2)]
+            defined += sum(1 for r in rhos if np.isfinite(r))
             per_value[value] = _mean([r for r in rhos if np.isfinite(r)])
     reverse = np.array([item.reverse for item in questionnaire.items])
     validity: dict[str, dict[str, Any]] = {}
@@ -199,6 +201,10 @@ def model_metrics(samples: Sequence | PersonaTally, personas: list[Persona], con
         }
     out = {
         "rank_order_stability": stability,
+        # of the context pair x value correlations the mean is over, how many are defined (a value
+        # all personas answer alike, or fewer than 3 personas, has none): said beside the figure
+        "stability_correlations": len(questionnaire.values) * len(list(combinations(names, 2))),
+        "stability_defined": None if lost else defined,
         "stability_matrix": {"contexts": names, "values": matrix},
         "stability_per_value": per_value,
         "validity": validity,

@@ -27,9 +27,16 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field
 from scipy.special import ndtr, ndtri
-from scipy.stats import t as student_t
 
 Method = Literal["bca", "percentile"]
+
+
+def _student_t():
+    """scipy's t distribution, imported on first use: importing scipy.stats costs over a second of
+    start-up on a busy 2-core machine, and many runs never need a t-quantile."""
+    from scipy.stats import t
+
+    return t
 
 
 @dataclass(frozen=True)
@@ -90,7 +97,7 @@ def proportion(numerator: np.ndarray, denominator: np.ndarray, *, level: float =
         variance = clusters / (clusters - 1) * float(residual @ residual) / (total * total)
         if variance > 0 and 0 < p < 1:
             z = float(ndtri(1 - (1 - level) / 2))
-            t = float(student_t.ppf(1 - (1 - level) / 2, clusters - 1))
+            t = float(_student_t().ppf(1 - (1 - level) / 2, clusters - 1))
             effective = p * (1 - p) / variance * (z / t) ** 2
         else:
             effective = float(clusters)
@@ -283,8 +290,8 @@ def spread_interval(numerators: np.ndarray, denominators: np.ndarray, *, n_resam
     joint = 0.0  # the max-T critical value, for the lower bound
     if deviation is not None and np.isfinite(deviation).any():
         joint = float(np.quantile(deviation[np.isfinite(deviation)], level))
-        joint = float(expand * student_t.ppf(ndtr(joint), n - 1))
-    alone = float(expand * student_t.ppf(1 - (1 - level) / 2, n - 1))  # one pair's, for the upper bound
+        joint = float(expand * _student_t().ppf(ndtr(joint), n - 1))
+    alone = float(expand * _student_t().ppf(1 - (1 - level) / 2, n - 1))  # one pair's, for the upper bound
     low, high = diff - joint * se, diff + joint * se
     # |a_v - a_w| is at least 0 when its interval holds 0, else the end nearer 0
     abs_low = np.where((low > 0) | (high < 0), np.minimum(np.abs(low), np.abs(high)), 0.0)
@@ -342,9 +349,9 @@ def simultaneous_bounds(numerators: np.ndarray, denominators: np.ndarray, *, n_r
         deviation = np.nanmax(np.abs(draws[:, varies] - ratios[varies]) / se[varies], axis=1) \
             if varies.any() else None
     expand = np.sqrt(n / (n - 1))
-    c = float(expand * student_t.ppf(1 - (1 - level) / 2, n - 1))
+    c = float(expand * _student_t().ppf(1 - (1 - level) / 2, n - 1))
     if deviation is not None and np.isfinite(deviation).any():
-        c = float(expand * student_t.ppf(ndtr(float(np.quantile(deviation[np.isfinite(deviation)], level))), n - 1))
+        c = float(expand * _student_t().ppf(ndtr(float(np.quantile(deviation[np.isfinite(deviation)], level))), n - 1))
     low[varies] = np.clip(ratios[varies] - c * se[varies], 0.0, 1.0)
     high[varies] = np.clip(ratios[varies] + c * se[varies], 0.0, 1.0)
     still = ~varies & np.isfinite(ratios)

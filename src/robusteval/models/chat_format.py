@@ -31,6 +31,37 @@ def chat_body(messages: tuple[Message, ...], params: GenParams) -> dict:
     return body
 
 
+def join_stream(chunks: list[dict]) -> dict:
+    """The chat.completion object that a stream of chat.completion.chunk objects adds up to: the
+    deltas' text and log-probabilities joined, the last finish reason, the usage and timings of the
+    final chunks. An error object anywhere is returned as it came (`parse_chat_completion` reports it).
+
+    Why: llama.cpp in-process can stop a decode only between streamed tokens (its callback says
+    stop), so the embedded backend streams; joined, a stream is the reply a plain request gets."""
+    text: list[str] = []
+    logprobs: list[dict] = []
+    finish_reason = None
+    whole: dict = {"object": "chat.completion"}
+    for chunk in chunks:
+        if not isinstance(chunk, dict) or "error" in chunk:
+            return chunk if isinstance(chunk, dict) else {"error": {"message": f"bad stream chunk {_clip(chunk)}"}}
+        for key in ("usage", "timings", "model", "id"):
+            if chunk.get(key) is not None:
+                whole[key] = chunk[key]
+        for choice in chunk.get("choices") or ():
+            delta = choice.get("delta") or {}
+            if isinstance(delta.get("content"), str):
+                text.append(delta["content"])
+            content = (choice.get("logprobs") or {}).get("content")
+            if isinstance(content, list):
+                logprobs.extend(content)
+            finish_reason = choice.get("finish_reason") or finish_reason
+    whole["choices"] = [{"index": 0, "finish_reason": finish_reason,
+                         "message": {"role": "assistant", "content": "".join(text)},
+                         "logprobs": {"content": logprobs} if logprobs else None}]
+    return whole
+
+
 def parse_chat_completion(out: object, *, source: str = "server") -> Completion:
     """Turn a chat.completion JSON object into a Completion; anything else is a BackendError.
 

@@ -21,7 +21,9 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import threading
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from robusteval.errors import BackendError, UserError
 from robusteval.models.base import file_sha256
-from robusteval.models.chat_format import chat_body, parse_chat_completion
+from robusteval.models.chat_format import chat_body, join_stream, parse_chat_completion
 from robusteval.models.threads import free_threads
 from robusteval.types import Completion, GenParams, Message
 
@@ -111,6 +113,7 @@ class LlamaCppBackend:
     cache_prompt: bool = DEFAULT_CACHE_PROMPT
     flash_attn: bool = DEFAULT_FLASH_ATTN
     fingerprint: str = ""
+    status: Callable[[str], None] | None = None  # the engine's `note`: "loading model ..." while it loads
     loglik_text = False  # llama.cpp returns no prompt log-probabilities: labels (one token) only
 
     @property
@@ -149,6 +152,7 @@ class LlamaCppBackend:
         self._server: Any = None  # an xllamacpp.Server once loaded
         self._load_error: UserError | None = None
         self._loading = asyncio.Lock()
+        self._closing = threading.Event()  # set by close(): every decode in flight stops at its next token
 
     async def _ensure_loaded(self):
         """Load the model on the first request that misses the cache: a fully cached rerun never pays
@@ -157,11 +161,16 @@ class LlamaCppBackend:
             if self._load_error is not None:
                 raise self._load_error  # failed once: do not try again for every waiting request
             if self._server is None:
+                if self.status:
+                    self.status(f"loading model {self.path.name}")
                 try:
                     self._server = await asyncio.get_running_loop().run_in_executor(self._pool, self._load)
                 except UserError as exc:
                     self._load_error = exc
                     raise
+                finally:
+                    if self.status:
+                        self.status("")
         return self._server
 
     def _load(self):
@@ -175,9 +184,25 @@ class LlamaCppBackend:
             raise UserError(f"llama.cpp could not load {self.path}: {exc}") from None
 
     async def chat(self, messages: tuple[Message, ...], params: GenParams) -> Completion:
+        """The reply, streamed from llama.cpp token by token so that a cancelled request (Ctrl-C, a
+        timeout) stops its decode at the next token instead of running to ``max_tokens`` while the
+        process waits to exit (measured: docs/performance.md, "Stopping"). With log-probabilities
+        it asks whole: llama.cpp's stream leaves out the end-of-text token's log-probability, which
+        a plain reply lists, and the two must be the same reply."""
         body = chat_body(messages, params)
         server = await self._ensure_loaded()
-        out = await asyncio.get_running_loop().run_in_executor(self._pool, server.handle_chat_completions, body)
+        cancelled = threading.Event()
+        loop = asyncio.get_running_loop()
+        try:
+            if params.logprobs:
+                out = await loop.run_in_executor(self._pool, server.handle_chat_completions, body)
+            else:
+                out = await loop.run_in_executor(self._pool, _stream_chat, server, body, (cancelled, self._closing))
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        if out is None:
+            raise BackendError("llama.cpp: the request was stopped (the backend is closing)", retryable=False)
         return parse_chat_completion(out, source="llama.cpp")
 
     async def count_prompt_tokens(self, messages: tuple[Message, ...]) -> int:
@@ -207,6 +232,8 @@ class LlamaCppBackend:
         return Completion(text="", loglik=min(top.values()), greedy=False)
 
     async def close(self) -> None:
+        if hasattr(self, "_closing"):
+            self._closing.set()  # a decode still running (an interrupted run) ends at its next token
         server = getattr(self, "_server", None)
         self._server = None
         if server is not None:
@@ -225,6 +252,23 @@ def _flag(spec: ModelSpec, key: str, default: bool) -> bool:
     if raw.strip().lower() in ("0", "false", "no", "off"):
         return False
     raise UserError(f"model spec {spec.label!r}: option {key}={raw!r} must be 1 or 0 (or true/false)")
+
+
+def _stream_chat(server, body: dict, stops: tuple[threading.Event, ...]) -> dict | None:
+    """One chat completion, streamed: llama.cpp calls back with each token's chunk, and a callback
+    that returns True ends the stream and cancels the decode (its slot is free for the next
+    request). Returns the joined reply, or None when one of ``stops`` was set."""
+    chunks: list[dict] = []
+    stopped = threading.Event()
+
+    def on_chunk(chunk: dict) -> bool:
+        chunks.append(chunk)
+        if any(stop.is_set() for stop in stops):
+            stopped.set()
+        return stopped.is_set()
+
+    server.handle_chat_completions({**body, "stream": True, "stream_options": {"include_usage": True}}, on_chunk)
+    return None if stopped.is_set() else join_stream(chunks)
 
 
 def _count_tokens(address: str, messages: list[dict]) -> int:

@@ -115,6 +115,9 @@ class OpenAIBackend:
             raise UserError(f"{self.base_url} rejected the API key in {self.api_key_env}")
         if probe and status >= 500:
             raise UserError(f"{self.base_url}/models answered HTTP {status}")
+        if status == 404 and not probe and await self._answers_under_v1():
+            raise UserError(f"{self.base_url}/models answered HTTP 404, and {self.base_url}/v1/models answers: "
+                            f"the API is under /v1; use base_url={self.base_url}/v1 in --model")
         try:
             ids = [m["id"] for m in json.loads(raw)["data"]] if status == 200 else []
         except (ValueError, KeyError, TypeError):
@@ -122,6 +125,19 @@ class OpenAIBackend:
         if self.model in ids:
             return self.model
         return ids[0] if len(ids) == 1 else "unlisted"
+
+    async def _answers_under_v1(self) -> bool:
+        """Whether the server answers ``/v1/models`` where ``/models`` was 404: a base_url without
+        its ``/v1`` (vLLM, OpenAI), which would otherwise fail every request with a 404 that only
+        results.json shows."""
+        assert self._session is not None
+        if self.base_url.rstrip("/").endswith("/v1"):
+            return False
+        try:
+            async with self._session.get(f"{self.base_url}/v1/models") as response:
+                return response.status == 200
+        except (TimeoutError, aiohttp.ClientError, OSError):
+            return False
 
     async def _post(self, path: str, body: dict) -> dict:
         """POST a JSON body and decode the JSON reply; every failure becomes a BackendError the

@@ -13,9 +13,10 @@ Through the OpenAI Batch API at half the price: ``openai:NAME?batch=1`` (`models
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import overload
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 from robusteval.errors import UserError
 from robusteval.models.base import Backend
@@ -48,6 +49,11 @@ NUMERIC_OPTIONS: dict[str, tuple[type, Range]] = {
 # Yes/no options: 1/0, true/false, yes/no, on/off (checked at parse as the numbers are).
 YES, NO = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 FLAG_OPTIONS = ("batch", "cache_prompt", "flash_attn")
+# The options a helper model (a rewriter, judge, oracle, interlocutor) of another name takes from a
+# model under test of its kind when it does not set them: how llama.cpp or transformers use this
+# machine (threads, slots, device), which the user chose for the machine, not for one model. A helper
+# with the very name of a model under test takes all of that model's options (the same server too).
+MACHINE_OPTIONS = {"llamacpp": OPTIONS["llamacpp"], "openai": (), "hf": ("device", "dtype")}
 # Options that may list several values (comma-separated or repeated): the replicas of a pool.
 POOL_OPTIONS = ("base_url",)
 # An option that would carry a secret: the spec is written into results.json and the report.
@@ -79,6 +85,31 @@ class ModelSpec:
 
     def int_option(self, key: str, default: int) -> int:
         return _number(self, key, default, int)
+
+
+def spec_text(spec: ModelSpec) -> str:
+    """The spec as text again (``parse_model_spec(spec_text(s)) == s``): what results.json records."""
+    query = urlencode(spec.options, safe=":/,")
+    return spec.label + (f"?{query}" if query else "")
+
+
+def inherit_options(helper: ModelSpec, under_test: Sequence[ModelSpec]) -> ModelSpec:
+    """``helper`` with the options it leaves unset taken from the first model under test of its kind.
+
+    Why: ``--model 'llamacpp?n_threads=1'`` says how this machine should run llama.cpp; a rewriter or
+    judge spelled plain ``llamacpp`` (every default) would otherwise start a second copy with every
+    core as threads, beside the first, and crawl on a busy machine. An option the helper sets itself
+    wins. A model under test is never changed (its spec is the user's), nor a helper of another kind
+    (its options mean other things)."""
+    if helper in under_test:
+        return helper
+    for parent in under_test:
+        if parent.kind != helper.kind:
+            continue
+        keys = OPTIONS[helper.kind] if parent.name == helper.name else MACHINE_OPTIONS[helper.kind]
+        taken = {k: v for k, v in parent.options.items() if k in keys and k not in helper.options}
+        return ModelSpec(helper.kind, helper.name, {**taken, **helper.options}) if taken else helper
+    return helper
 
 
 def _number(spec: ModelSpec, key: str, default, cast):

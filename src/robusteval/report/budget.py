@@ -7,12 +7,12 @@ the full grid's own value beside each."""
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from robusteval.metrics.stats import Estimate
 from robusteval.report.model import Run, Section, TableData
 from robusteval.report.table import fmt_estimate
+from robusteval.report.terminal import Table
 from robusteval.results.budget import BudgetEstimate, read_budget
 
 NOTE = ("--budget: only the cells counted as asked were asked; the rest are predicted by a Rasch model "

@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
+
+from robusteval.report.terminal import Table
 
 if TYPE_CHECKING:  # annotations only: printing needs no statistics library
     from robusteval.metrics.stats import Estimate

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from robusteval.report.model import rating_text
 from robusteval.report.table import fmt_estimate as _fmt  # the one copy
+from robusteval.report.terminal import Table
 from robusteval.results.consistency import ConsistencyMetrics, Generation
 
 

@@ -7,11 +7,11 @@ import csv
 import io
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from robusteval.report.table import fmt_estimate as _fmt  # the one copy
-from robusteval.results.hallucination import HallucinationMetrics, MatrixCell
+from robusteval.report.terminal import Table
+from robusteval.results.hallucination import HallucinationMetrics, MatrixCell, one_sided
 
 Rows = list[list[str]]
 
@@ -55,6 +55,8 @@ def summary_tables(metrics: HallucinationMetrics) -> list[tuple[str, list[str], 
 
 def summary_markdown(metrics: HallucinationMetrics) -> str:
     out = ["# hallucination: summary", ""]
+    warnings = [w for step, m in metrics.steps().items() for w in one_sided(step, m)]
+    out += [*(f"- **warning**: {w}" for w in warnings), *([""] if warnings else [])]
     for title, header, rows in summary_tables(metrics):
         out += [f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
@@ -85,3 +87,6 @@ def print_tables(console: Console, metrics: HallucinationMetrics) -> None:
         for row in rows:
             table.add_row(*(Text(cell) for cell in row))
         console.print(table)
+    for step, m in metrics.steps().items():
+        for warning in one_sided(step, m):
+            console.print(Text(f"warning: {warning}", style="yellow"))

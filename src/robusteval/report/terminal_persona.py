@@ -6,11 +6,11 @@ from __future__ import annotations
 import math
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from robusteval.report.table import fmt_estimate as _fmt  # the one copy
-from robusteval.results.persona import PersonaBoard, PersonaMetrics
+from robusteval.report.terminal import Table
+from robusteval.results.persona import PersonaBoard, PersonaMetrics, stability_caveat
 
 
 def print_tables(console: Console, metrics: PersonaMetrics, board: PersonaBoard | None, *, mds: str) -> None:
@@ -24,6 +24,8 @@ def print_tables(console: Console, metrics: PersonaMetrics, board: PersonaBoard 
         console.print(Text.assemble((model, "bold"), f": rank-order stability {_fmt(s.value)}{ci} over {s.n} "
                                     f"personas; {m.answers} answers, invalid rate {_fmt(m.invalid_rate)}, "
                                     f"{m.failed} failed"))
+        if caveat := stability_caveat(m):
+            console.print(Text(f"  stability: {caveat}", style="yellow"))
         names = m.stability_matrix.contexts
         matrix = Table(title=Text(f"{model} · rank-order stability (context x context)"), title_justify="left")
         matrix.add_column("")

@@ -4,12 +4,12 @@ and what building and answering cost (model requests and local-model time)."""
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from robusteval.metrics.stats import Estimate
 from robusteval.rag.pipeline import STAGES
 from robusteval.report.table import fmt_estimate, print_sensitivity
+from robusteval.report.terminal import Table
 from robusteval.results.codec import encode
 from robusteval.results.tree import TreeMetrics
 

@@ -112,6 +112,29 @@ class StepMetrics:
         return list(dict.fromkeys(c for row in (self.matrix or {}).values() for c in row))
 
 
+ONE_SIDED = 0.95  # a detector that picks the same position this often answers the layout, not the pair
+ONE_SIDED_MIN = 4  # valid replies below which one position every time may be chance
+
+
+def one_sided(step: str, m: StepMetrics) -> list[str]:
+    """A warning per detector that (nearly) always chose the hypothesis shown first, or second: its
+    F1 says how often the hallucinated one happened to be in that place, not that it was detected."""
+    out = []
+    for name, d in m.detectors.items():
+        share, valid = d.position_bias.chose_first.value, d.samples - d.invalid - d.failed
+        if share is None or valid < ONE_SIDED_MIN or ONE_SIDED > share > 1 - ONE_SIDED:
+            continue
+        which = "first" if share >= ONE_SIDED else "second"
+        chose = share if share >= ONE_SIDED else 1 - share
+        out.append(f"{step}: {name} chose the hypothesis shown {which} in {chose:.0%} of its {valid} valid replies: "
+                   f"its F1 {_number(d.f1.value)} measures where the hallucination was shown, not detection")
+    return out
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
 def _legacy_parts(name: str) -> tuple[str | None, str | None]:
     """(detector, prompt) of a configuration written before they were stored: the suite named a
     model's configuration ``f"{label}/{prompt}"`` and no prompt variant holds "/", so the prompt is
@@ -176,4 +199,4 @@ class HallucinationMetrics:
 
 
 __all__ = ["Agreement", "DetectorMetrics", "GeneratorMetrics", "GroupScores", "HallucinationMetrics",
-           "JudgeVerdicts", "MatrixCell", "PairAgreement", "PositionBias", "StepMetrics"]
+           "JudgeVerdicts", "MatrixCell", "PairAgreement", "PositionBias", "StepMetrics", "one_sided"]

@@ -95,6 +95,10 @@ class ModelStability:
     rank_order_stability: Estimate = NA
     stability_matrix: StabilityMatrix = StabilityMatrix()
     stability_per_value: dict[str, float | None] = field(default_factory=dict)
+    # how many of the context pair x value Spearman correlations behind the figure are defined, of
+    # how many (None in runs from before they were counted): "0.500" from 1 of 10 says so
+    stability_correlations: int | None = None
+    stability_defined: int | None = None
     validity: dict[str, ContextValidity] = field(default_factory=dict)
     answers: int = 0
     invalid: int = 0
@@ -107,11 +111,26 @@ class ModelStability:
 PersonaMetrics = dict[str, ModelStability]  # by model
 
 
+def stability_caveat(m: ModelStability) -> str | None:
+    """What a reader must know about the stability figure: it is the mean of only some of the
+    correlations it is made of (None when all are defined, or not counted)."""
+    if m.stability_defined is None or not m.stability_correlations:
+        return None
+    if m.stability_defined == 0:
+        return (f"n/a: none of the {m.stability_correlations} value correlations is defined (every persona "
+                "answered a value alike, or fewer than 3 personas)")
+    if m.stability_defined < m.stability_correlations:
+        return (f"the mean of {m.stability_defined} of {m.stability_correlations} value correlations; the other "
+                f"{m.stability_correlations - m.stability_defined} are undefined (every persona answered that value "
+                "alike, or fewer than 3 personas): more personas or contexts make it a mean of more")
+    return None
+
+
 def encode_metrics(metrics: PersonaMetrics) -> dict[str, Any]:
     """``metrics`` as results.json has always held them (`ModelStability` per model)."""
     data = {model: encode(m) for model, m in metrics.items()}  # each as its type (a dict's values lose theirs)
     for m in data.values():
-        _drop_none(m, "lost_contexts", "na_reason")
+        _drop_none(m, "lost_contexts", "na_reason", "stability_correlations", "stability_defined")
         for v in m["validity"].values():
             _drop_none(v, "na_reason")
             _drop_none(v["mds"], "method", "dropped_items")

@@ -134,6 +134,11 @@ class SuiteContext(Generic[OptionsT]):
         self.engine.expect(len(jobs))
         return await gather_all(one(job) for job in jobs)
 
+    def stage(self, name: str) -> None:
+        """Name the suite's current stage for the progress display ("building variants", "asking",
+        "judging"); each stage is counted on its own row."""
+        self.engine.stage(name)
+
     async def model(self, spec: str) -> str:
         """Start the model named by ``spec`` if it is not running yet (a judge, an interlocutor...);
         returns its label for ``engine.chat``. The same spec always gives the same model and cache."""

@@ -194,6 +194,7 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
                 for judge in judges.values()]
         return model, answers, await gather_all(_rate(judge, group) for judge, group in jobs)
 
+    ctx.stage("asking and judging" if "oracle" in judges else "asking")
     ctx.engine.expect(len(ctx.models) * config.samples * sum(len(i.variants) for i in items))
     if "oracle" in judges:
         n_groups = len(ctx.models) * sum(1 + (len(i.variants) if config.samples > 1 else 0) for i in items)
@@ -250,6 +251,7 @@ async def _generate(ctx: SuiteContext[Options], source) -> tuple[list[PromptSet]
     # a generated set keeps its request's id, so sharding the requests shards the sets the same way
     prompts = ctx.shard_items(load_prompts(config.data, limit=config.limit, seed=config.seed, audit=source),
                               key=lambda prompt: prompt.id)
+    ctx.stage("building variants")
     rewriter = Rewriter(ctx.engine, await ctx.model(options.rewriter)) if needs_rewriter(options.variations) else None
     bounds = rewrite_bounds(options.rewrite_bounds)
     encode = _rewrite_encoder(options, prompts) if rewriter is not None and bounds is not None else None

@@ -506,11 +506,13 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     generated: list[GenerationRow] = []
     files: dict[str, Any] = {}
     if "generation" in steps:
+        ctx.stage("generating hypotheses")
         generated = await run_generation(ctx, ctx.models, items, options, emit)
         for model in ctx.models:  # the outputs, as participants submitted them
             files[f"generation-{slug(model)}.csv"] = generation_csv(generated, model)
         judged: list[JudgeRow] = []
         if options.judge != "none":
+            ctx.stage("judging")
             judge = await ctx.model(options.judge)
             judged += await run_llm_judge(ctx, judge, by_id, generated, label_params, emit)
         if nli is not None:
@@ -520,6 +522,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
         if step not in steps:
             continue
         groups = {None: items} if step == "detection" else cross_items(generated, by_id, config.seed)
+        ctx.stage("detecting" if step == "detection" else "detecting across models")
         found: list[DetectionRow] = []
         for generator, group in groups.items():
             found += await run_detection(ctx, detectors, options.prompts, group, options.orders, config.seed,

@@ -33,7 +33,7 @@ from typing import Annotated, Any, NamedTuple
 
 from robusteval.data.audit import DataAudit
 from robusteval.data.math import MathItem, is_math_source, load_math
-from robusteval.data.mcq import DUPLICATE_RULES, load_dev_items, load_file, load_items
+from robusteval.data.mcq import DUPLICATE_RULES, load_dev_items, load_file, load_items, parse_columns
 from robusteval.engine import Engine, gather_all
 from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
@@ -90,9 +90,13 @@ class Options:
     budget_design: str = "stratified"
     duplicates: str = "drop-both"
     reader: str = DEFAULT_READER
+    columns: str | None = None  # question=Q,choices=A|B|C|D,answer=Gold: the --data file's column names
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--columns", help="the --data file's column names, e.g. question=Question,choices=A|B|C|D,"
+                                     "answer=Answer (also subject=, id=); answers as a letter, an index or "
+                                     "the option's text")
     p.add_argument("--families", type=csv_arg,
                    help="comma-separated families (default: order,format): format, order, prompt, fewshot, or a "
                         "perturbation of the question (typo, paraphrase, helm:typos, invisible, typo@0.3, "
@@ -144,6 +148,7 @@ def validate(config: Any, options: Options) -> None:
         for name in names:
             if name not in FAMILIES:
                 get(name)  # loads what it needs (HELM's word lists): a missing one ends here, before any request
+    parse_columns(options.columns)  # a UserError naming --columns, before anything runs
     if not options.families and not options.cross:
         raise UserError("give at least one family with --families (or a design with --cross)")
     if len(options.cross) == 1:
@@ -200,7 +205,8 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     if is_math_source(data):
         return await execute_math(ctx, data)
     items = ctx.shard_items(load_items(data, limit=config.limit, seed=config.seed, audit=ctx.audit,
-                                       duplicates=options.duplicates), key=_item_id)
+                                       duplicates=options.duplicates, columns=parse_columns(options.columns)),
+                            key=_item_id)
     reader = get_reader(options.reader)
     design, design_info = build_design(config, options, data, ctx.audit)
     if options.scoring == "generate":  # under loglik nothing is written, so nothing is read
@@ -211,6 +217,7 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     perturbing = perturbation_families((*options.families, *options.cross))
     counts: list[CopyCounts] = []
     if perturbing:
+        ctx.stage("building variants")
         needs_model = any(isinstance(get(f), Rewrite) for f in perturbing)
         rewriter = Rewriter(ctx.engine, await ctx.model(options.rewriter)) if needs_model else None
         copies, counts = await write_copies(ctx.ask_all, items, perturbing, k=options.perturbations_per_family,
@@ -228,6 +235,7 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
                      options.budget, seed=config.seed, first=_first(options))
         design_info |= {"budget": options.budget, "budget_design": options.budget_design}
     metrics_by_model, budget, invalid = {}, {}, {}
+    ctx.stage("asking")
     for model in ctx.models:
         # Each sample goes to samples.jsonl and into the compact tally as it is read, and is then
         # dropped: memory does not grow with the number of samples (metrics/mcq.py, engine/stream.py).
@@ -344,6 +352,7 @@ async def execute_math(ctx: SuiteContext[Options], data: str) -> SuiteResult:
         design_info |= {"budget": options.budget, "budget_design": options.budget_design}
     ids = [p.id for p in problems]
     metrics_by_model, budget, invalid = {}, {}, {}
+    ctx.stage("asking")
     for model in ctx.models:
         # as the generate path: each sample to samples.jsonl and the compact tally, then dropped
         tally = McqTally(ids)

@@ -185,6 +185,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     conversations = Spool()  # conversations.jsonl, a line per conversation as it ends
     tallies: dict[str, PersonaTally] = {}
     metrics: dict[str, ModelStability] = {}
+    ctx.stage("conversations and questionnaires")
     for model in ctx.models:
         interlocutor = await ctx.model(options.interlocutor) if options.interlocutor else model
         # Each answer goes to samples.jsonl and into the compact tally as it is read, then dropped:

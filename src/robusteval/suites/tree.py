@@ -437,6 +437,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
         data = config.data or DEFAULT_DATA
         items, size = load_qa(data, limit=config.limit, seed=config.seed, audit=ctx.audit.source(data))
         items = ctx.shard_items(items, key=_question_id)
+        ctx.stage("building trees")
         trees, info = await build_trees(ctx, items, size, data)
         files["trees.json"] = trees_document(trees, info)
         if o.save_trees:
@@ -457,6 +458,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
         retrievers = {name: make_retriever(name, encoder) for name in o.retrievers}
     ner_model = await ctx.model(o.ner_model) if o.ner_model else None
     metrics_by_model, eval_cost = {}, {}
+    ctx.stage("asking")
     dataset_size = int(info.get("dataset_size") or len(trees))
     try:
         for model in ctx.models:

@@ -12,7 +12,7 @@ from robusteval.report.model import Figure, Headline, Run, Section, TableData, n
 from robusteval.report.plots import bars_with_ci, heatmap
 from robusteval.report.table import fmt_estimate
 from robusteval.results.codec import decode
-from robusteval.results.hallucination import HallucinationMetrics
+from robusteval.results.hallucination import HallucinationMetrics, one_sided
 
 
 def _metrics(results: dict) -> HallucinationMetrics:
@@ -39,6 +39,7 @@ def sections(run: Run) -> list[Section]:
                                 tuple((n, _text(d.f1), _text(d.accuracy), _text(d.precision), _text(d.recall),
                                        _text(d.position_bias.chose_first), _text(d.order_consistency), str(d.invalid),
                                        str(d.failed)) for n, d in m.detectors.items())))
+        notes += [f"warning: {w}" for w in one_sided(step, m)]
         a = m.agreement
         notes.append(f"{step}: Fleiss' kappa {number_text(a.fleiss_kappa)}; " + "; ".join(
             f"{pair}: Cohen's kappa {number_text(p.cohen_kappa)}, MCC {number_text(p.mcc)}"

@@ -9,7 +9,7 @@ import numpy as np
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, number_text, slug
 from robusteval.report.plots import heatmap
 from robusteval.report.table import fmt_estimate
-from robusteval.results.persona import ContextValidity, PersonaMetrics, decode_metrics
+from robusteval.results.persona import ContextValidity, PersonaMetrics, decode_metrics, stability_caveat
 
 
 def _metrics(results: dict) -> PersonaMetrics:
@@ -41,7 +41,8 @@ def sections(run: Run) -> list[Section]:
                           ("context", stress, "invalid rate", "mean inter-item r", "CFA"), tuple(rows))
         notes = (*((f"n/a: {m.na_reason}",) if m.na_reason else ()),
                  "Rank-order stability (mean over values and context pairs): "
-                 f"{fmt_estimate(m.rank_order_stability.as_dict())}",
+                 f"{fmt_estimate(m.rank_order_stability.as_dict())}"
+                 + (f" ({caveat})" if (caveat := stability_caveat(m)) else ""),
                  _scoring_note(run.results.get("scoring", "generate"), m.validity))
         out.append(Section(f"persona · {model}", tuple(figures), (table,), notes))
     return out
