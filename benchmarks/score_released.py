@@ -17,8 +17,8 @@ from pathlib import Path
 
 from robusteval.data.audit import DataAudit
 from robusteval.readers import get_reader
-from robusteval.score.flow import ScoreRequest, _reply_sample, score_files
-from robusteval.score.replies import read_mmlu_pro_zip
+from robusteval.scoring.flow import ScoreRequest, _reply_sample, score_files
+from robusteval.scoring.replies import read_mmlu_pro_zip
 
 OUTPUTS = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "mmlu-pro" / "outputs"
 

@@ -56,7 +56,23 @@ def test_the_docs_have_commands_to_check():
 @pytest.mark.parametrize(("where", "command"), CHECKED, ids=[f"{w}:{c[15:60]}" for w, c in CHECKED])
 def test_a_documented_command_is_accepted(where, command, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    _run_the_pages_own_example(where, monkeypatch)
     argv = shlex.split(command)[1:]
     args = build_parser(argv).parse_args(argv)
     config = config_from_args(args)  # the flags' values through the run's own validation
     assert config.suite == argv[1]
+
+
+def _run_the_pages_own_example(where: str, monkeypatch) -> None:
+    """A page that registers a part in a Python block (docs/extending.md's perturbation) documents
+    commands that use it: the block runs first, its registry entry undone after the test."""
+    import textwrap
+
+    from robusteval.probes import registry
+
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", (ROOT / where).read_text(encoding="utf-8"), flags=re.S)
+              if "REGISTRY[" in b]
+    if blocks:
+        monkeypatch.setattr(registry, "REGISTRY", dict(registry.REGISTRY))
+        for block in blocks:
+            exec(compile(textwrap.dedent(block), where, "exec"), {})

@@ -22,7 +22,7 @@ FORBIDDEN = {
     "suites": {"run", "cli"},
     "config": {"suites", "run", "cli"},  # suites and results read RunConfig; `configure` joins it to a suite
     "results": {"suites", "run", "cli"},
-    "score": {"run", "cli"},  # replies from files enter the flow after the engine: no run, no command line
+    "scoring": {"run", "cli"},  # replies from files enter the flow after the engine: no run, no command line
     **{layer: {"suites", "run", "cli"} for layer in LOWER},
 }
 

@@ -83,7 +83,7 @@ def score(files: str | Path | Sequence[str | Path], *, reader: str | None = None
     from robusteval.config import run_id_problem
     from robusteval.errors import UserError
     from robusteval.run import write_report_files
-    from robusteval.score.flow import ScoreRequest, score_files
+    from robusteval.scoring.flow import ScoreRequest, score_files
 
     if run_id is not None and (problem := run_id_problem(run_id)):
         raise UserError(f"run_id {run_id!r}: {problem}")

@@ -1,6 +1,6 @@
 """``robusteval score FILE...``: score replies produced elsewhere (a generic JSONL against a dataset,
 MMLU-Pro's released outputs, lm-evaluation-harness sample logs) or a correctness grid, with no
-model call, into a run folder that ``report``, ``compare`` and the leaderboard read (`score.flow`)."""
+model call, into a run folder that ``report``, ``compare`` and the leaderboard read (`scoring.flow`)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     from robusteval.config import run_id_problem
     from robusteval.errors import UserError
     from robusteval.run import write_report_files
-    from robusteval.score.flow import ScoreRequest, score_files
+    from robusteval.scoring.flow import ScoreRequest, score_files
 
     if args.run_id is not None and (problem := run_id_problem(args.run_id)):
         raise UserError(f"--run-id {args.run_id!r}: {problem}")

@@ -2,7 +2,7 @@
 metrics, data audit and report as a run, with no model call.
 
 A run's flow is dataset -> variants -> engine -> responses -> reader -> metrics -> results. Here
-the responses come from files (`score.replies`), or the verdicts themselves (`score.grid`), and
+the responses come from files (`scoring.replies`), or the verdicts themselves (`scoring.grid`), and
 everything after that is the run's own code: `suites.mcq`'s sample (the reader and the scoring of
 a reply against its variant), `metrics.mcq.McqTally`, the results writer and the report. The
 folder written is an ordinary mcq run folder (results.json with ``"scored"`` saying where the
@@ -29,8 +29,8 @@ from robusteval.readers import Reader, get_reader
 from robusteval.results import encode, reserve_run_folder, write_run
 from robusteval.results.budget import BudgetEstimates, budget_json
 from robusteval.results.mcq import to_json
-from robusteval.score.grid import GridCell, load_grid
-from robusteval.score.replies import (
+from robusteval.scoring.grid import GridCell, load_grid
+from robusteval.scoring.replies import (
     Placed,
     generic_families,
     is_lm_eval_log,
@@ -78,7 +78,7 @@ def kind_of(path: Path) -> str:
         return "grid"
     if is_lm_eval_log(path):
         return "lm-eval"
-    from robusteval.score.replies import REPLY_FIELDS, generic_rows
+    from robusteval.scoring.replies import REPLY_FIELDS, generic_rows
 
     for _, row in generic_rows(path):
         return "grid" if "correct" in row and not any(k in row for k in REPLY_FIELDS) else "replies"

@@ -13,9 +13,9 @@ from robusteval.cli import main
 from robusteval.data.audit import DataAudit
 from robusteval.data.mcq import load_items
 from robusteval.probes.design import expand
-from robusteval.score.flow import kind_of
-from robusteval.score.grid import BAD_CORRECT, NO_ITEM, REPEATED_CELL, load_grid
-from robusteval.score.replies import NO_REPLY_FIELD, UNKNOWN_ITEM, UNKNOWN_VARIANT, read_lm_eval
+from robusteval.scoring.flow import kind_of
+from robusteval.scoring.grid import BAD_CORRECT, NO_ITEM, REPEATED_CELL, load_grid
+from robusteval.scoring.replies import NO_REPLY_FIELD, UNKNOWN_ITEM, UNKNOWN_VARIANT, read_lm_eval
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "mcq_small.jsonl"
 LETTERS = "ABCDEFGHIJ"

@@ -5,7 +5,7 @@ a dataset robusteval loads, MMLU-Pro's released ``model_outputs_*.zip``, and lm-
 Each reader yields `Placed` replies in file order and counts in the data audit every row it could
 not place (an item the dataset lacks, a variant the design does not have, a row without a reply
 field), by reason: nothing is dropped silently. The replies are then read and scored by the same
-code as a run's (`score.flow`).
+code as a run's (`scoring.flow`).
 """
 
 from __future__ import annotations

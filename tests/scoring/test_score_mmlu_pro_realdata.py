@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from robusteval.cli import main
-from robusteval.score.replies import AUTHORS_GOLD
+from robusteval.scoring.replies import AUTHORS_GOLD
 
 MODELS = ("Meta-Llama-3_1-8B-Instruct", "Mistral-7B-Instruct-v0.2", "gemma-7b")
 # (right, wrong, unreadable) of 12,032 under the authors' chain without the guess, counted once by hand
