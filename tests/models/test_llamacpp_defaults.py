@@ -110,7 +110,7 @@ def test_the_faster_setting_is_an_option():
 def test_a_bad_flag_is_one_clear_message():
     from robusteval.errors import UserError
 
-    with pytest.raises(UserError, match=r"cache_prompt='maybe' must be 1 or 0"):
+    with pytest.raises(UserError, match=r"cache_prompt='maybe' is not a yes or no; write cache_prompt=1"):
         LlamaCppBackend.from_spec(parse_model_spec("llamacpp?cache_prompt=maybe"))
 
 
