@@ -106,7 +106,7 @@ def inherit_options(helper: ModelSpec, under_test: Sequence[ModelSpec]) -> Model
     for parent in under_test:
         if parent.kind != helper.kind:
             continue
-        keys = OPTIONS[helper.kind] if parent.name == helper.name else MACHINE_OPTIONS[helper.kind]
+        keys = OPTIONS[helper.kind] if parent.name == helper.name else MACHINE_OPTIONS.get(helper.kind, ())
         taken = {k: v for k, v in parent.options.items() if k in keys and k not in helper.options}
         return ModelSpec(helper.kind, helper.name, {**taken, **helper.options}) if taken else helper
     return helper
