@@ -75,6 +75,8 @@ def run_command(args: argparse.Namespace) -> int:
         if mcq:
             out.print(_mcq_paired_table(result, a, b))
             out.print(_sensitivity_table(result, a, b))
+            if (valid := _valid_only_table(result, a, b)) is not None:
+                out.print(valid)
         else:
             out.print(_items_table(result, a, b))
         if args.json_out:
@@ -155,10 +157,8 @@ def _sensitivity_table(result: dict, a: str, b: str):
     from robusteval.report.terminal import Table
     from robusteval.results.sensitivity import MEASURES
 
-    valid_only = any(r.get("sensitivity_valid") for r in result.values())
     table = Table(title=Text(f"sensitivity: B = {b}  vs  A = {a}"), title_justify="left")
-    for column in ("family", "measure", "A [95% CI]", "B [95% CI]", "B - A paired [95% CI]", "p",
-                   *(("A valid replies only", "B valid replies only") if valid_only else ())):
+    for column in ("family", "measure", "A [95% CI]", "B [95% CI]", "B - A paired [95% CI]", "p"):
         table.add_column(column)
     for family, r in result.items():
         for measure, label in MEASURES:
@@ -171,19 +171,42 @@ def _sensitivity_table(result: dict, a: str, b: str):
             else:
                 ci = "" if d["ci_low"] is None else f" [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
                 diff, p = f"{d['diff']:+.3f}{ci}", "n/a" if d["p_value"] is None else f"{d['p_value']:.4f}"
-            valid = r.get("sensitivity_valid", {}).get(measure) or {"a": None, "b": None}
-            table.add_row(Text(family), label, fmt_estimate(m["a"]), fmt_estimate(m["b"]), diff, p,
-                          *((fmt_estimate(valid["a"]), fmt_estimate(valid["b"])) if valid_only else ()))
+            table.add_row(Text(family), label, fmt_estimate(m["a"]), fmt_estimate(m["b"]), diff, p)
     from robusteval.compare import STORED
 
     again = sorted({how for r in result.values() for how in r.get("intervals", {}).values() if how != STORED})
     which = [f"{family} ({', '.join(k.upper() for k, how in r.get('intervals', {}).items() if how != STORED)})"
              for family, r in result.items() if set(r.get("intervals", {}).values()) - {STORED}]
     table.caption = Text("A's and B's intervals are those their results.json stored (as report and serve show them)"
-                         + ("; valid replies only: a question's invalid variants left out, as stored (n/a: the "
-                            "run had no invalid reply, or the comparison keeps part of its cells)"
-                            if valid_only else "")
                          + (f"; {' / '.join(again)} for " + ", ".join(which) if again else ""))
+    return table
+
+
+def _valid_only_table(result: dict, a: str, b: str):
+    """The mcq sensitivity measures over valid replies only (a question's invalid variants left out),
+    as each run stored them, beside the as-scored table: how much of a sensitivity is answer change
+    and how much format failure. None when neither run stored any (no invalid reply)."""
+    from rich.text import Text
+
+    from robusteval.report.table import fmt_estimate
+    from robusteval.report.terminal import Table
+    from robusteval.results.sensitivity import MEASURES
+
+    if not any(r.get("sensitivity_valid") for r in result.values()):
+        return None
+    table = Table(title=Text(f"sensitivity, valid replies only: B = {b}  vs  A = {a}"), title_justify="left")
+    for column in ("family", "measure", "A as scored", "A valid replies only", "B as scored", "B valid replies only"):
+        table.add_column(column)
+    for family, r in result.items():
+        valid = r.get("sensitivity_valid") or {}
+        for measure, label in MEASURES:
+            m, v = r.get("sensitivity", {}).get(measure), valid.get(measure)
+            if m is None or v is None or (v["a"] is None and v["b"] is None):
+                continue
+            table.add_row(Text(family), label, fmt_estimate(m["a"]), fmt_estimate(v["a"]), fmt_estimate(m["b"]),
+                          fmt_estimate(v["b"]))
+    table.caption = Text("valid replies only: as each results.json stored it (n/a: that run had no invalid reply, "
+                         "or the comparison keeps only part of its cells)")
     return table
 
 
