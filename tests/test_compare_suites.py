@@ -256,3 +256,23 @@ def test_mcq_leaderboard_pairs_consistency_rate_too(tmp_path):
     assert item_scores(tmp_path / "samples.jsonl", "order consistency rate", results) == {
         "m": {"q0": 1.0, "q1": 1.0, "q2": 1.0, "q3": 0.0, "q4": 0.0, "q5": 0.0}}
     assert item_scores(tmp_path / "samples.jsonl", "order accuracy", results)["m"]["q4"] == 0.5
+
+
+def test_a_run_of_several_models_needs_model_a_and_an_unknown_model_is_refused(tmp_path, capsys):
+    """Hand-made consistency results (no samples: only the stored items x models table is read)."""
+    for run_id, table in (("a", {"i1": {"x": 4.0, "y": 2.0}, "i2": {"x": 3.0, "y": 5.0}}),
+                          ("b", {"i1": {"z": 1.0}, "i2": {"z": 4.0}})):
+        (tmp_path / run_id).mkdir()
+        (tmp_path / run_id / "results.json").write_text(json.dumps({
+            "run_id": run_id, "suite": "consistency", "models": {m: {} for m in table["i1"]},
+            "metrics": {"judges": {"oracle": {"table": table}}}}))
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main(["compare", str(a), str(b)]) == 2
+    assert "holds several models with oracle mean similarity (0-5) values (x, y)" in capsys.readouterr().err
+    assert main(["compare", str(a), str(b), "--model-a", "w"]) == 2
+    assert "has no model 'w'" in capsys.readouterr().err
+    capsys.readouterr()
+    assert main(["compare", str(a), str(b), "--model-a", "y", "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)["paired"][str(b)]["oracle mean similarity (0-5)"]
+    _assert_difference(d, (3.5, 2.5, -1.0, 2))  # (1 - 2 + 4 - 5) / 2
+    assert (d["model_a"], d["model_b"]) == ("y", "z")

@@ -281,8 +281,9 @@ def compare_items(run_a: str, run_b: str, *, model_a: str | None = None, model_b
                   seed: int = 0) -> dict:
     """For every measure of two runs (any suite) that is a mean of per-item values, the paired
     difference of B - A over the items both scored (`metrics.paired`); a measure without a paired
-    unit is given with the reason instead. ``{metric: {"unit", "model_a", "model_b", "a", "b", "diff",
-    "ci_low", "ci_high", "p_value", "n"} or {"unit", "reason"}}``."""
+    unit is given with the reason instead (empty where the runs share no measure). ``{metric:
+    {"unit", "model_a", "model_b", "a", "b", "diff", "ci_low", "ci_high", "p_value", "n"} or
+    {"unit", "reason"}}``."""
     suite_a, values_a = load_item_values(run_a)
     suite_b, values_b = load_item_values(run_b)
     if suite_a != suite_b:
@@ -305,9 +306,7 @@ def compare_items(run_a: str, run_b: str, *, model_a: str | None = None, model_b
         y = np.array([vb.values[mb][i] for i in shared], dtype=float)
         out[va.metric] = {"unit": va.unit, "model_a": ma, "model_b": mb,
                           **paired_mean_difference(x, y, seed=seed).as_dict()}
-    if not out:
-        raise UserError(f"{run_a} and {run_b} share no measure to compare")
-    return out
+    return out  # empty: a suite with no extractor, or no measure both runs have
 
 
 def mcq_as_items(result: dict) -> dict[str, dict]:
@@ -363,8 +362,8 @@ def compare_headlines(runs: list[str], *, out_dir: str | None = None):
     if len(suites) > 1:
         raise UserError(f"these runs are of different suites ({', '.join(sorted(suites))}); "
                         "compare one suite at a time")
-    board: Board = boards_from([(run.path.name, run.results) for run in loaded],
-                               {run.path.name: run.path for run in loaded})[0]
+    found = boards_from([(run.path.name, run.results) for run in loaded], {run.path.name: run.path for run in loaded})
+    board = found[0] if found else Board(next(iter(suites)), (), ())  # no run has a headline value
     if out_dir:
         write_compare_md(board, out_dir)
     return board
@@ -382,8 +381,9 @@ def write_compare_md(board, out_dir: str, extra: list[str] | None = None) -> Non
     for row in board.rows:
         cells = " | ".join(fmt_estimate(row.values.get(m)) for m in board.metrics)
         lines.append(f"| {rank_text(row)} | {row.run_id} | {row.model} | {cells} |")
-    lines += ["", f"rank: by {board.metrics[0]}; '=' marks models that cannot be told apart (a paired test "
-                  "over the items both answered, else their 95% intervals overlap)"]
+    if board.metrics:
+        lines += ["", f"rank: by {board.metrics[0]}; '=' marks models that cannot be told apart (a paired test "
+                      "over the items both answered, else their 95% intervals overlap)"]
     lines += extra or []
     for n, metric in enumerate(board.metrics):
         labels = [f"{row.run_id}/{row.model}" for row in board.rows]

@@ -77,8 +77,10 @@ def run_command(args: argparse.Namespace) -> int:
             out.print(_sensitivity_table(result, a, b))
             if (valid := _valid_only_table(result, a, b)) is not None:
                 out.print(valid)
-        else:
+        elif result:
             out.print(_items_table(result, a, b))
+        else:
+            out.print(f"paired: {b} and {a} share no measure with per-item values")
         if args.json_out:
             atomic_write(Path(args.json_out), json.dumps(result, indent=2))
             out.print(f"wrote {args.json_out}")
