@@ -2,7 +2,10 @@
 for mcq, did accuracy, consistency or any sensitivity measure change between two runs (two models,
 two prompts, two versions) on the same questions: each measure of run A and run B with its CI, and
 the paired difference where the measure is a mean of per-question values (so a paired statistic
-exists)?
+exists)? For every other suite, the paired difference of each measure that is a mean of per-item
+values (tree accuracy per question, hallucination detection accuracy per source sentence,
+consistency similarity per item), from the suite's extractor in `report.item_values`; a measure with
+no paired unit (persona rank-order stability, detection F1) is named with the reason.
 
 A run's own intervals are read from its results.json, never drawn again: `report`, `serve` and
 ``compare`` show the same interval for the same run. Only where the comparison keeps part of a
@@ -24,6 +27,7 @@ from robusteval.metrics.consistency import item_consistency
 from robusteval.metrics.mcq_sensitivity import loglik_tensor, reference_columns
 from robusteval.metrics.paired import paired_mean_difference
 from robusteval.metrics.sensitivity import flip_counts, item_extremes, item_prompt_sensitivity, sensitivity
+from robusteval.report.item_values import ItemValues, item_values, mcq_item_measures
 from robusteval.report.table import fmt_estimate
 from robusteval.results.codec import RecordError
 from robusteval.results.mcq import McqMetrics, SampleRow, read_rows
@@ -84,24 +88,6 @@ def _pick_model(rows: list[SampleRow], model: str | None, run: str) -> list[Samp
     return [r for r in rows if r.model == model]
 
 
-def _per_item(rows: list[SampleRow], item_ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Per question: mean correctness, and agreement of the chosen options across its variants."""
-    index = {i: n for n, i in enumerate(item_ids)}
-    cells = sorted({(r.variant, r.sample) for r in rows})
-    col = {c: n for n, c in enumerate(cells)}
-    correct = np.full((len(item_ids), len(cells)), np.nan)
-    answers = np.full((len(item_ids), len(cells)), np.nan)
-    for r in rows:
-        if r.correct is None:
-            continue
-        i, j = index[r.item_id], col[(r.variant, r.sample)]
-        correct[i, j] = float(r.correct)
-        answers[i, j] = -1 if r.answer_option is None else r.answer_option
-    with np.errstate(invalid="ignore"):
-        acc = np.array([np.nanmean(row) if np.any(~np.isnan(row)) else np.nan for row in correct])
-    return acc, item_consistency(answers)
-
-
 def compare(run_a: str, run_b: str, *, model_a: str | None = None, model_b: str | None = None,
             seed: int = 0) -> dict:
     """Per family both runs hold: the paired differences of accuracy and consistency (``seed``
@@ -119,8 +105,8 @@ def compare(run_a: str, run_b: str, *, model_a: str | None = None, model_b: str 
         cells = {(r.item_id, r.variant, r.sample) for r in all_a} & {(r.item_id, r.variant, r.sample) for r in all_b}
         fa = [r for r in all_a if (r.item_id, r.variant, r.sample) in cells]
         fb = [r for r in all_b if (r.item_id, r.variant, r.sample) in cells]
-        acc_a, cr_a = _per_item(fa, shared)
-        acc_b, cr_b = _per_item(fb, shared)
+        acc_a, cr_a = mcq_item_measures(fa, shared)
+        acc_b, cr_b = mcq_item_measures(fb, shared)
         (own_a, how_a), (own_b, how_b) = _own_measures(stored_a, fa, all_a, family), _own_measures(stored_b, fb,
                                                                                                    all_b, family)
         out[family] = {
@@ -131,6 +117,8 @@ def compare(run_a: str, run_b: str, *, model_a: str | None = None, model_b: str 
                                                own=(own_a, own_b)),
             "intervals": {"a": how_a, "b": how_b},
         }
+        if valid := compare_valid_only(stored_a, stored_b, (fa, all_a), (fb, all_b), family):
+            out[family]["sensitivity_valid"] = valid
         if categories := compare_categories(fa, shared, acc_a, acc_b, seed=seed):
             out[family]["categories"] = categories
     if not out:
@@ -204,6 +192,27 @@ def _own_measures(stored: StoredRun, kept: list[SampleRow], rows: list[SampleRow
     return fm.sensitivity, STORED
 
 
+def compare_valid_only(stored_a: StoredRun, stored_b: StoredRun, a: tuple[list[SampleRow], list[SampleRow]],
+                       b: tuple[list[SampleRow], list[SampleRow]], family: str) -> dict:
+    """Every sensitivity measure of one family over valid replies only (a question's invalid variants
+    left out), as each run's results.json stored it, ``{measure: {"a": estimate, "b": estimate}}``
+    (an estimate is None where the run stored none: no invalid reply, or the comparison keeps only
+    part of its cells, for which the valid-only figures were not computed); empty when neither has one."""
+    from robusteval.results.sensitivity import MEASURES
+
+    def stored_valid(stored: StoredRun, kept: list[SampleRow], rows: list[SampleRow]) -> Sensitivity | None:
+        if len(kept) != len(rows) or not rows:
+            return None
+        fm = stored.metrics.get(rows[0].model, {}).get(family)
+        return None if fm is None else fm.sensitivity_valid
+
+    va, vb = stored_valid(stored_a, *a), stored_valid(stored_b, *b)
+    if va is None and vb is None:
+        return {}
+    return {measure: {"a": None if va is None else getattr(va, measure).as_dict(),
+                      "b": None if vb is None else getattr(vb, measure).as_dict()} for measure, _ in MEASURES}
+
+
 def _report(rows: list[SampleRow], item_ids: list[str], seed: int) -> Sensitivity:
     """The sensitivity measures of ``rows`` computed again, questions in the order the run's samples
     first list them rather than sorted by id (the bootstrap draws questions by position)."""
@@ -241,10 +250,107 @@ def compare_sensitivity(a: list[SampleRow], b: list[SampleRow], item_ids: list[s
     return out
 
 
+def load_item_values(run: str) -> tuple[str, list[ItemValues]]:
+    """A run folder's suite and its measures' per-item values (`report.item_values`)."""
+    folder = Path(run).parent if Path(run).is_file() else Path(run)
+    results_file, samples_file = folder / "results.json", folder / "samples.jsonl"
+    if not results_file.is_file():
+        raise UserError(f"{run}: not a run folder (no results.json)")
+    try:
+        results = json.loads(results_file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{results_file}: not JSON ({exc})") from None
+    suite = str(results.get("suite", "?")) if isinstance(results, dict) else "?"
+    # a hand-made results.json may come without samples: only its stored per-item tables are read
+    return suite, item_values(suite, results, read_jsonl(samples_file) if samples_file.is_file() else [])
+
+
+def _model_of(values: dict[str, dict[str, float]], model: str | None, run: str, metric: str) -> str:
+    """The model whose values a paired row uses: the one asked for, else the only one with values."""
+    if model is not None and model in values:
+        return model
+    if len(values) == 1:
+        return next(iter(values))
+    if model is not None:
+        raise UserError(f"{run} has no model {model!r} with {metric} values; it has {', '.join(values)}")
+    raise UserError(f"{run} holds several models with {metric} values ({', '.join(values)}): "
+                    "choose one with --model-a/--model-b")
+
+
+def compare_items(run_a: str, run_b: str, *, model_a: str | None = None, model_b: str | None = None,
+                  seed: int = 0) -> dict:
+    """For every measure of two runs (any suite) that is a mean of per-item values, the paired
+    difference of B - A over the items both scored (`metrics.paired`); a measure without a paired
+    unit is given with the reason instead (empty where the runs share no measure). ``{metric:
+    {"unit", "model_a", "model_b", "a", "b", "diff", "ci_low", "ci_high", "p_value", "n"} or
+    {"unit", "reason"}}``."""
+    suite_a, values_a = load_item_values(run_a)
+    suite_b, values_b = load_item_values(run_b)
+    if suite_a != suite_b:
+        raise UserError(f"{run_a} is a {suite_a} run and {run_b} a {suite_b} run; compare one suite at a time")
+    of_b = {v.metric: v for v in values_b}
+    out: dict[str, dict] = {}
+    for va in values_a:
+        vb = of_b.get(va.metric)
+        if vb is None:
+            continue
+        if va.reason or vb.reason:
+            out[va.metric] = {"unit": va.unit, "reason": va.reason or vb.reason}
+            continue
+        if not va.values or not vb.values:
+            out[va.metric] = {"unit": va.unit, "reason": "a run has no scored item for it"}
+            continue
+        ma, mb = _model_of(va.values, model_a, run_a, va.metric), _model_of(vb.values, model_b, run_b, va.metric)
+        shared = sorted(set(va.values[ma]) & set(vb.values[mb]))
+        x = np.array([va.values[ma][i] for i in shared], dtype=float)
+        y = np.array([vb.values[mb][i] for i in shared], dtype=float)
+        out[va.metric] = {"unit": va.unit, "model_a": ma, "model_b": mb,
+                          **paired_mean_difference(x, y, seed=seed).as_dict()}
+    return out  # empty: a suite with no extractor, or no measure both runs have
+
+
+def mcq_as_items(result: dict) -> dict[str, dict]:
+    """An mcq `compare` result in `compare_items`' shape: per family, its accuracy and consistency
+    rate ("question" the unit), for compare.md's paired section."""
+    out = {}
+    for family, r in result.items():
+        out[f"{family} accuracy"] = {"unit": "question", **r["accuracy"]}
+        out[f"{family} consistency rate"] = {"unit": "question", **r["consistency_rate"]}
+    return out
+
+
+def paired_markdown(paired: dict[str, dict], first: str) -> list[str]:
+    """compare.md's paired section: per later run, its paired differences against the first run
+    (``paired``: run -> `compare_items` result)."""
+    lines: list[str] = []
+    for run, rows in paired.items():
+        lines += ["", f"## Paired: B = {run} vs A = {first}", "",
+                  "| metric | unit | n | A | B | B - A [95% CI] | p (paired permutation) |",
+                  "|---|---|---|---|---|---|---|"]
+        for metric, d in rows.items():
+            if "reason" in d:
+                lines.append(f"| {metric} | {d['unit']} | - | - | - | n/a: {d['reason']} | - |")
+                continue
+            lines.append(f"| {metric} | {d['unit']} | {d['n']} | {_md_num(d['a'])} | {_md_num(d['b'])} | "
+                         f"{diff_text(d)} | {'n/a' if d['p_value'] is None else format(d['p_value'], '.4f')} |")
+    return lines
+
+
+def diff_text(d: dict) -> str:
+    """A paired difference as "+0.125 [-0.050, +0.300]" ("n/a" where no item was shared)."""
+    if d["n"] == 0 or d["diff"] != d["diff"]:
+        return "n/a"
+    ci = "" if d["ci_low"] is None else f" [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
+    return f"{d['diff']:+.3f}{ci}"
+
+
+def _md_num(x: float) -> str:
+    return "n/a" if x != x else f"{x:.3f}"
+
+
 def compare_headlines(runs: list[str], *, out_dir: str | None = None):
     """A leaderboard of the given runs (all of one suite); with ``out_dir``, also compare.md and
     one bar chart per headline metric (every run × model, with its CI)."""
-    from robusteval.report.plots import bars_with_ci
     from robusteval.report.render import load_run
     from robusteval.web.leaderboard import Board, boards_from
 
@@ -256,28 +362,38 @@ def compare_headlines(runs: list[str], *, out_dir: str | None = None):
     if len(suites) > 1:
         raise UserError(f"these runs are of different suites ({', '.join(sorted(suites))}); "
                         "compare one suite at a time")
-    board: Board = boards_from([(run.path.name, run.results) for run in loaded],
-                               {run.path.name: run.path for run in loaded})[0]
+    found = boards_from([(run.path.name, run.results) for run in loaded], {run.path.name: run.path for run in loaded})
+    board = found[0] if found else Board(next(iter(suites)), (), ())  # no run has a headline value
     if out_dir:
-        folder = Path(out_dir)
-        folder.mkdir(parents=True, exist_ok=True)
-        lines = ["| rank | run | model | " + " | ".join(board.metrics) + " |",
-                 "|---|---|---|" + "---|" * len(board.metrics)]
-        for row in board.rows:
-            cells = " | ".join(fmt_estimate(row.values.get(m)) for m in board.metrics)
-            lines.append(f"| {rank_text(row)} | {row.run_id} | {row.model} | {cells} |")
+        write_compare_md(board, out_dir)
+    return board
+
+
+def write_compare_md(board, out_dir: str, extra: list[str] | None = None) -> None:
+    """compare.md (the headline table, ``extra`` lines such as the paired section, one plot per
+    metric) and its bar charts (every run × model, with its CI) into ``out_dir``."""
+    from robusteval.report.plots import bars_with_ci
+
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["| rank | run | model | " + " | ".join(board.metrics) + " |",
+             "|---|---|---|" + "---|" * len(board.metrics)]
+    for row in board.rows:
+        cells = " | ".join(fmt_estimate(row.values.get(m)) for m in board.metrics)
+        lines.append(f"| {rank_text(row)} | {row.run_id} | {row.model} | {cells} |")
+    if board.metrics:
         lines += ["", f"rank: by {board.metrics[0]}; '=' marks models that cannot be told apart (a paired test "
                       "over the items both answered, else their 95% intervals overlap)"]
-        for n, metric in enumerate(board.metrics):
-            labels = [f"{row.run_id}/{row.model}" for row in board.rows]
-            estimates = [_estimate(row, metric) for row in board.rows]
-            values = [e["value"] for e in estimates if e and e["value"] is not None]
-            top = max([1.0, *values, *[e["ci_high"] for e in estimates if e and e.get("ci_high") is not None]])
-            png = bars_with_ci(labels, estimates, title=metric, ylabel=metric, ylim=(0, top * 1.05))
-            atomic_write(folder / f"compare-{n + 1}.png", png)
-            lines += ["", f"![{metric}](compare-{n + 1}.png)"]
-        atomic_write(folder / "compare.md", "\n".join(lines) + "\n")
-    return board
+    lines += extra or []
+    for n, metric in enumerate(board.metrics):
+        labels = [f"{row.run_id}/{row.model}" for row in board.rows]
+        estimates = [_estimate(row, metric) for row in board.rows]
+        values = [e["value"] for e in estimates if e and e["value"] is not None]
+        top = max([1.0, *values, *[e["ci_high"] for e in estimates if e and e.get("ci_high") is not None]])
+        png = bars_with_ci(labels, estimates, title=metric, ylabel=metric, ylim=(0, top * 1.05))
+        atomic_write(folder / f"compare-{n + 1}.png", png)
+        lines += ["", f"![{metric}](compare-{n + 1}.png)"]
+    atomic_write(folder / "compare.md", "\n".join(lines) + "\n")
 
 
 def rank_text(row) -> str:

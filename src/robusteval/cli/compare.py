@@ -1,5 +1,6 @@
 """``robusteval compare RUN RUN...``: headline metrics across runs and models, with intervals; paired
-differences for mcq runs on the same questions; the persona leaderboard across runs."""
+differences of two runs on the same items (every suite's per-item measures; mcq also by family,
+sensitivity measures included); the persona leaderboard across runs."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from robusteval.files import atomic_write
 
 def add_parser(sub) -> None:
     cmp = sub.add_parser("compare", help="compare runs: headline metrics across runs and models, with CIs; "
-                                         "paired differences for two mcq runs on the same questions")
+                                         "paired differences of two runs on the same items")
     cmp.add_argument("runs", nargs="+", metavar="RUN", help="run folders (or samples.jsonl for mcq); the first is A")
     cmp.add_argument("--out", dest="compare_out", help="also write compare.md and one plot per metric into this folder")
     cmp.add_argument("--model-a", help="model of run A to compare (when it holds several)")
@@ -28,16 +29,33 @@ def add_parser(sub) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from robusteval.compare import compare, compare_headlines, persona_leaderboard, rank_text
+    from robusteval.compare import (
+        compare,
+        compare_headlines,
+        compare_items,
+        mcq_as_items,
+        paired_markdown,
+        persona_leaderboard,
+        rank_text,
+        write_compare_md,
+    )
     from robusteval.report.table import fmt_estimate
     from robusteval.report.terminal import Table
 
     if len(args.runs) < 2:
         raise UserError("give two or more runs to compare")
     out = out_console()
-    board = compare_headlines(args.runs, out_dir=args.compare_out)
+    board = compare_headlines(args.runs)
+    a, later = args.runs[0], args.runs[1:]
+    mcq = board is None or board.suite == "mcq"
+    # per later run: mcq's comparison by family, else every measure's paired difference (report.item_values)
+    paired = {b: (compare if mcq else compare_items)(a, b, model_a=args.model_a, model_b=args.model_b)
+              for b in later}
+    if args.compare_out and board is not None:
+        as_items = {b: mcq_as_items(r) for b, r in paired.items()} if mcq else paired
+        write_compare_md(board, args.compare_out, paired_markdown(as_items, a))
     if args.output_format == "json":
-        print(json.dumps(_as_json(args, board), indent=2))
+        print(json.dumps(_as_json(args, board, paired), indent=2))
         return 0
     if board is not None:
         table = Table(title="headline metrics across runs (95% CI)", title_justify="left")
@@ -53,39 +71,72 @@ def run_command(args: argparse.Namespace) -> int:
     if (board is not None and board.suite == "persona"
             and (persona_board := persona_leaderboard(args.runs)) is not None):
         _print_persona_board(out, persona_board, args.compare_out)
-    if board is None or board.suite == "mcq":
-        a = args.runs[0]
-        for b in args.runs[1:]:
-            result = compare(a, b, model_a=args.model_a, model_b=args.model_b)
-            paired = Table(title=f"paired: B = {b}  vs  A = {a}", title_justify="left")
-            for column in ("family", "metric", "questions", "A", "B", "B - A [95% CI]", "p (paired permutation)"):
-                paired.add_column(column)
-            for family, r in result.items():
-                rows = [(metric, r[metric]) for metric in ("accuracy", "consistency_rate")]
-                rows += [(f"accuracy · {name}", d) for name, d in r.get("categories", {}).items()]
-                for metric, d in rows:
-                    ci = "" if d["ci_low"] is None else f" [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
-                    p = "n/a" if d["p_value"] is None else f"{d['p_value']:.4f}"
-                    paired.add_row(family, metric, str(d["n"]), _num(d["a"]), _num(d["b"]),
-                                   "n/a" if d["diff"] != d["diff"] else f"{d['diff']:+.3f}{ci}", p)
-            out.print(paired)
+    for b, result in paired.items():
+        if mcq:
+            out.print(_mcq_paired_table(result, a, b))
             out.print(_sensitivity_table(result, a, b))
-            if args.json_out:
-                atomic_write(Path(args.json_out), json.dumps(result, indent=2))
-                out.print(f"wrote {args.json_out}")
+            if (valid := _valid_only_table(result, a, b)) is not None:
+                out.print(valid)
+        elif result:
+            out.print(_items_table(result, a, b))
+        else:
+            out.print(f"paired: {b} and {a} share no measure with per-item values")
+        if args.json_out:
+            atomic_write(Path(args.json_out), json.dumps(result, indent=2))
+            out.print(f"wrote {args.json_out}")
     if args.compare_out and board is not None:
         out.print(f"wrote {Path(args.compare_out) / 'compare.md'} and {len(board.metrics)} plots")
     return 0
+
+
+def _mcq_paired_table(result: dict, a: str, b: str):
+    """Per family: accuracy, consistency rate and per-category accuracy of A and B, and B - A paired."""
+    from robusteval.compare import diff_text
+    from robusteval.report.terminal import Table
+
+    paired = Table(title=f"paired: B = {b}  vs  A = {a}", title_justify="left")
+    for column in ("family", "metric", "questions", "A", "B", "B - A [95% CI]", "p (paired permutation)"):
+        paired.add_column(column)
+    for family, r in result.items():
+        rows = [(metric, r[metric]) for metric in ("accuracy", "consistency_rate")]
+        rows += [(f"accuracy · {name}", d) for name, d in r.get("categories", {}).items()]
+        for metric, d in rows:
+            p = "n/a" if d["p_value"] is None else f"{d['p_value']:.4f}"
+            paired.add_row(family, metric, str(d["n"]), _num(d["a"]), _num(d["b"]), diff_text(d), p)
+    return paired
+
+
+def _items_table(result: dict, a: str, b: str):
+    """Every measure's paired difference over the items both runs scored, or why it has none."""
+    from rich.text import Text
+
+    from robusteval.compare import diff_text
+    from robusteval.report.terminal import Table
+
+    table = Table(title=Text(f"paired: B = {b}  vs  A = {a}"), title_justify="left")
+    for column in ("metric", "unit", "n", "A", "B", "B - A [95% CI]", "p (paired permutation)"):
+        table.add_column(column)
+    for metric, d in result.items():
+        if "reason" in d:
+            table.add_row(Text(metric), d["unit"], "-", "-", "-", Text(f"n/a: {d['reason']}"), "")
+            continue
+        p = "n/a" if d["p_value"] is None else f"{d['p_value']:.4f}"
+        table.add_row(Text(metric), d["unit"], str(d["n"]), _num(d["a"]), _num(d["b"]), diff_text(d), p)
+    models = {(d["model_a"], d["model_b"]) for d in result.values() if "model_a" in d}
+    table.caption = Text("mean over the items both runs scored of B - A"
+                         + ("; models: " + "; ".join(f"A {ma}, B {mb}" for ma, mb in sorted(models)) if models else ""))
+    return table
 
 
 def _num(x: float) -> str:
     return "n/a" if x != x else f"{x:.3f}"  # NaN: no question gave a value
 
 
-def _as_json(args: argparse.Namespace, board) -> dict:
-    """``--format json``: the headline rows (value, ci_low, ci_high per metric), and for mcq runs the
-    paired differences of every later run against the first; for persona runs the leaderboard."""
-    from robusteval.compare import compare, persona_leaderboard
+def _as_json(args: argparse.Namespace, board, paired: dict) -> dict:
+    """``--format json``: the headline rows (value, ci_low, ci_high per metric); the paired
+    differences of every later run against the first (mcq: by family; other suites: by measure, a
+    measure without a paired unit with its reason); for persona runs the leaderboard."""
+    from robusteval.compare import persona_leaderboard
     from robusteval.results.codec import encode
 
     doc: dict = {"runs": list(args.runs), "suite": board.suite if board is not None else "mcq"}
@@ -96,9 +147,7 @@ def _as_json(args: argparse.Namespace, board) -> dict:
                                          for m in board.metrics}} for row in board.rows]
         if board.suite == "persona" and (persona_board := persona_leaderboard(args.runs)) is not None:
             doc["persona_leaderboard"] = encode(persona_board)
-    if board is None or board.suite == "mcq":
-        a = args.runs[0]
-        doc["paired"] = {b: compare(a, b, model_a=args.model_a, model_b=args.model_b) for b in args.runs[1:]}
+    doc["paired"] = paired
     return doc
 
 
@@ -132,6 +181,34 @@ def _sensitivity_table(result: dict, a: str, b: str):
              for family, r in result.items() if set(r.get("intervals", {}).values()) - {STORED}]
     table.caption = Text("A's and B's intervals are those their results.json stored (as report and serve show them)"
                          + (f"; {' / '.join(again)} for " + ", ".join(which) if again else ""))
+    return table
+
+
+def _valid_only_table(result: dict, a: str, b: str):
+    """The mcq sensitivity measures over valid replies only (a question's invalid variants left out),
+    as each run stored them, beside the as-scored table: how much of a sensitivity is answer change
+    and how much format failure. None when neither run stored any (no invalid reply)."""
+    from rich.text import Text
+
+    from robusteval.report.table import fmt_estimate
+    from robusteval.report.terminal import Table
+    from robusteval.results.sensitivity import MEASURES
+
+    if not any(r.get("sensitivity_valid") for r in result.values()):
+        return None
+    table = Table(title=Text(f"sensitivity, valid replies only: B = {b}  vs  A = {a}"), title_justify="left")
+    for column in ("family", "measure", "A as scored", "A valid replies only", "B as scored", "B valid replies only"):
+        table.add_column(column)
+    for family, r in result.items():
+        valid = r.get("sensitivity_valid") or {}
+        for measure, label in MEASURES:
+            m, v = r.get("sensitivity", {}).get(measure), valid.get(measure)
+            if m is None or v is None or (v["a"] is None and v["b"] is None):
+                continue
+            table.add_row(Text(family), label, fmt_estimate(m["a"]), fmt_estimate(v["a"]), fmt_estimate(m["b"]),
+                          fmt_estimate(v["b"]))
+    table.caption = Text("valid replies only: as each results.json stored it (n/a: that run had no invalid reply, "
+                         "or the comparison keeps only part of its cells)")
     return table
 
 

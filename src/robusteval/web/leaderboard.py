@@ -1,7 +1,8 @@
 """Leaderboards from a folder of runs: one table per suite, a row per (run, model), a column per
 headline metric, and a rank by the first metric in which models that cannot be told apart share a
-rank (`metrics.ranking`: paired over the items both answered where samples.jsonl gives per-item
-scores, by their 95% intervals otherwise). Pure: reads run files, returns data; the server renders it."""
+rank (`metrics.ranking`: paired over the items both answered where the suite's per-item extractor
+(`report.item_values`) gives that metric per item, by their 95% intervals otherwise). Pure: reads
+run files, returns data; the server renders it."""
 
 from __future__ import annotations
 
@@ -64,36 +65,41 @@ def boards_from(runs: list[tuple[str, dict]], folders: dict[str, Path] | None = 
     out = []
     for suite, rows in sorted(by_suite.items()):
         metrics = tuple(metric_order.get(suite, {}))
-        out.append(Board(suite, metrics, tuple(_ranked(rows, metrics[0], folders or {}) if metrics else rows)))
+        ranked = _ranked(rows, metrics[0], folders or {}, dict(runs)) if metrics else rows
+        out.append(Board(suite, metrics, tuple(ranked)))
     return out
 
 
-def _ranked(rows: list[Row], metric: str, folders: dict[str, Path]) -> list[Row]:
-    scores = {run: item_scores(folders[run] / "samples.jsonl", metric) if run in folders else {}
+def _ranked(rows: list[Row], metric: str, folders: dict[str, Path], results: dict[str, dict]) -> list[Row]:
+    scores = {run: item_scores(folders[run] / "samples.jsonl", metric, results.get(run)) if run in folders else {}
               for run in {r.run_id for r in rows}}
     entries = [Entry(f"{i}", *(r.values.get(metric) or (None, None, None)),
                      items=scores[r.run_id].get(r.model, {})) for i, r in enumerate(rows)]
     return [replace(row, rank=rank.rank, tied=rank.tied) for row, rank in zip(rows, tie_ranks(entries))]
 
 
-def item_scores(samples: Path, metric: str) -> dict[str, dict[str, float]]:
-    """model -> item id -> mean correctness, for an "X accuracy" headline whose samples carry ``correct``
-    and name X as their ``family`` (mcq) or ``mode`` (tree); empty for any other metric or no file."""
-    part = metric.removesuffix(" accuracy")
-    if part == metric or not samples.is_file():
+def item_scores(samples: Path, metric: str, results: dict | None = None) -> dict[str, dict[str, float]]:
+    """model -> item id -> the model's value of ``metric`` on that item, from the suite's per-item
+    extractor (`report.item_values`: mcq and tree accuracy, mcq consistency rate, tree F1,
+    consistency similarity, hallucination detection accuracy); empty for a metric that is no mean of
+    per-item values (detection F1, persona stability), or when the files cannot be read."""
+    from robusteval.report.item_values import item_values
+
+    if results is None:  # the samples alone: their suite is that of the results.json beside them
+        try:
+            results = json.loads((samples.parent / "results.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            results = {}
+    if not isinstance(results, dict):
         return {}
-    sums: dict[str, dict[str, list[float]]] = {}
+    rows = []
     try:
-        with samples.open(encoding="utf-8") as handle:
-            for line in handle:
-                row = json.loads(line)
-                if not isinstance(row, dict) or not isinstance(row.get("correct"), bool):
-                    continue
-                if part not in (row.get("family"), row.get("mode")) or row.get("status") == "failed":
-                    continue
-                total = sums.setdefault(str(row.get("model")), {}).setdefault(str(row.get("item_id")), [0.0, 0.0])
-                total[0] += row["correct"]
-                total[1] += 1
+        if samples.is_file():
+            with samples.open(encoding="utf-8") as handle:
+                rows = [json.loads(line) for line in handle if line.strip()]
     except (OSError, ValueError):
         return {}  # a file being written or broken: rank by intervals
-    return {model: {item: s / n for item, (s, n) in items.items()} for model, items in sums.items()}
+    for measure in item_values(str(results.get("suite", "")), results, rows):
+        if measure.metric == metric:
+            return measure.values
+    return {}
