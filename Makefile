@@ -29,7 +29,7 @@ browser:
 	  || (echo "could not install chromium (needs root and Debian's apt); browser tests will be skipped" >&2)
 
 demo: setup
-	$(VENV)/bin/robusteval run mcq --families order,format --limit 20
+	$(VENV)/bin/robusteval run mcq --families order,format --limit 20 --max-tokens 64
 
 # ruff and mypy (pinned in the dev extra, configured in pyproject.toml); `make test` runs them first.
 lint: setup

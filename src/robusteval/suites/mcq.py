@@ -402,9 +402,9 @@ def print_summary(console, result: SuiteResult) -> None:
     invalid = read_invalid(result.extra)
     reader = (result.extra.get("design") or {}).get("reader")
     for model, model_metrics in read_metrics(result.metrics).items():
-        print_mcq(console, model, model_metrics)
-        if model in invalid:
+        if model in invalid:  # first: the figures below count each invalid reply as wrong
             print_invalid_warning(console, model, invalid[model], reader)
+        print_mcq(console, model, model_metrics)
     print_copy_counts(console, read_copy_counts(result.extra))
     truths = read_budget(result.extra, "budget_truth")  # score GRID --budget: the full grid's own figures
     for model, estimates in read_budget(result.extra).items():
