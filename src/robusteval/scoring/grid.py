@@ -22,8 +22,6 @@ repeated (model, family, item, variant) cell, are counted in the data audit by r
 
 from __future__ import annotations
 
-import csv
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +29,8 @@ from typing import Any
 
 from robusteval.data.audit import SourceAudit
 from robusteval.errors import UserError
+from robusteval.files import csv_rows, read_text
+from robusteval.scoring.replies import generic_rows
 
 GRID_FAMILY = "grid"
 TRUE = frozenset({"1", "true", "yes", "y", "t", "correct", "1.0"})
@@ -103,22 +103,11 @@ def load_grid(path: str | Path, audit: SourceAudit, *, model: str | None = None)
 
 def _rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     if path.suffix.lower() in (".csv", ".tsv"):
-        with open(path, encoding="utf-8", newline="") as f:
-            reader = csv.DictReader(f, delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
-            for row in reader:
-                yield f"line {reader.line_num}", {k.strip().lower(): v for k, v in row.items() if k}
+        text = read_text(path)
+        for n, row in csv_rows(text, path, "\t" if path.suffix.lower() == ".tsv" else ","):
+            yield f"line {n}", {k.strip().lower(): v for k, v in row.items() if k}
         return
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}:{n}: not valid JSON ({exc.msg} at column {exc.colno})") from None
-            if not isinstance(row, dict):
-                raise UserError(f"{path}:{n}: expected a JSON object per line")
-            yield f"line {n}", row
+    yield from generic_rows(path)
 
 
 def _text(value: Any) -> str | None:

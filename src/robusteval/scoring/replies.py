@@ -22,6 +22,7 @@ from typing import Any
 from robusteval.data.audit import DataAudit, SourceAudit
 from robusteval.data.mcq import Unusable, parse_row, parse_rows
 from robusteval.errors import UserError
+from robusteval.files import jsonl_lines, parse_json
 from robusteval.probes.choices import LETTERS, ROMAN
 from robusteval.types import Item, Message, Variant
 
@@ -65,17 +66,13 @@ def identity_variant(item: Item, family: str, name: str, prompt: str = "",
 
 
 def generic_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}:{n}: not valid JSON ({exc.msg} at column {exc.colno})") from None
-            if not isinstance(row, dict):
-                raise UserError(f"{path}:{n}: expected a JSON object per line")
-            yield f"line {n}", row
+    """Each line's object, read strictly as every user file is (`files`: UTF-8 with a BOM accepted,
+    another encoding named, nesting bounded)."""
+    for n, line in jsonl_lines(path):
+        row = parse_json(line, f"{path}:{n}")
+        if not isinstance(row, dict):
+            raise UserError(f"{path}:{n}: expected a JSON object per line")
+        yield f"line {n}", row
 
 
 def generic_families(path: Path) -> tuple[str, ...]:
