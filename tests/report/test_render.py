@@ -233,3 +233,21 @@ def test_explorer_rows_carry_the_label_their_suite_wrote(cli_run, mcq_file):
     (item,) = build_explorer(samples)
     assert [r.label for r in item.rows] == [s["label"] for s in samples]
     assert len(item.rows) == 4 and all(" · gold@" in r.label for r in item.rows)
+
+
+def test_mostly_invalid_replies_are_said_before_the_headline_figures(tmp_path):
+    """A run whose replies were mostly unreadable leads its report with that, in HTML and Markdown."""
+    _minimal_run(tmp_path / "r", [_sample("q1", "A:", "Which one?", "I cannot say")])
+    results = json.loads((tmp_path / "r" / "results.json").read_text())
+    results["invalid_replies"] = {"m": {"replies": 200, "invalid": 92, "examples": ["I cannot say"]}}
+    results["design"] = {"reader": "robusteval"}
+    (tmp_path / "r" / "results.json").write_text(json.dumps(results))
+    files = write_report(tmp_path / "r")
+    html = files.html.read_text(encoding="utf-8")
+    assert "92 of 200 replies (46%) are invalid" in html
+    assert html.index("92 of 200 replies") < html.index('id="headline-table"')
+    md = files.markdown.read_text(encoding="utf-8")
+    assert md.index("> **Warning:** m: 92 of 200") < md.index("| model | metric |")
+    results["invalid_replies"]["m"]["invalid"] = 10  # 5%: under the threshold, no warning
+    (tmp_path / "r" / "results.json").write_text(json.dumps(results))
+    assert "replies (5%) are invalid" not in write_report(tmp_path / "r").html.read_text(encoding="utf-8")

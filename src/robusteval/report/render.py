@@ -86,12 +86,26 @@ def environment() -> Environment:
     return env
 
 
+def headline_warnings(results: dict) -> list[str]:
+    """What the reader must know before the headline figures: models whose replies were mostly
+    unreadable (mcq's `InvalidReplies` over its threshold), so each of those counted as wrong."""
+    from robusteval.results.mcq import read_invalid
+
+    reader = (results.get("design") or {}).get("reader")
+    try:
+        invalid = read_invalid(results)
+    except ValueError:  # a hand-edited results.json: the sections say what they can read
+        return []
+    return [w for model, counts in invalid.items() if (w := counts.warning(model, reader))]
+
+
 def render_html(run: Run) -> tuple[str, list]:
     """The report page and its sections (the sections' figures are also written as PNG files)."""
     built = sections(run)
     page = environment().get_template("report.html.j2").render(
         run=run, results=run.results, config=run.results.get("config", {}), versions=run.results.get("versions", {}),
         models=run.results.get("models", {}), sections=built, headlines=headlines(run.results),
+        warnings=headline_warnings(run.results),
         explorer=build_explorer(run.samples), failures=run.results.get("failures", []), missing=run.missing)
     return page, built
 
@@ -102,6 +116,7 @@ def markdown_summary(run: Run, built: list) -> str:
              f"Started {r.get('started', '?')}, wall time {r.get('wall_time_s', '?')} s, "
              f"robusteval {r.get('versions', {}).get('robusteval', '?')}.", "", "## Headline metrics", "",
              *[f"> **Note:** {_md(note)}" for note in run.missing], *([""] if run.missing else []),
+             *[f"> **Warning:** {_md(w)}" for w in headline_warnings(r)], *([""] if headline_warnings(r) else []),
              "| model | metric | value [95% CI] |", "|---|---|---|"]
     for h in headlines(r):
         ci = "" if h.low is None else f" [{h.low:.3f}, {h.high:.3f}]"
