@@ -35,6 +35,7 @@ from robusteval.engine.store import Store, StoreRow, cache_key
 from robusteval.errors import BackendError, UserError
 from robusteval.files import atomic_write_chunks
 from robusteval.models.chat_format import chat_body, parse_chat_completion, parse_echo_loglik, plain_prompt
+from robusteval.models.openai_batch import output_body
 from robusteval.types import Completion, GenParams, Message, Request
 
 CHAT_URL = "/v1/chat/completions"
@@ -184,15 +185,7 @@ def completion_of(line: object, exported: Exported) -> Completion:
     live reply; anything else is a BackendError saying why."""
     if not isinstance(line, dict):
         raise BackendError(f"not a JSON object but a JSON {type(line).__name__}")
-    response = line.get("response")
-    response = response if isinstance(response, dict) else {}
-    code = response.get("status_code", 200 if "body" in response else None)
-    if line.get("error") or not isinstance(code, int) or code >= 400:
-        body = response.get("body")
-        error = line.get("error") or (body.get("error") if isinstance(body, dict) else None) or "no response body"
-        message = error.get("message") if isinstance(error, dict) else error
-        raise BackendError(f"HTTP {code}: {message}")
-    body = response.get("body")
+    body = output_body(line, status_if_absent=200)  # vLLM and Ray lines may leave the status out
     if exported.request.continuation is None:
         return parse_chat_completion(body, source="batch output")
     request = exported.request

@@ -344,14 +344,21 @@ def _answer(line: dict | None, batch_id: str, status: object, why: str, source: 
         # "failed": the server refused the input file; the same file would be refused again
         raise BackendError(f"batch {batch_id} has no answer for this request ({why})",
                            retryable=status != "failed")
+    return parse_chat_completion(output_body(line, f"batch {batch_id}: "), source=source)
+
+
+def output_body(line: dict, prefix: str = "", *, status_if_absent: int | None = None) -> object:
+    """The response body of one batch output line (OpenAI's or vLLM run-batch's shape); a line with an
+    error, or an HTTP status of 400 or more, is a BackendError (retryable as the status says).
+    ``status_if_absent``: the status of a line with a body and no ``status_code`` (None: an error)."""
     response = line.get("response")
     if not isinstance(response, dict):
         response = {}
-    code = response.get("status_code")
+    code = response.get("status_code", status_if_absent if "body" in response else None)
     if line.get("error") or not isinstance(code, int) or code >= 400:
         body = response.get("body")
-        error = line.get("error") or (body.get("error") if isinstance(body, dict) else None) or {}
+        error = line.get("error") or (body.get("error") if isinstance(body, dict) else None) or "no response body"
         message = error.get("message") if isinstance(error, dict) else error
         retryable = not isinstance(code, int) or code >= 500 or code == 429 or code in RETRYABLE_STATUS
-        raise BackendError(f"batch {batch_id}: HTTP {code}: {message}", retryable=retryable)
-    return parse_chat_completion(response.get("body"), source=source)
+        raise BackendError(f"{prefix}HTTP {code}: {message}", retryable=retryable)
+    return response.get("body")
