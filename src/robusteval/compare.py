@@ -252,14 +252,11 @@ def compare_sensitivity(a: list[SampleRow], b: list[SampleRow], item_ids: list[s
 
 def load_item_values(run: str) -> tuple[str, list[ItemValues]]:
     """A run folder's suite and its measures' per-item values (`report.item_values`)."""
+    from robusteval.report.render import read_results
+
     folder = Path(run).parent if Path(run).is_file() else Path(run)
-    results_file, samples_file = folder / "results.json", folder / "samples.jsonl"
-    if not results_file.is_file():
-        raise UserError(f"{run}: not a run folder (no results.json)")
-    try:
-        results = json.loads(results_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{results_file}: not JSON ({exc})") from None
+    samples_file = folder / "samples.jsonl"
+    results = read_results(folder)
     suite = str(results.get("suite", "?")) if isinstance(results, dict) else "?"
     # a hand-made results.json may come without samples: only its stored per-item tables are read
     return suite, item_values(suite, results, read_jsonl(samples_file) if samples_file.is_file() else [])

@@ -61,15 +61,21 @@ def balance_bidi(text: str) -> str:
     return text + "".join(reversed(stack))
 
 
-def load_run(run_dir: str | Path) -> Run:
+def read_results(run_dir: str | Path) -> dict:
+    """A run folder's results.json, or a UserError naming the folder or the line that is not JSON."""
     path = Path(run_dir)
     results_file = path / "results.json"
     if not results_file.is_file():
         raise UserError(f"{path}: not a run folder (no results.json)")
     try:
-        results = json.loads(results_file.read_text(encoding="utf-8"))
+        return json.loads(results_file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise UserError(f"{results_file}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+
+
+def load_run(run_dir: str | Path) -> Run:
+    path = Path(run_dir)
+    results = read_results(path)
     samples_file = path / "samples.jsonl"
     if not samples_file.is_file():
         return Run(path, results, [], missing=(f"{samples_file} is missing: the sample explorer is empty "
