@@ -21,9 +21,12 @@ import asyncio
 import concurrent.futures
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from robusteval.results.records import RunRecord, read_run
+
+if TYPE_CHECKING:
+    from robusteval.config import RunConfig
 
 __all__ = ["evaluate", "evaluate_async", "load_run", "score"]
 
@@ -43,9 +46,13 @@ def _config(suite: str, models: Sequence[str] | None, settings: dict[str, Any]):
 async def evaluate_async(suite: str, models: Sequence[str] | None = None, *, quiet: bool = True,
                          **settings: Any) -> RunRecord:
     """Run ``suite`` on the running event loop; the run's `RunRecord` (``.path`` is its folder)."""
+    return await _run(_config(suite, models, settings), quiet)
+
+
+async def _run(config: RunConfig, quiet: bool) -> RunRecord:
     from robusteval.run import run_suite
 
-    run_dir, _, _ = await run_suite(_config(suite, models, settings), quiet=quiet)
+    run_dir, _, _ = await run_suite(config, quiet=quiet)
     return load_run(run_dir)
 
 
@@ -56,19 +63,12 @@ def evaluate(suite: str, models: Sequence[str] | None = None, *, quiet: bool = T
     from robusteval.engine.loop import run as run_loop
 
     config = _config(suite, models, settings)  # a bad setting fails here, in the caller's thread
-
-    async def go() -> RunRecord:
-        from robusteval.run import run_suite
-
-        run_dir, _, _ = await run_suite(config, quiet=quiet)
-        return load_run(run_dir)
-
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return run_loop(go())
+        return run_loop(_run(config, quiet))
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="robusteval") as pool:
-        return pool.submit(run_loop, go()).result()
+        return pool.submit(run_loop, _run(config, quiet)).result()
 
 
 def score(files: str | Path | Sequence[str | Path], *, reader: str | None = None, data: str | None = None,
