@@ -173,12 +173,12 @@ def csv_rows(text: str, where: str | Path, delimiter: str = ",") -> Iterator[tup
         yield reader.line_num, row
 
 
-def read_jsonl(path: str | Path) -> list[dict]:
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     """The records of a JSON Lines file; a line that is not JSON is a `UserError` naming file and line."""
     return list(iter_jsonl(path))
 
 
-def iter_jsonl(path: str | Path) -> Iterator[dict]:
+def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
     """`read_jsonl` one record at a time: a file of a million samples is never held whole."""
     for number, line in jsonl_lines(path):
         yield parse_json(line, f"{path}:{number}")

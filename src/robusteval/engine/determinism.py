@@ -19,9 +19,11 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from robusteval.engine.runner import Engine, ProgressSink, RetryPolicy, gather_all
 from robusteval.engine.store import Store, cache_key
+from robusteval.models.base import Backend
 from robusteval.types import Completion, GenParams, Message, Request, Response
 
 EXAMPLES = 3  # differing replies kept in the result, to show what the noise looks like
@@ -61,14 +63,14 @@ class DeterminismResult:
         ci = binomtest(self.differ, self.asked).proportion_ci(confidence_level=0.95, method="wilson")
         return float(ci.low), float(ci.high)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         low, high = self.interval or (None, None)
         return {"asked": self.asked, "differ": self.differ, "share": self.share, "ci_low": low, "ci_high": high,
                 "failed": self.failed,
                 "examples": [{"prompt": d.prompt, "first": d.first, "second": d.second} for d in self.examples]}
 
     @classmethod
-    def from_dict(cls, model: str, data: dict) -> DeterminismResult:
+    def from_dict(cls, model: str, data: dict[str, Any]) -> DeterminismResult:
         return cls(model, int(data.get("asked", 0)), int(data.get("differ", 0)), int(data.get("failed", 0)),
                    tuple(Difference(e.get("prompt", ""), e.get("first", ""), e.get("second", ""))
                          for e in data.get("examples", ())))
@@ -95,7 +97,7 @@ class RecordingEngine(Engine):
     pseudo-random draw) and does not depend on the order in which concurrent requests finish; a
     heap holds only ``keep`` of them, whatever the size of the run."""
 
-    def __init__(self, store: Store, *, keep: int, **kwargs):
+    def __init__(self, store: Store, *, keep: int, **kwargs: Any) -> None:  # kwargs: Engine's keywords
         super().__init__(store, **kwargs)
         self.keep = keep
         self._kept: dict[str, list[tuple[str, Request, str]]] = {}  # model -> heap of (-key, request, reply)
@@ -127,7 +129,7 @@ class RecordingEngine(Engine):
         """The kept requests and their replies, by ascending cache key."""
         return [(request, reply) for _, request, reply in sorted(self._kept.get(model, []), reverse=True)]
 
-    def backend(self, model: str):
+    def backend(self, model: str) -> Backend:
         return self._models[model].backend
 
 
@@ -162,7 +164,7 @@ async def ask_twice(engine: RecordingEngine, model: str, requests: list[Request]
     return replace(result, failed=result.failed + sum(not f.ok for f in firsts))
 
 
-async def ask_again(backend, requests: list[Request], *, rpm: float | None = None, tpm: float | None = None,
+async def ask_again(backend: Backend, requests: list[Request], *, rpm: float | None = None, tpm: float | None = None,
                     concurrency: int | None = None, retry: RetryPolicy | None = None,
                     progress: ProgressSink | None = None) -> list[str | None]:
     """The replies of an already started ``backend`` to ``requests``, asked in the reverse order
@@ -214,7 +216,7 @@ def _where_they_part(first: str, second: str, before: int = 40) -> tuple[str, st
 class _Started:
     """A started backend lent to a second engine: that engine may use it but neither start nor close it."""
 
-    def __init__(self, backend):
+    def __init__(self, backend: Backend) -> None:
         self._backend = backend
         self.fingerprint = backend.fingerprint
         self.max_concurrency = backend.max_concurrency
@@ -229,7 +231,7 @@ class _Started:
         pass
 
 
-def summaries(results: dict, model: str | None = None) -> list[str]:
+def summaries(results: dict[str, Any], model: str | None = None) -> list[str]:
     """The determinism lines of a run (``results.json``'s, or a suite result's ``extra``), of every
     model or of ``model``; none if the run did not measure it."""
     return [DeterminismResult.from_dict(name, data).summary()
@@ -241,7 +243,7 @@ NOISE_NOTE = ("Backend noise floor (--check-determinism): the same greedy reques
               "include this share.")
 
 
-def noise_cell(measured: dict | None) -> str:
+def noise_cell(measured: dict[str, Any] | None) -> str:
     """A model's measured noise (its ``determinism`` entry) as 'differ/asked (share)'; '' if not measured."""
     if not measured or not measured.get("asked"):
         return ""

@@ -59,12 +59,14 @@ import asyncio
 import random
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Any, cast
 
 import numpy as np
 
 from robusteval.engine.runner import Engine
 from robusteval.engine.store import PastAnswer, Store
 from robusteval.errors import UserError
+from robusteval.models.base import TokenCountingBackend
 from robusteval.types import Request
 
 CHARS_PER_TOKEN = 4.0
@@ -107,7 +109,7 @@ class ModelEstimate:
     window: int | None = None  # the model's context window in tokens, where the backend declares one
     over_window: int = 0  # planned requests whose prompt alone is longer than the window: they would fail
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -127,13 +129,14 @@ async def count_prompt_tokens(engine: Engine, model: str, *, exact: int | None =
     planned = list(engine.planned.get(model, {}).values())
     if not planned or not hasattr(backend, "count_prompt_tokens"):
         return None
+    counter = cast(TokenCountingBackend, backend)
     exact = EXACT_PROMPTS if exact is None else exact
     sample = planned if len(planned) <= exact else random.Random(seed).sample(planned, exact)
     slots = asyncio.Semaphore(max(1, backend.max_concurrency))
 
-    async def count(request) -> int:
+    async def count(request: Request) -> int:
         async with slots:
-            return await backend.count_prompt_tokens(request.messages)
+            return await counter.count_prompt_tokens(request.messages)
 
     try:
         counts = await asyncio.gather(*(count(r) for r in sample))
@@ -158,7 +161,7 @@ def extrapolate(tokens: list[int], chars: list[int], all_chars: list[int]) -> fl
     return float(intercept * len(all_chars) + slope * float(sum(all_chars)))
 
 
-def _chars(request) -> int:
+def _chars(request: Request) -> int:
     return sum(len(m.content) for m in request.messages)
 
 

@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from robusteval.engine.store import Store, StoreRow, cache_key
 from robusteval.errors import BackendError, UserError
@@ -74,7 +75,7 @@ def request_from_json(text: str) -> Request:
                    int(data["sample"]), data["continuation"], data["prefix"])
 
 
-def batch_line(custom_id: str, model_name: str, request: Request) -> dict:
+def batch_line(custom_id: str, model_name: str, request: Request) -> dict[str, Any]:
     """One OpenAI batch input line (the shape ``vllm run-batch`` and the OpenAI Batch API accept)."""
     if request.continuation is None:
         return {"custom_id": custom_id, "method": "POST", "url": CHAT_URL,

@@ -36,7 +36,7 @@ class LocalWork:
 
     spent: dict[str, LocalTime] = field(default_factory=dict)
 
-    async def run(self, kind: str, fn: Callable[..., T], *args) -> T:
+    async def run(self, kind: str, fn: Callable[..., T], *args: object) -> T:
         """``fn(*args)`` in the local worker thread; its own time (not its wait) counted under ``kind``."""
         def timed() -> tuple[T, float]:
             started = time.perf_counter()

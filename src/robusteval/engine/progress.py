@@ -117,7 +117,7 @@ class RichProgress:
         self._progress.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._progress.stop()
 
     def stage(self, name: str) -> None:

@@ -12,9 +12,9 @@ import asyncio
 import math
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Protocol, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from robusteval.engine.group_commit import GroupCommit
 from robusteval.engine.limits import AdaptiveLimit, Pacer, TokenBudget
@@ -23,6 +23,8 @@ from robusteval.errors import BackendError, UserError
 from robusteval.models.base import Backend, DeferredBackend, LoglikBackend, completion_problem
 from robusteval.redact import has_secret, redact
 from robusteval.types import Completion, GenParams, Message, Request, Response, TokenLogprob
+
+T = TypeVar("T")
 
 DRY_RUN = "not sent: --estimate"
 # The reply a dry run with ``stand_in`` gives every new request (see `Engine`): plain words that no
@@ -68,7 +70,7 @@ class Usage:
         return (self.prompt_tokens * self.price_in_per_mtok
                 + self.completion_tokens * self.price_out_per_mtok) * self.price_factor / 1e6
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in (
             "requests", "cached", "new", "failed", "retries", "rate_limited", "prompt_tokens",
             "completion_tokens", "price_in_per_mtok", "price_out_per_mtok", "price_factor", "store_rejected")} | {
@@ -329,7 +331,7 @@ class Engine:
             await m.backend.close()
 
 
-async def gather_all(coros) -> list:
+async def gather_all(coros: Iterable[Awaitable[T]]) -> list[T]:
     """Like asyncio.gather, but the first failure cancels the others and waits for them, so a fatal
     error (a model that cannot load, Ctrl-C) ends the run at once with no orphaned tasks."""
     tasks = [asyncio.ensure_future(c) for c in coros]

@@ -21,12 +21,17 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from robusteval.errors import UserError
 from robusteval.redact import redact
 from robusteval.types import Completion, Request, TokenLogprob
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 # PRAGMA user_version: 2 = every answer has a checksum (stores of version 0 get them on first open).
 SCHEMA_VERSION = 2
@@ -107,12 +112,12 @@ def store_error(path: Path, exc: BaseException, doing: str) -> StoreError:
                       f"`robusteval cache check {where}`, or use another --cache-dir")
 
 
-def _guarded(doing: str):
+def _guarded(doing: str) -> Callable[[Callable[Concatenate[Store, P], R]], Callable[Concatenate[Store, P], R]]:
     """Turn a SQLite failure inside a Store method into a `StoreError` naming the file."""
 
-    def wrap(method):
+    def wrap(method: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate[Store, P], R]:
         @functools.wraps(method)
-        def guarded(self, *args, **kwargs):
+        def guarded(self: Store, *args: P.args, **kwargs: P.kwargs) -> R:
             try:
                 return method(self, *args, **kwargs)
             except (sqlite3.Error, OSError) as exc:
@@ -401,7 +406,7 @@ def remove_store_files(path: Path) -> list[Path]:
     return removed
 
 
-def _retry_locked(action, attempts: int = 200) -> None:
+def _retry_locked(action: Callable[[], object], attempts: int = 200) -> None:
     """Run a set-up statement that SQLite may refuse with "locked" while another process creates
     the same file (switching to WAL takes an exclusive lock and bypasses the busy handler)."""
     for attempt in range(attempts):
@@ -414,7 +419,7 @@ def _retry_locked(action, attempts: int = 200) -> None:
             time.sleep(0.05)
 
 
-def _row_values(row: StoreRow, created_at: float) -> tuple:
+def _row_values(row: StoreRow, created_at: float) -> tuple[Any, ...]:
     request, completion = row.request, row.completion
     req = {"messages": request.messages_as_dicts(), "params": request.params.as_dict(), "sample": request.sample}
     if request.continuation is not None:

@@ -41,6 +41,13 @@ class LoglikBackend(Backend, Protocol):
     async def loglikelihood(self, messages: tuple[Message, ...], prefix: str, continuation: str) -> Completion: ...
 
 
+class TokenCountingBackend(Backend, Protocol):
+    """A backend that can count a prompt's tokens as its model reads them (llama.cpp's ``/tokenize``);
+    the run's estimate checks for the method and otherwise counts characters."""
+
+    async def count_prompt_tokens(self, messages: tuple[Message, ...]) -> int: ...
+
+
 class DeferredBackend(Backend, Protocol):
     """A backend whose answers come later and in bulk (`models.openai_batch`: the OpenAI Batch API).
 

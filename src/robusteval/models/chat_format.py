@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 from robusteval.errors import BackendError
 from robusteval.types import Completion, GenParams, Message, TokenLogprob
 
 
-def chat_body(messages: tuple[Message, ...], params: GenParams) -> dict:
+def chat_body(messages: tuple[Message, ...], params: GenParams) -> dict[str, Any]:
     """The request body; optional fields are sent only when set, as servers differ on defaults."""
     body = {
         "messages": [{"role": m.role, "content": m.content} for m in messages],
@@ -31,7 +32,7 @@ def chat_body(messages: tuple[Message, ...], params: GenParams) -> dict:
     return body
 
 
-def join_stream(chunks: list[dict]) -> dict:
+def join_stream(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     """The chat.completion object that a stream of chat.completion.chunk objects adds up to: the
     deltas' text and log-probabilities joined, the last finish reason, the usage and timings of the
     final chunks. An error object anywhere is returned as it came (`parse_chat_completion` reports it).
@@ -39,9 +40,9 @@ def join_stream(chunks: list[dict]) -> dict:
     Why: llama.cpp in-process can stop a decode only between streamed tokens (its callback says
     stop), so the embedded backend streams; joined, a stream is the reply a plain request gets."""
     text: list[str] = []
-    logprobs: list[dict] = []
+    logprobs: list[dict[str, Any]] = []
     finish_reason = None
-    whole: dict = {"object": "chat.completion"}
+    whole: dict[str, Any] = {"object": "chat.completion"}
     for chunk in chunks:
         if not isinstance(chunk, dict) or "error" in chunk:
             return chunk if isinstance(chunk, dict) else {"error": {"message": f"bad stream chunk {_clip(chunk)}"}}
@@ -101,7 +102,7 @@ FINISH_REASON = re.compile(r"[A-Za-z0-9_\-]{1,40}")
 NOT_AN_ANSWER = {"content_filter", "tool_calls", "function_call"}
 
 
-def _why_no_text(message: dict, content: object) -> str:
+def _why_no_text(message: dict[str, Any], content: object) -> str:
     if content is None and message.get("tool_calls"):
         return "the reply is a tool call, not text (no tools were offered)"
     if content is None and isinstance(message.get("refusal"), str):
@@ -139,7 +140,7 @@ def _logprob(value: object) -> float:
     return float(value)
 
 
-def _usage_count(out: dict, field: str) -> int:
+def _usage_count(out: dict[str, Any], field: str) -> int:
     """A token count from ``usage``: missing or null (a server that does not count) is 0; anything
     but a non-negative integer is a malformed reply."""
     usage = out.get("usage")
@@ -158,7 +159,7 @@ def _count(value: object, name: str) -> int:
     return value
 
 
-def prompt_tokens(out: dict) -> int:
+def prompt_tokens(out: dict[str, Any]) -> int:
     """The whole prompt's length in tokens, including tokens a server reused from its prompt cache.
 
     Some llama.cpp versions count only the tokens they evaluated in ``usage.prompt_tokens``; their

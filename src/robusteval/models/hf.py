@@ -12,7 +12,7 @@ import hashlib
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from robusteval.errors import UserError
 from robusteval.models.base import file_sha256
@@ -22,6 +22,9 @@ if TYPE_CHECKING:  # spec.load_backend imports the backends
     from robusteval.models.spec import ModelSpec
 
 WEIGHT_PATTERNS = ("*.safetensors", "*.bin")
+
+# A torch.Tensor: torch is an optional extra that mypy reads as untyped (ignore_missing_imports), so Any.
+Tensor = Any
 
 
 @dataclass
@@ -79,7 +82,8 @@ class HFBackend:
     def _prompt(self, messages: tuple[Message, ...]) -> str:
         chat = [{"role": m.role, "content": m.content} for m in messages]
         if getattr(self._tokenizer, "chat_template", None):
-            return self._tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+            prompt: str = self._tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+            return prompt  # tokenize=False: the template's text (transformers is read untyped, see pyproject)
         return "".join(f"{m.role}: {m.content}\n" for m in messages) + "assistant:"
 
     async def chat(self, messages: tuple[Message, ...], params: GenParams) -> Completion:
@@ -120,7 +124,7 @@ class HFBackend:
                 return k
         return len(tokens)
 
-    def _logprobs(self, logits, tokens: list[int], top: int) -> tuple[TokenLogprob, ...]:
+    def _logprobs(self, logits: Tensor, tokens: list[int], top: int) -> tuple[TokenLogprob, ...]:
         """Log-probabilities under the model itself (raw logits, before temperature or top-p)."""
         torch, tok = self._torch, self._tokenizer
         out = []

@@ -70,10 +70,15 @@ DEFAULT_CACHE_PROMPT = False  # every prompt evaluated whole, never after a cach
 DEFAULT_FLASH_ATTN = False  # the same replies whatever the number of threads
 PROMPT_CACHE_MIB = 1024  # llama.cpp's host-memory prompt cache when the prompt cache is on
 
+# xllamacpp's Server and CommonParams: the library ships no type information (it is compiled), so
+# they are Any to mypy; the names say which object is meant.
+XlServer = Any
+XlParams = Any
+
 
 def server_params(path: Path, n_parallel: int, n_ctx_per_slot: int, n_threads: int, port: int = 0,
                   cache_ram_mib: int | None = None, cache_prompt: bool = DEFAULT_CACHE_PROMPT,
-                  flash_attn: bool = DEFAULT_FLASH_ATTN):
+                  flash_attn: bool = DEFAULT_FLASH_ATTN) -> XlParams:
     """llama.cpp server settings shared by the in-process backend and the loopback test server.
 
     ``cache_prompt`` is the default of every request (a request may still send its own); off, each
@@ -149,12 +154,12 @@ class LlamaCppBackend:
         self.fingerprint = (f"llamacpp:{self.path.name}:{digest[:16]}:"
                             f"np{self.n_parallel}-cp{int(self.cache_prompt)}-fa{int(self.flash_attn)}")
         self._pool = ThreadPoolExecutor(max_workers=self.n_parallel, thread_name_prefix="llamacpp")
-        self._server: Any = None  # an xllamacpp.Server once loaded
+        self._server: XlServer = None  # once loaded
         self._load_error: UserError | None = None
         self._loading = asyncio.Lock()
         self._closing = threading.Event()  # set by close(): every decode in flight stops at its next token
 
-    async def _ensure_loaded(self):
+    async def _ensure_loaded(self) -> XlServer:
         """Load the model on the first request that misses the cache: a fully cached rerun never pays
         for it."""
         async with self._loading:
@@ -173,7 +178,7 @@ class LlamaCppBackend:
                         self.status("")
         return self._server
 
-    def _load(self):
+    def _load(self) -> XlServer:
         import xllamacpp as xl
 
         try:
@@ -254,14 +259,14 @@ def _flag(spec: ModelSpec, key: str, default: bool) -> bool:
     raise UserError(f"model spec {spec.label!r}: option {key}={raw!r} must be 1 or 0 (or true/false)")
 
 
-def _stream_chat(server, body: dict, stops: tuple[threading.Event, ...]) -> dict | None:
+def _stream_chat(server: XlServer, body: dict[str, Any], stops: tuple[threading.Event, ...]) -> dict[str, Any] | None:
     """One chat completion, streamed: llama.cpp calls back with each token's chunk, and a callback
     that returns True ends the stream and cancels the decode (its slot is free for the next
     request). Returns the joined reply, or None when one of ``stops`` was set."""
-    chunks: list[dict] = []
+    chunks: list[dict[str, Any]] = []
     stopped = threading.Event()
 
-    def on_chunk(chunk: dict) -> bool:
+    def on_chunk(chunk: dict[str, Any]) -> bool:
         chunks.append(chunk)
         if any(stop.is_set() for stop in stops):
             stopped.set()
@@ -271,16 +276,17 @@ def _stream_chat(server, body: dict, stops: tuple[threading.Event, ...]) -> dict
     return None if stopped.is_set() else join_stream(chunks)
 
 
-def _count_tokens(address: str, messages: list[dict]) -> int:
+def _count_tokens(address: str, messages: list[dict[str, Any]]) -> int:
     prompt = _post_json(address + "/apply-template", {"messages": messages})["prompt"]
     return len(_post_json(address + "/tokenize", {"content": prompt, "add_special": True})["tokens"])
 
 
-def _post_json(url: str, body: dict) -> dict:
+def _post_json(url: str, body: dict[str, Any]) -> dict[str, Any]:
     request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=30) as response:
-        return json.load(response)
+        out: dict[str, Any] = json.load(response)  # llama.cpp's /apply-template and /tokenize answer an object
+    return out
 
 
-def _drop(server) -> None:
+def _drop(server: XlServer) -> None:
     del server  # the destructor stops llama.cpp's loop; run it off the event loop

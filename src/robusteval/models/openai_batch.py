@@ -38,10 +38,11 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
@@ -113,17 +114,15 @@ class BatchLedger:
         """batch id -> requests still waiting for their answer."""
         return dict(self._db.execute("SELECT batch_id, COUNT(*) FROM batch_requests GROUP BY batch_id").fetchall())
 
-    def _transaction(self):
-        db = self._db
-
-        class _Tx:
-            def __enter__(self):
-                db.execute("BEGIN IMMEDIATE")
-
-            def __exit__(self, kind, *_):
-                db.execute("COMMIT" if kind is None else "ROLLBACK")
-
-        return _Tx()
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     def close(self) -> None:
         self._db.close()
@@ -132,7 +131,7 @@ class BatchLedger:
 @dataclass
 class _Waiting:
     custom_id: str
-    body: dict
+    body: dict[str, Any]
     future: asyncio.Future[Completion]
 
 
@@ -148,8 +147,8 @@ class OpenAIBatchBackend:
     _queue: list[_Waiting] = field(default_factory=list)
     _arrived: int = 0
     _outstanding: set[str] = field(default_factory=set)
-    _collector: asyncio.Task | None = None
-    _tasks: set[asyncio.Task] = field(default_factory=set)
+    _collector: asyncio.Task[None] | None = None
+    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
     _watched: dict[str, list[_Waiting]] = field(default_factory=dict)
     _ledger: BatchLedger | None = None
 
@@ -192,7 +191,7 @@ class OpenAIBatchBackend:
         finally:
             self._outstanding.discard(waiting.custom_id)
 
-    def _spawn(self, coro) -> asyncio.Task:
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -247,7 +246,7 @@ class OpenAIBatchBackend:
             "input_file_id": uploaded["id"], "endpoint": ENDPOINT, "completion_window": "24h",
             "metadata": {"source": "robusteval"}}), "/batches")
         self._ledger.record(batch["id"], self.api.base_url, [w.custom_id for w in group])
-        return batch["id"]
+        return str(batch["id"])  # `_json` checked that it is a string
 
     async def _watch(self, batch_id: str) -> None:
         """Poll until the batch is done, then hand each waiting request its answer or error."""
@@ -269,7 +268,7 @@ class OpenAIBatchBackend:
                 break
             await asyncio.sleep(self.poll_s)
         try:
-            results: dict[str, dict] = {}
+            results: dict[str, dict[str, Any]] = {}
             for key in ("output_file_id", "error_file_id"):  # OpenAI writes failed lines to the error file
                 if batch.get(key):
                     results |= _lines(await self.api.send("GET", f"/files/{batch[key]}/content"))
@@ -308,7 +307,7 @@ def _fail(waiting: list[_Waiting], exc: BackendError) -> None:
             w.future.exception()
 
 
-def _json(raw: bytes, path: str) -> dict:
+def _json(raw: bytes, path: str) -> dict[str, Any]:
     try:
         out = json.loads(raw)
     except ValueError as exc:
@@ -318,7 +317,7 @@ def _json(raw: bytes, path: str) -> dict:
     return out
 
 
-def _lines(raw: bytes) -> dict[str, dict]:
+def _lines(raw: bytes) -> dict[str, dict[str, Any]]:
     """custom_id -> result line of a batch output (or error) file; unreadable lines are skipped (their
     requests then count as unanswered and are asked again)."""
     out = {}
@@ -331,14 +330,14 @@ def _lines(raw: bytes) -> dict[str, dict]:
     return out
 
 
-def _batch_problem(batch: dict) -> str:
+def _batch_problem(batch: dict[str, Any]) -> str:
     status = batch.get("status")
     errors = (batch.get("errors") or {}).get("data") if isinstance(batch.get("errors"), dict) else None
     detail = f": {errors[0].get('message')}" if errors and isinstance(errors[0], dict) else ""
     return f"the batch {status}{detail}"
 
 
-def _answer(line: dict | None, batch_id: str, status: object, why: str, source: str) -> Completion:
+def _answer(line: dict[str, Any] | None, batch_id: str, status: object, why: str, source: str) -> Completion:
     """The completion of one output line, or the BackendError that says why there is none."""
     if line is None:
         # "failed": the server refused the input file; the same file would be refused again
@@ -347,7 +346,7 @@ def _answer(line: dict | None, batch_id: str, status: object, why: str, source: 
     return parse_chat_completion(output_body(line, f"batch {batch_id}: "), source=source)
 
 
-def output_body(line: dict, prefix: str = "", *, status_if_absent: int | None = None) -> object:
+def output_body(line: dict[str, Any], prefix: str = "", *, status_if_absent: int | None = None) -> object:
     """The response body of one batch output line (OpenAI's or vLLM run-batch's shape); a line with an
     error, or an HTTP status of 400 or more, is a BackendError (retryable as the status says).
     ``status_if_absent``: the status of a line with a body and no ``status_code`` (None: an error)."""

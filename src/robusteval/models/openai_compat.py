@@ -20,7 +20,7 @@ import math
 import os
 import ssl
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 from urllib.request import getproxies, proxy_bypass
 
@@ -139,9 +139,9 @@ class OpenAIBackend:
         except (TimeoutError, aiohttp.ClientError, OSError):
             return False
 
-    async def _post(self, path: str, body: dict) -> dict:
+    async def _post(self, path: str, body: dict[str, Any]) -> object:
         """POST a JSON body and decode the JSON reply; every failure becomes a BackendError the
-        engine knows how to retry (or not)."""
+        engine knows how to retry (or not). Any JSON value: the parsers check its shape."""
         raw = await self.send("POST", path, json_body=body)
         try:
             return json.loads(raw)
@@ -159,7 +159,7 @@ class OpenAIBackend:
             raise BackendError(f"HTTP {status} from {path}: {_error_message(raw)}",
                                retryable=status >= 500 or status in RETRYABLE_STATUS, unavailable=status >= 500)
 
-    async def send(self, method: str, path: str, *, json_body: dict | None = None,
+    async def send(self, method: str, path: str, *, json_body: dict[str, Any] | None = None,
                    multipart: aiohttp.MultipartWriter | None = None) -> bytes:
         """Any other request to the API (the Batch API's files and batches), its errors mapped as a
         chat request's are; returns the body's bytes."""

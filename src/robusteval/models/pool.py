@@ -84,7 +84,7 @@ class PoolBackend:
     backoff_cap_s: float = 30.0
     fingerprint: str = ""
     loglik_text = True
-    _probes: set[asyncio.Task] = field(default_factory=set)
+    _probes: set[asyncio.Task[None]] = field(default_factory=set)
     _picks: int = 0
 
     @classmethod

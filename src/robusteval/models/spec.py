@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import overload
+from typing import TypeVar, overload
 from urllib.parse import parse_qsl, urlencode
 
 from robusteval.errors import UserError
@@ -36,7 +36,7 @@ OPTIONS = {
 # The numeric options' types and declared ranges (`ranges.Range`), checked when a spec is parsed,
 # before any backend is built: ``n_parallel=0`` or ``timeout=nan`` is one message naming the option
 # and its range, never a failure deep in a thread pool or a run that waits for ever.
-NUMERIC_OPTIONS: dict[str, tuple[type, Range]] = {
+NUMERIC_OPTIONS: dict[str, tuple[type[int] | type[float], Range]] = {
     "n_parallel": (int, Range(1, 256)),
     "n_ctx": (int, Range(16, 2**22)),  # tokens per slot
     "n_threads": (int, Range(1, 1024)),
@@ -112,12 +112,15 @@ def inherit_options(helper: ModelSpec, under_test: Sequence[ModelSpec]) -> Model
     return helper
 
 
-def _number(spec: ModelSpec, key: str, default, cast):
+Number = TypeVar("Number", int, float)
+
+
+def _number(spec: ModelSpec, key: str, default: Number, cast: type[Number]) -> Number:
     raw = spec.options.get(key)
     return default if raw is None else _decoded(spec.label, key, raw, cast)
 
 
-def _decoded(label: str, key: str, raw: str, cast: type) -> float:
+def _decoded(label: str, key: str, raw: str, cast: type[Number]) -> Number:
     """The value of numeric option ``key``, checked against its declared range."""
     what = "an integer" if cast is int else "a number"
     try:

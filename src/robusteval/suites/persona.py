@@ -55,7 +55,7 @@ from robusteval.results.codec import decode
 from robusteval.results.persona import ModelStability, PersonaBoard, decode_metrics, encode_metrics
 from robusteval.results.spool import Spool
 from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg
-from robusteval.types import GenParams, Message
+from robusteval.types import GenParams, Message, Response
 
 NAME = "persona"
 DEFAULT_CONTEXTS = ("no_conv", "chunk:0", "chunk:1", "fixed:chess", "fixed:grammar")
@@ -308,6 +308,7 @@ async def simulate_each(engine: Engine, model: str, interlocutor: str, personas:
             conv, error = await converse(engine, model, interlocutor, personas, index, context, params, turns, seed)
         history = view(system, conv, "persona")
         asked = [(item, question(questionnaire, item, persona.gender)) for item in questionnaire.items]
+        answers: list[Response | None]
         if error:
             answers = [None] * len(asked)
             engine.expect(-len(asked))
