@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from robusteval.metrics.stats import Estimate, bootstrap, bootstrap_sums, proportion, spread_interval, wilson
+from robusteval.estimate import Estimate
+from robusteval.metrics.stats import bootstrap, bootstrap_sums, proportion, spread_interval, wilson
 
 
 def mean_stat(rows: np.ndarray) -> float:

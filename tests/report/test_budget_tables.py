@@ -3,7 +3,7 @@ them (the others marked), and the full grid beside each estimate after ``score G
 
 from __future__ import annotations
 
-from robusteval.metrics.stats import Estimate
+from robusteval.estimate import Estimate
 from robusteval.report.budget import THIN_CELLS, rows, trust_line, trusted
 from robusteval.results.budget import BudgetEstimate
 

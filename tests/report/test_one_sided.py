@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from robusteval.metrics.stats import Estimate
+from robusteval.estimate import Estimate
 from robusteval.report.terminal_hallucination import summary_markdown
 from robusteval.results.hallucination import DetectorMetrics, HallucinationMetrics, PositionBias, StepMetrics, one_sided
 

@@ -42,8 +42,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from robusteval.estimate import Estimate
 from robusteval.metrics.budget_fit import Fit
-from robusteval.metrics.stats import Estimate
 from robusteval.results.budget import BudgetEstimate
 
 QUANTILES = (0.05, 0.5, 0.95)

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from robusteval.estimate import Estimate
 from robusteval.metrics.classification import INVALID, cohen_kappa, fleiss_kappa, matthews, scores
-from robusteval.metrics.stats import Estimate, bootstrap, finite as _finite, proportion
+from robusteval.metrics.stats import bootstrap, finite as _finite, proportion
 from robusteval.results.codec import decode
 from robusteval.results.hallucination import GeneratorMetrics, StepMetrics
 

@@ -14,6 +14,7 @@ from typing import Protocol
 
 import numpy as np
 
+from robusteval.estimate import Estimate
 from robusteval.metrics.consistency import (
     agreeing_pairs,
     category_sums,
@@ -22,7 +23,7 @@ from robusteval.metrics.consistency import (
     std_of,
 )
 from robusteval.metrics.mcq_sensitivity import is_unperturbed, measures
-from robusteval.metrics.stats import Estimate, bootstrap_sums, proportion, share_bootstrap, spread_interval
+from robusteval.metrics.stats import bootstrap_sums, proportion, share_bootstrap, spread_interval
 from robusteval.probes.choices import LETTERS
 from robusteval.probes.design import crossed_name
 from robusteval.results.mcq import CategoryMetrics, FamilyMetrics, InvalidReplies, PositionShare, VariantMetrics

@@ -32,8 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robusteval.estimate import Estimate
 from robusteval.metrics.consistency import agreeing_pairs, item_consistency, std_of
-from robusteval.metrics.stats import Estimate, bootstrap_sums, proportion, simultaneous_bounds, spread_interval
+from robusteval.metrics.stats import bootstrap_sums, proportion, simultaneous_bounds, spread_interval
 
 
 @dataclass(frozen=True)

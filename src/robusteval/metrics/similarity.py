@@ -12,9 +12,10 @@ from typing import Protocol
 
 import numpy as np
 
+from robusteval.estimate import Estimate
 from robusteval.metrics.agreement import agreement_report
 from robusteval.metrics.sensitivity import sensitivity
-from robusteval.metrics.stats import Estimate, bootstrap, proportion
+from robusteval.metrics.stats import bootstrap, proportion
 from robusteval.results.codec import decode
 from robusteval.results.consistency import (
     Agreement,

@@ -21,12 +21,12 @@ Which interval, and why (docs/statistics.md has the coverage figures behind each
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Literal
 
 import numpy as np
-from pydantic import Field
 from scipy.special import ndtr, ndtri
+
+from robusteval.estimate import Estimate
 
 Method = Literal["bca", "percentile"]
 
@@ -37,19 +37,6 @@ def _student_t():
     from scipy.stats import t
 
     return t
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A point value with its confidence interval (None when it cannot be computed)."""
-
-    value: float | None
-    low: Annotated[float | None, Field(alias="ci_low")] = None  # in JSON: ci_low / ci_high
-    high: Annotated[float | None, Field(alias="ci_high")] = None
-    n: int | float = 0  # the number of units (items, or an effective number of cells)
-
-    def as_dict(self) -> dict:
-        return {"value": self.value, "ci_low": self.low, "ci_high": self.high, "n": self.n}
 
 
 def wilson(p: np.ndarray | float, n: np.ndarray | float, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
+from robusteval.estimate import Estimate
 from robusteval.metrics.sensitivity import sensitivity
-from robusteval.metrics.stats import Estimate, bootstrap
+from robusteval.metrics.stats import bootstrap
 from robusteval.probes.paraphrase import Cost
 from robusteval.rag.pipeline import STAGES
 from robusteval.results.sensitivity import Sensitivity

@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from robusteval.metrics.stats import Estimate
+from robusteval.estimate import Estimate
 from robusteval.report.model import Run, Section, TableData
 from robusteval.report.table import fmt_estimate
 from robusteval.report.terminal import Table

@@ -11,7 +11,7 @@ from rich.text import Text
 from robusteval.report.terminal import Table
 
 if TYPE_CHECKING:  # annotations only: printing needs no statistics library
-    from robusteval.metrics.stats import Estimate
+    from robusteval.estimate import Estimate
     from robusteval.results.mcq import CopyCounts, FamilyMetrics, InvalidReplies
     from robusteval.results.sensitivity import Sensitivity
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from robusteval.metrics.stats import Estimate
+from robusteval.estimate import Estimate
 from robusteval.rag.pipeline import STAGES
 from robusteval.report.table import fmt_estimate, print_sensitivity
 from robusteval.report.terminal import Table

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from robusteval.metrics.stats import Estimate
+from robusteval.estimate import Estimate
 from robusteval.results.codec import encode
 
 NA = Estimate(None)

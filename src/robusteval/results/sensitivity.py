@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from robusteval.metrics.stats import Estimate
+from robusteval.estimate import Estimate
 
 if TYPE_CHECKING:
     from robusteval.metrics.sensitivity import SensitivityReport

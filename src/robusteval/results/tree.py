@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from robusteval.metrics.stats import Estimate
+from robusteval.estimate import Estimate
 from robusteval.results.codec import decode, encode
 from robusteval.results.sensitivity import Sensitivity
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from robusteval.engine.determinism import NOISE_NOTE, noise_cell, summaries
-from robusteval.metrics.stats import Estimate
+from robusteval.estimate import Estimate
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, estimate_text, headline_from
 from robusteval.report.plots import bars_with_ci, heatmap
 from robusteval.results.codec import decode

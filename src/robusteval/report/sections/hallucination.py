@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robusteval.metrics.stats import Estimate
+from robusteval.estimate import Estimate
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, number_text
 from robusteval.report.plots import bars_with_ci, heatmap
 from robusteval.report.table import fmt_estimate

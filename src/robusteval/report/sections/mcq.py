@@ -4,7 +4,7 @@ became of the perturbed copies of the questions. Reads the typed records of `res
 from __future__ import annotations
 
 from robusteval.engine.determinism import NOISE_NOTE, summaries
-from robusteval.metrics.stats import Estimate
+from robusteval.estimate import Estimate
 from robusteval.report.budget import budget_section
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, slug
 from robusteval.report.plots import bars_with_ci
