@@ -102,8 +102,8 @@ def test_compare_shows_the_intervals_the_run_stored_as_report_and_serve_do(tmp_p
     questions by position): compare shows exactly the intervals results.json holds, and the report
     prints the same. Drawing them again (seed 0, sorted ids), as compare did, gives other bounds."""
     from robusteval.compare import STORED, _report, load_samples
+    from robusteval.report.leaderboard import boards_from
     from robusteval.testing.openai_stub import StubServer
-    from robusteval.web.leaderboard import boards_from
 
     rows = [json.loads(line) for line in (FIXTURES / "mcq_small.jsonl").read_text().splitlines()]
     data = tmp_path / "shuffled.jsonl"  # ids 9, 10, 8, 11, 7: "10" < "11" < "7" < "8" < "9" as strings

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from robusteval.cli import main
+from robusteval.report.leaderboard import item_scores
 from robusteval.testing.openai_stub import StubServer
-from robusteval.web.leaderboard import item_scores
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TOL = 1e-9

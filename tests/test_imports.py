@@ -14,16 +14,37 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "robusteval"
 
-# layer -> layers it must not import (DESIGN.md, "Imports go one way")
-LOWER = ("engine", "models", "data", "types", "probes", "readers", "judges", "metrics")
-FORBIDDEN = {
-    "report": {"suites"},
-    "web": {"suites"},
-    "suites": {"run", "cli"},
-    "config": {"suites", "run", "cli"},  # suites and results read RunConfig; `configure` joins it to a suite
-    "results": {"suites", "run", "cli"},
-    "scoring": {"run", "cli"},  # replies from files enter the flow after the engine: no run, no command line
-    **{layer: {"suites", "run", "cli"} for layer in LOWER},
+# The layers, lowest first (docs/architecture.md, "Import rules"): a module may import its own layer
+# and those below it, never one above. A layer is the first name under robusteval (a package or a module).
+ORDER: tuple[tuple[str, ...], ...] = (
+    ("types", "estimate", "errors", "files", "redact", "ranges"),  # the floor: values, errors, file I/O
+    ("models", "engine"),  # backends, and the engine every model call goes through
+    ("results",),  # typed result records and their JSON: what metrics produce and every reader reads
+    ("data",),  # loaders
+    ("probes", "readers"),  # perturbations; reply text -> answer (a reader knows the label styles)
+    ("judges", "rag"),
+    ("metrics",),
+    ("config",),  # RunConfig: reads data's and results' names
+    ("report",),
+    ("suites", "scoring", "check_determinism"),
+    ("run", "configure", "merge", "compare", "catalog"),  # the commands' bodies
+    ("cli", "web", "api", "testing", "robusteval"),  # the doors in; `robusteval` is the package's __init__
+)
+RANK = {name: rank for rank, names in enumerate(ORDER) for name in names}
+# Beyond the order: the server reads results and rendered reports, never a suite or a run.
+FORBIDDEN = {"web": {"suites", "scoring", "check_determinism", "run", "configure", "merge", "cli", "api"}}
+
+# Imports against the order that are known and not yet moved: (importing module, layer it imports).
+# The list only shrinks: a new violation fails, and so does an entry that no longer happens.
+EXCEPTIONS: dict[tuple[str, str], str] = {
+    # gsm8k's answer parsers live in readers/math.py; the loader reads its gold with them (issue 32,
+    # the suite refactoring moves them below data)
+    ("robusteval.data.math", "readers"): "gsm8k parsers",
+    # alias_match / normalize_answer sit in metrics/text.py but probes and rag match answers with them
+    # (issue 32: moved below both by the suite refactoring)
+    ("robusteval.probes.paraphrase", "metrics"): "alias_match",
+    ("robusteval.rag.ner", "metrics"): "normalize_answer",
+    ("robusteval.rag.pipeline", "metrics"): "alias_match",
 }
 
 
@@ -123,10 +144,14 @@ def layer(module: str) -> str:
     return module.split(".")[1] if module.count(".") else module
 
 
-def layer_violations(graph: dict[str, set[str]]) -> list[str]:
-    return sorted(f"{a} imports {b} ({layer(a)} must not import {layer(b)})"
-                  for a, targets in graph.items() for b in targets
-                  if layer(b) in FORBIDDEN.get(layer(a), ()))
+def layer_violations(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[str]]:
+    """(module, layer) -> the modules of that layer it imports, where the order or FORBIDDEN says it must not."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for a, targets in graph.items():
+        for b in sorted(targets):
+            if RANK[layer(b)] > RANK[layer(a)] or layer(b) in FORBIDDEN.get(layer(a), ()):
+                found.setdefault((a, layer(b)), []).append(b)
+    return found
 
 
 def test_the_graph_sees_module_and_function_level_imports_but_not_type_checking_ones():
@@ -151,6 +176,24 @@ def test_no_import_cycle():
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
+def test_every_layer_has_a_place_in_the_order():
+    layers = {layer(m) for m in module_names()}
+    assert layers <= set(RANK), f"not in ORDER (tests/test_imports.py): {sorted(layers - set(RANK))}"
+    assert len(RANK) == sum(len(names) for names in ORDER)  # a layer in two places
+
+
+def test_a_violation_is_found_whether_the_import_is_up_the_order_or_forbidden():
+    graph = {"robusteval.engine.runner": {"robusteval.metrics.stats", "robusteval.types"},
+             "robusteval.web.server": {"robusteval.suites.base", "robusteval.report"},
+             "robusteval.metrics.stats": {"robusteval.estimate"}}
+    assert layer_violations(graph) == {("robusteval.engine.runner", "metrics"): ["robusteval.metrics.stats"],
+                                       ("robusteval.web.server", "suites"): ["robusteval.suites.base"]}
+
+
 def test_imports_go_one_way_between_layers():
     violations = layer_violations(import_graph())
-    assert not violations, "layer rules broken (DESIGN.md):\n" + "\n".join(violations)
+    new = {k: v for k, v in violations.items() if k not in EXCEPTIONS}
+    assert not new, "imports against the layer order (docs/architecture.md, \"Import rules\"):\n" + "\n".join(
+        f"{a} imports {', '.join(targets)} ({layer(a)} may not import {b})" for (a, b), targets in sorted(new.items()))
+    stale = sorted(set(EXCEPTIONS) - set(violations))
+    assert not stale, f"no longer happen: delete them from EXCEPTIONS in tests/test_imports.py: {stale}"

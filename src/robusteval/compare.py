@@ -348,8 +348,8 @@ def _md_num(x: float) -> str:
 def compare_headlines(runs: list[str], *, out_dir: str | None = None):
     """A leaderboard of the given runs (all of one suite); with ``out_dir``, also compare.md and
     one bar chart per headline metric (every run × model, with its CI)."""
+    from robusteval.report.leaderboard import Board, boards_from
     from robusteval.report.render import load_run
-    from robusteval.web.leaderboard import Board, boards_from
 
     folders = [Path(r).parent if Path(r).is_file() else Path(r) for r in runs]
     if not all((f / "results.json").is_file() for f in folders):

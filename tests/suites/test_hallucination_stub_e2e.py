@@ -10,11 +10,11 @@ import json
 import pytest
 
 from robusteval.cli import main
+from robusteval.report.leaderboard import boards_from
 from robusteval.report.render import load_run
 from robusteval.report.sections import headlines, sections
 from robusteval.results.records import read_run
 from robusteval.testing.openai_stub import StubServer
-from robusteval.web.leaderboard import boards_from
 
 MODEL = "openai:meta-llama/Llama-3.1-8B"
 CONFIGS = [f"{MODEL}/incorrect", f"{MODEL}/support"]

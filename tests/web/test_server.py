@@ -5,7 +5,7 @@ import urllib.request
 
 import pytest
 
-from robusteval.web.leaderboard import boards
+from robusteval.report.leaderboard import boards
 from robusteval.web.server import make_server, resolve_inside
 
 

@@ -1,5 +1,5 @@
 """Per-item values of a run, one extractor per suite registered in `EXTRACTORS`: what a paired
-comparison of two runs (``compare``) and a leaderboard's tie ranks (`web.leaderboard`) pair on.
+comparison of two runs (``compare``) and a leaderboard's tie ranks (`report.leaderboard`) pair on.
 
 A paired difference exists only for a measure that is a mean of per-item values: both runs scored
 the same items, so the per-item differences carry the signal and the interval resamples items. A

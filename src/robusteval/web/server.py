@@ -82,8 +82,8 @@ class Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, body, kind, head)
 
     def _leaderboard(self) -> bytes:
+        from robusteval.report.leaderboard import boards
         from robusteval.report.render import environment
-        from robusteval.web.leaderboard import boards
 
         page = environment().get_template("leaderboard.html.j2").render(
             boards=boards(self.runs_dir), runs_dir=str(self.runs_dir))
