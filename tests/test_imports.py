@@ -1,4 +1,4 @@
-"""The import rules of DESIGN.md, checked on the source: no import cycle among robusteval's modules,
+"""The import rules of docs/architecture.md ("Import rules"), checked on the source: no import cycle among
 and imports go one way between the layers.
 
 The graph is read with ``ast``, so nothing is imported: every ``import``/``from ... import`` counts,
@@ -18,7 +18,8 @@ PACKAGE = "robusteval"
 # and those below it, never one above. A layer is the first name under robusteval (a package or a module).
 ORDER: tuple[tuple[str, ...], ...] = (
     ("types", "estimate", "errors", "files", "redact", "ranges"),  # the floor: values, errors, file I/O
-    ("models", "engine"),  # backends, and the engine every model call goes through
+    ("models",),  # backends, one per file behind one protocol
+    ("engine",),  # the engine every model call goes through
     ("results",),  # typed result records and their JSON: what metrics produce and every reader reads
     ("data",),  # loaders
     ("probes", "readers"),  # perturbations; reply text -> answer (a reader knows the label styles)
