@@ -1,5 +1,5 @@
-"""The import rules of docs/architecture.md ("Import rules"), checked on the source: no import cycle among
-and imports go one way between the layers.
+"""The import rules of docs/architecture.md ("Import rules"), checked on the source: no import cycle
+among robusteval's modules, and imports go one way between the layers.
 
 The graph is read with ``ast``, so nothing is imported: every ``import``/``from ... import`` counts,
 at module level or inside a function (a function-level import is still a dependency, only a later
