@@ -44,6 +44,16 @@ def llama_http():
         yield base_url
 
 
+@pytest.fixture(scope="module")
+def stub():
+    """The deterministic OpenAI-compatible stub (`robusteval.testing.openai_stub`), one per test module;
+    ``stub.model("name")`` is a ``--model`` for it."""
+    from robusteval.testing.openai_stub import StubServer
+
+    with StubServer() as server:
+        yield server
+
+
 class CliRun(NamedTuple):
     """What one in-process ``robusteval`` command gave: its exit code, the run folder it wrote (None
     if none), and what it printed."""

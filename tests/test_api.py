@@ -22,7 +22,7 @@ def _settings(tmp_path, mcq_file) -> dict:
 
 def test_evaluate_returns_the_runs_typed_record(tmp_path, mcq_file):
     with StubServer() as stub:
-        model = f"openai:stub?base_url={stub.base_url}"
+        model = stub.model()
         record = robusteval.evaluate("mcq", models=[model], **_settings(tmp_path, mcq_file))
     assert record.suite == "mcq" and record.path is not None and (record.path / "report.html").exists()
     family = record.metrics["openai:stub"]["order"]
@@ -37,7 +37,7 @@ def test_evaluate_returns_the_runs_typed_record(tmp_path, mcq_file):
 def test_evaluate_inside_a_running_loop_and_awaited(tmp_path, mcq_file):
     """A notebook cell runs in the kernel's loop: evaluate() still works there; evaluate_async awaits."""
     with StubServer() as stub:
-        model = f"openai:stub?base_url={stub.base_url}"
+        model = stub.model()
 
         async def cell():
             blocking = robusteval.evaluate("mcq", models=[model], run_id="in-loop", **_settings(tmp_path, mcq_file))

@@ -45,7 +45,7 @@ class Noisy:
 
 def test_the_deterministic_stub_has_no_noise(tmp_path, mcq_file, capsys):
     with StubServer() as stub:
-        code = main(["check-determinism", "--model", f"openai:stub?base_url={stub.base_url}", "--n", "12",
+        code = main(["check-determinism", "--model", stub.model(), "--n", "12",
                      "--data", str(mcq_file), "--cache-dir", str(tmp_path)])
         hits = stub.state.total
     out = capsys.readouterr().out
@@ -77,7 +77,7 @@ def test_bad_n_is_one_clear_message(tmp_path, capsys):
 def test_a_run_records_its_noise_floor(tmp_path, mcq_file, capsys):
     with StubServer() as stub:
         code = main(["run", "mcq", "--data", str(mcq_file), "--families", "format", "--check-determinism", "10",
-                     "--model", f"openai:stub?base_url={stub.base_url}", "--cache-dir", str(tmp_path / "c"),
+                     "--model", stub.model(), "--cache-dir", str(tmp_path / "c"),
                      "--out", str(tmp_path), "--run-id", "d"])
         hits = stub.state.total
     assert code == 0
@@ -95,7 +95,7 @@ def test_a_run_records_its_noise_floor(tmp_path, mcq_file, capsys):
 def test_a_run_without_the_flag_records_nothing(tmp_path, mcq_file):
     with StubServer() as stub:
         code = main(["run", "mcq", "--quiet", "--data", str(mcq_file), "--families", "format",
-                     "--model", f"openai:stub?base_url={stub.base_url}", "--cache-dir", str(tmp_path / "c"),
+                     "--model", stub.model(), "--cache-dir", str(tmp_path / "c"),
                      "--out", str(tmp_path), "--run-id", "d"])
         hits = stub.state.total
     assert code == 0 and hits == 30

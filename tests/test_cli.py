@@ -211,7 +211,7 @@ def test_cost_accounting_and_no_cache(tmp_path, mcq_file):
 
     def run(run_id, *extra):
         code = main(["run", "mcq", "--quiet", "--data", str(mcq_file), "--families", "format",
-                     "--model", f"openai:stub?base_url={stub.base_url}", "--price-in", "2.5", "--price-out", "10",
+                     "--model", stub.model(), "--price-in", "2.5", "--price-out", "10",
                      "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path), "--run-id", run_id, *extra])
         assert code == 0
         return json.loads((tmp_path / run_id / "results.json").read_text())["models"]["openai:stub"]["usage"]
@@ -244,7 +244,7 @@ def test_prompt_fewshot_and_cross_through_the_cli(tmp_path, mcq_file):
     with StubServer() as stub:
         code = main(["run", "mcq", "--quiet", "--data", str(mcq_file), "--families", "prompt,fewshot",
                      "--cross", "format,order", "--templates", str(templates), "--shots-per-question", "2",
-                     "--no-fewshot-as-multiturn", "--model", f"openai:stub?base_url={stub.base_url}",
+                     "--no-fewshot-as-multiturn", "--model", stub.model(),
                      "--cache-dir", str(tmp_path / "c"), "--out", str(tmp_path), "--run-id", "d"])
     assert code == 0
     results = json.loads((tmp_path / "d" / "results.json").read_text())

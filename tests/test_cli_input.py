@@ -28,7 +28,7 @@ def assert_clean_error(proc: subprocess.CompletedProcess, *needles: str, code: i
 def stub_run(stub, tmp_path, *args: str, run_id: str = "r", data: str | None = None) -> subprocess.CompletedProcess:
     return robusteval("run", "mcq", "--data", data or str(tmp_path / "data.jsonl"), "--families", "format",
                       "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "runs"), "--run-id", run_id,
-                      *(args if any(a == "--model" for a in args) else ("--model", f"openai:m?base_url={stub.base_url}",
+                      *(args if any(a == "--model" for a in args) else ("--model", stub.model("m"),
                                                                         *args)))
 
 
@@ -50,7 +50,7 @@ def test_brackets_in_an_error_message_are_not_eaten_as_markup(tmp_path):
 def test_model_names_with_markup_and_emoji_codes_print_literally(tmp_path, data):
     with StubServer() as stub:
         proc = stub_run(stub, tmp_path, "--model", f"openai:x[/b]?base_url={stub.base_url}",
-                        "--model", f"openai:smile?base_url={stub.base_url}", "--limit", "2")
+                        "--model", stub.model("smile"), "--limit", "2")
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "openai:x[/b] · format" in proc.stdout  # the summary table's title
@@ -207,7 +207,7 @@ def test_the_run_names_only_the_files_it_wrote(tmp_path, data, monkeypatch, caps
     monkeypatch.delenv("ROBUSTEVAL_STRICT_REPORT")  # a user's run: the failure is a warning
     with StubServer() as stub:
         code = main(["run", "mcq", "--quiet", "--data", str(data), "--families", "format", "--limit", "2",
-                     "--model", f"openai:m?base_url={stub.base_url}", "--cache-dir", str(tmp_path / "cache"),
+                     "--model", stub.model("m"), "--cache-dir", str(tmp_path / "cache"),
                      "--out", str(tmp_path / "runs"), "--run-id", "r"])
     out, err = capsys.readouterr()
     assert code == 0
@@ -229,5 +229,5 @@ def test_a_report_that_fails_fails_the_test_run(tmp_path, data, monkeypatch):
     monkeypatch.setattr(render, "write_report", broken)
     with StubServer() as stub, pytest.raises(RuntimeError, match="plot library"):
         main(["run", "mcq", "--quiet", "--data", str(data), "--families", "format", "--limit", "2",
-              "--model", f"openai:m?base_url={stub.base_url}", "--cache-dir", str(tmp_path / "cache"),
+              "--model", stub.model("m"), "--cache-dir", str(tmp_path / "cache"),
               "--out", str(tmp_path / "runs"), "--run-id", "r"])

@@ -73,7 +73,7 @@ def tree_runs(tmp_path_factory):
     (tmp / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     with StubServer() as stub:
         for run_id, model in (("a", "m1"), ("b", "m2")):
-            assert main(["run", "tree", "--model", f"openai:{model}?base_url={stub.base_url}", "--retries", "0",
+            assert main(["run", "tree", "--model", stub.model(model), "--retries", "0",
                          "--modes", "closed", "--max-tokens", "16", "--quiet", "--cache-dir", str(tmp / "cache"),
                          "--out", str(tmp / "runs"), "--run-id", run_id, "--data", str(tmp / "d.jsonl"),
                          "--depth", "1", "--paraphrases", "1", "--lexical", "2", "--lexical-kinds", "ocr,visual"]) == 0
@@ -114,7 +114,7 @@ def hallucination_runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("hallucination-paired")
     with StubServer() as stub:
         for run_id, model in (("a", "m1"), ("b", "m2")):
-            assert main(["run", "hallucination", "--quiet", "--model", f"openai:{model}?base_url={stub.base_url}",
+            assert main(["run", "hallucination", "--quiet", "--model", stub.model(model),
                          "--judge", "none", "--limit", "4", "--prompts", "incorrect,support", "--orders", "both",
                          "--bootstrap", "100", "--cache-dir", str(tmp / "cache"), "--out", str(tmp / "runs"),
                          "--run-id", run_id]) == 0
@@ -162,8 +162,8 @@ def consistency_runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("consistency-paired")
     with StubServer() as stub:
         for run_id, model in (("a", "m1"), ("b", "m2")):
-            assert main(["run", "consistency", "--quiet", "--model", f"openai:{model}?base_url={stub.base_url}",
-                         "--judge", "oracle", "--oracle", f"openai:judge?base_url={stub.base_url}", "--limit", "3",
+            assert main(["run", "consistency", "--quiet", "--model", stub.model(model),
+                         "--judge", "oracle", "--oracle", stub.model("judge"), "--limit", "3",
                          "--cache-dir", str(tmp / "cache"), "--out", str(tmp / "runs"), "--run-id", run_id]) == 0
     # the stub's oracle never writes "Similarity score: N": every rating is missing; the items x
     # models table of each run is given ratings (A: 5, 4, missing; B: 3, 4, 2)
@@ -199,7 +199,7 @@ def test_persona_has_no_paired_unit_and_says_why(tmp_path, capsys):
     fix = FIXTURES / "persona"
     with StubServer() as stub:
         for run_id, model in (("a", "m1"), ("b", "m2")):
-            assert main(["run", "persona", "--quiet", "--model", f"openai:{model}?base_url={stub.base_url}",
+            assert main(["run", "persona", "--quiet", "--model", stub.model(model),
                          "--population", str(fix / "population.jsonl"), "--personas", "4", "--questionnaire",
                          str(fix / "questionnaire.yaml"), "--contexts", "no_conv,fixed:chess", "--turns", "1",
                          "--bootstrap", "20", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "runs"),
@@ -224,7 +224,7 @@ def test_mcq_compare_shows_the_stored_valid_only_sensitivity_beside_the_as_score
     with StubServer() as stub:
         for run_id, model in (("a", "stub"), ("b", "other")):
             assert main(["run", "mcq", "--data", str(data), "--families", "order", "--model",
-                         f"openai:{model}?base_url={stub.base_url}", "--quiet", "--cache-dir", str(tmp_path / "cache"),
+                         stub.model(model), "--quiet", "--cache-dir", str(tmp_path / "cache"),
                          "--out", str(tmp_path / "runs"), "--run-id", run_id]) == 0
     a, b = tmp_path / "runs" / "a", tmp_path / "runs" / "b"
     capsys.readouterr()

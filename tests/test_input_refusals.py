@@ -12,13 +12,6 @@ import json
 import pytest
 
 from robusteval.cli import main
-from robusteval.testing.openai_stub import StubServer
-
-
-@pytest.fixture(scope="module")
-def stub():
-    with StubServer() as server:
-        yield server
 
 
 @pytest.fixture
@@ -52,7 +45,7 @@ def refused(capsys, *argv: str, needles: tuple[str, ...]) -> str:
 
 
 def estimate(stub, tmp_path, *extra: str, data=None, suite: str = "mcq") -> list[str]:
-    model = [] if any(a == "--model" for a in extra) else ["--model", f"openai:m?base_url={stub.base_url}"]
+    model = [] if any(a == "--model" for a in extra) else ["--model", stub.model("m")]
     return ["run", suite, "--estimate", "--cache-dir", str(tmp_path / "cache"),
             *(["--data", str(data)] if data else []), *model, *extra]
 
@@ -91,7 +84,7 @@ def test_a_port_outside_0_to_65535(capsys, tmp_path, port):
 
 def test_compare_of_runs_of_different_suites(capsys, stub, tmp_path, data):
     common = ["--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "runs"), "--quiet",
-              "--model", f"openai:m?base_url={stub.base_url}"]
+              "--model", stub.model("m")]
     assert cli(capsys, "run", "mcq", "--data", data, "--families", "format", "--limit", "2", "--run-id", "a",
                *common)[0] == 0
     assert cli(capsys, "run", "hallucination", "--step", "detection", "--limit", "2", "--judge", "none",
@@ -156,7 +149,7 @@ def test_cache_dir_naming_a_file(capsys, tmp_path, action):
 
 
 def test_tree_build_output_naming_a_folder(capsys, stub, tmp_path):
-    refused(capsys, "tree", "build", "--estimate", "--model", f"openai:m?base_url={stub.base_url}",
+    refused(capsys, "tree", "build", "--estimate", "--model", stub.model("m"),
             "--cache-dir", str(tmp_path / "cache"), "--output", str(tmp_path),
             needles=(f"--output {str(tmp_path)!r}: is a folder",))
 

@@ -12,7 +12,7 @@ from robusteval.testing.openai_stub import StubConfig, StubServer
 
 def _run(stub, tmp_path, mcq_file, run_id, *extra):
     return main(["run", "mcq", "--quiet", "--data", str(mcq_file), "--families", "order,format", "--limit", "5",
-                 "--model", f"openai:stub?base_url={stub.base_url}", "--cache-dir", str(tmp_path / "cache"),
+                 "--model", stub.model(), "--cache-dir", str(tmp_path / "cache"),
                  "--out", str(tmp_path / "runs"), "--run-id", run_id, *extra])
 
 

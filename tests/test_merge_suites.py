@@ -48,7 +48,7 @@ ITEM_FIELD = {"consistency": "item_id", "consistency --variations": "item_id", "
 
 
 def _run(stub, tmp: Path, suite: str, run_id: str, cache: str, *extra: str) -> int:
-    spec = f"openai:stub?base_url={stub.base_url}"
+    spec = stub.model()
     if suite.startswith("consistency"):
         pytest.importorskip("sentence_transformers")
     return main(["run", suite.split()[0], "--quiet", "--model", spec, *_suite_args(suite, spec, tmp),

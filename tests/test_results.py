@@ -16,7 +16,7 @@ from robusteval.testing.openai_stub import StubServer
 
 def _run(cli_run, stub, mcq_file, *extra: str):
     return cli_run("run", "mcq", "--quiet", "--data", mcq_file, "--families", "format", "--limit", "2",
-                   "--model", f"openai:stub?base_url={stub.base_url}", *extra)
+                   "--model", stub.model(), *extra)
 
 
 def test_default_ids_started_in_the_same_second_get_their_own_folders(tmp_path, monkeypatch):
@@ -97,11 +97,11 @@ def test_bad_run_id_and_bad_out_are_refused_before_any_request(tmp_path, mcq_fil
         assert refused.code == 2 and refused.folder is None
         assert "--run-id '../escaped'" in refused.err
         code = main(["run", "mcq", "--quiet", "--data", str(mcq_file), "--limit", "2",
-                     "--model", f"openai:stub?base_url={stub.base_url}", "--cache-dir", str(tmp_path / "cache"),
+                     "--model", stub.model(), "--cache-dir", str(tmp_path / "cache"),
                      "--out", str(a_file)])
         assert code == 2 and f"--out {a_file}: is a file" in capsys.readouterr().err
         code = main(["run", "mcq", "--quiet", "--data", str(mcq_file), "--limit", "2",
-                     "--model", f"openai:stub?base_url={stub.base_url}", "--cache-dir", str(tmp_path / "cache"),
+                     "--model", stub.model(), "--cache-dir", str(tmp_path / "cache"),
                      "--out", str(a_file / "runs")])
         assert code == 2 and "cannot create this folder" in capsys.readouterr().err
         assert stub.state.total == 0

@@ -17,7 +17,7 @@ def test_tree_build_exits_3_when_requests_failed_and_still_writes_the_trees(tmp_
     only, the file is written, and the command exits 3 as a run does, saying how many failed."""
     out = tmp_path / "trees.json"
     with StubServer(StubConfig(p_500=1.0)) as stub:
-        result = cli_run("tree", "build", "--model", f"openai:stub?base_url={stub.base_url}", "--data", POPQA,
+        result = cli_run("tree", "build", "--model", stub.model(), "--data", POPQA,
                          "--limit", "2", "--depth", "1", "--paraphrases", "1", "--lexical", "0", "--max-retries", "0",
                          "--retries", "0",                          "--quiet", "--run-id", "build", "--output", out)
     assert result.code == EXIT_FAILED_REQUESTS == 3, result.err

@@ -10,13 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from robusteval.cli import build_parser, main
 from robusteval.cli.run import config_from_args
 from robusteval.engine.loop import run as run_loop
 from robusteval.run import estimate_suite
-from robusteval.testing.openai_stub import StubServer
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 SETS = [{"id": "s1", "variation": "formality", "variants": [{"language": "en", "prompt": "Name a primary colour."},
@@ -24,12 +21,6 @@ SETS = [{"id": "s1", "variation": "formality", "variants": [{"language": "en", "
                                                           {"language": "en", "prompt": "Name one primary colour!"}]},
         {"id": "s2", "variation": "language",
          "variants": [{"language": "en", "prompt": "What is 2 + 2?"}, {"language": "de", "prompt": "Was ist 2 + 2?"}]}]
-
-
-@pytest.fixture(scope="module")
-def stub():
-    with StubServer() as server:
-        yield server
 
 
 def estimate_then_run(tmp_path: Path, stub, args: list[str]) -> tuple[dict, dict, Path]:
@@ -51,7 +42,7 @@ def samples(folder: Path) -> list[dict]:
 
 
 def test_mcq_estimate_equals_the_run(tmp_path, stub):
-    model = f"openai:stub?base_url={stub.base_url}"
+    model = stub.model()
     est, used, _ = estimate_then_run(tmp_path, stub, ["mcq", "--data", str(FIXTURES / "mcq_small.jsonl"),
                                                       "--families", "order,format", "--model", model])
     e, u = est["openai:stub"], used["openai:stub"]
@@ -60,7 +51,7 @@ def test_mcq_estimate_equals_the_run(tmp_path, stub):
 
 
 def test_persona_estimate_counts_conversations_and_every_questionnaire_item(tmp_path, stub):
-    model = f"openai:stub?base_url={stub.base_url}"
+    model = stub.model()
     persona = FIXTURES / "persona"
     est, used, folder = estimate_then_run(tmp_path, stub, [
         "persona", "--model", model, "--population", str(persona / "population.jsonl"), "--personas", "4",
@@ -74,7 +65,7 @@ def test_persona_estimate_counts_conversations_and_every_questionnaire_item(tmp_
 
 
 def test_tree_estimate_counts_the_build_and_the_answers(tmp_path, stub):
-    model = f"openai:stub?base_url={stub.base_url}"
+    model = stub.model()
     est, used, _ = estimate_then_run(tmp_path, stub, [
         "tree", "--model", model, "--modes", "closed,rag", "--retrievers", "bm25", "--corpus",
         str(FIXTURES / "tree_corpus.jsonl"), "--max-tokens", "16", "--data", str(FIXTURES / "popqa_small.jsonl"),
@@ -86,7 +77,7 @@ def test_tree_estimate_counts_the_build_and_the_answers(tmp_path, stub):
 def test_tree_estimate_plans_every_paraphrase_as_kept(tmp_path, stub):
     """With paraphrases the tree's shape depends on which the model's replies pass: the estimate
     plans the full tree (each batch kept), the stub's replies are all rejected and re-asked."""
-    model = f"openai:stub?base_url={stub.base_url}"
+    model = stub.model()
     args = ["tree", "--model", model, "--modes", "closed", "--max-tokens", "16", "--data",
             str(FIXTURES / "popqa_small.jsonl"), "--limit", "2", "--depth", "2", "--paraphrases", "2",
             "--lexical", "0", "--retries", "1"]
@@ -99,11 +90,11 @@ def test_tree_estimate_plans_every_paraphrase_as_kept(tmp_path, stub):
 
 
 def test_consistency_estimate_counts_answers_and_every_oracle_request(tmp_path, stub):
-    model = f"openai:stub?base_url={stub.base_url}"
+    model = stub.model()
     sets = tmp_path / "sets.jsonl"
     sets.write_text("".join(json.dumps(s) + "\n" for s in SETS))
     est, used, _ = estimate_then_run(tmp_path, stub, [
-        "consistency", "--model", model, "--model", f"openai:other?base_url={stub.base_url}", "--data", str(sets),
+        "consistency", "--model", model, "--model", stub.model("other"), "--data", str(sets),
         "--judge", "oracle", "--oracle", model, "--oracle-mode", "pairwise", "--oracle-retries", "1",
         "--max-tokens", "24"])
     # answers: 5 variants per model; the oracle (openai:stub): per model 3 + 1 pairs, each tried twice
@@ -117,7 +108,7 @@ def test_consistency_estimate_counts_answers_and_every_oracle_request(tmp_path, 
 
 
 def test_hallucination_estimate_counts_generation_detection_and_cross(tmp_path, stub):
-    model = f"openai:stub?base_url={stub.base_url}"
+    model = stub.model()
     est, used, folder = estimate_then_run(tmp_path, stub, [
         "hallucination", "--model", model, "--judge", model, "--limit", "4", "--prompts", "incorrect,support",
         "--orders", "both", "--bootstrap", "100"])

@@ -61,7 +61,7 @@ def test_export_answer_import_completes_with_the_direct_runs_metrics(cli_run, tm
     flags = ["--data", str(mcq_file), "--families", "order", "--quiet", "--scoring", scoring]
     requests, answers = tmp_path / "requests.jsonl", tmp_path / "answers.jsonl"
     with StubServer() as stub:
-        direct = cli_run("run", "mcq", *flags, "--model", f"openai:stub?base_url={stub.base_url}",
+        direct = cli_run("run", "mcq", *flags, "--model", stub.model(),
                          "--run-id", "direct", "--cache-dir", str(tmp_path / "direct-cache"))
         assert direct.code == 0
         exported = cli_run("run", "mcq", *flags, "--model", "batchfile:stub", "--export-requests", str(requests))
@@ -148,7 +148,7 @@ def test_ray_data_answers_the_exported_file(cli_run, tmp_path, mcq_file):
     flags = ["--data", str(mcq_file), "--families", "order", "--limit", "4", "--quiet"]
     requests, answers = tmp_path / "requests.jsonl", tmp_path / "answers.jsonl"
     with StubServer() as stub:
-        direct = cli_run("run", "mcq", *flags, "--model", f"openai:stub?base_url={stub.base_url}",
+        direct = cli_run("run", "mcq", *flags, "--model", stub.model(),
                          "--run-id", "direct", "--cache-dir", str(tmp_path / "direct-cache"))
         assert cli_run("run", "mcq", *flags, "--model", "batchfile:stub", "--export-requests", str(requests)).code == 0
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)

@@ -270,7 +270,7 @@ def test_a_run_on_a_damaged_store_ends_in_one_message_and_exit_2(tmp_path, mcq_f
     (tmp_path / "responses.sqlite").write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)
     with StubServer() as stub:
         proc = _cli("run", "mcq", "--quiet", "--data", str(mcq_file), "--families", "format", "--model",
-                    f"openai:stub?base_url={stub.base_url}", "--cache-dir", str(tmp_path),
+                    stub.model(), "--cache-dir", str(tmp_path),
                     "--out", str(tmp_path / "runs"))
         hits = stub.state.total
     _clean_error(proc, 2, str(tmp_path / "responses.sqlite"), "is damaged", "cache clear")

@@ -21,7 +21,7 @@ def test_a_base_url_without_v1_is_refused_with_the_fix():
             asyncio.run(backend.start())
         message = str(caught.value)
         assert f"{root}/models answered HTTP 404" in message and f"base_url={root}/v1" in message
-        right = load_backend(parse_model_spec(f"openai:m?base_url={stub.base_url}"))
+        right = load_backend(parse_model_spec(stub.model("m")))
 
         async def start_and_close():
             await right.start()

@@ -66,7 +66,7 @@ def test_batch_answers_share_the_cache_with_the_plain_backend(tmp_path):
     async def main():
         async with StubServer() as stub:
             await _ask(tmp_path / "s.sqlite", _spec(stub.base_url), questions)
-            again, _ = await _ask(tmp_path / "s.sqlite", f"openai:stub-model?base_url={stub.base_url}", questions)
+            again, _ = await _ask(tmp_path / "s.sqlite", stub.model("stub-model"), questions)
             return again, stub.counters()
 
     again, counters = asyncio.run(main())
@@ -180,7 +180,7 @@ def test_estimate_charges_half_the_listed_price(tmp_path):
 
     async def main():
         async with StubServer() as stub:
-            return (await planned_cost(f"openai:stub-model?base_url={stub.base_url}"),
+            return (await planned_cost(stub.model("stub-model")),
                     await planned_cost(_spec(stub.base_url)), stub.counters())
 
     plain, batch, counters = asyncio.run(main())

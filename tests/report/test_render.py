@@ -226,7 +226,7 @@ def test_explorer_rows_carry_the_label_their_suite_wrote(cli_run, mcq_file):
 
     with StubServer() as stub:
         run = cli_run("run", "mcq", "--quiet", "--data", mcq_file, "--families", "order", "--limit", "1",
-                      "--model", f"openai:stub?base_url={stub.base_url}")
+                      "--model", stub.model())
     assert run.code == 0, run.err
     samples = read_jsonl(run.folder / "samples.jsonl")
     assert {s["label"] for s in samples} == {f"{s['model']} · order · {s['variant']} · 0" for s in samples}

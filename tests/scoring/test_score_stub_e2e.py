@@ -22,7 +22,7 @@ FIXTURE = Path(__file__).parents[1] / "fixtures" / "mcq_small.jsonl"
 def stub_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("score-e2e")
     with StubServer() as stub:
-        code = main(["run", "mcq", "--quiet", "--model", f"openai:stub?base_url={stub.base_url}", "--data",
+        code = main(["run", "mcq", "--quiet", "--model", stub.model(), "--data",
                      str(FIXTURE), "--limit", "4", "--families", "order,format", "--cache-dir", str(root / "c"),
                      "--out", str(root / "runs"), "--run-id", "run"])
     assert code == 0

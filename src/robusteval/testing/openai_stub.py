@@ -484,6 +484,10 @@ class StubServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    def model(self, name: str = "stub") -> str:
+        """``--model`` for this stub: ``openai:NAME?base_url=...`` (the stub answers any model name)."""
+        return f"openai:{name}?base_url={self.base_url}"
+
     def counters(self) -> dict:
         """``{"total", "outcomes", "hits", "requests"}`` as of now (a copy)."""
         return self.state.snapshot()
