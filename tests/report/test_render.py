@@ -64,7 +64,7 @@ def test_report_of_a_real_run(real_mcq_run):
     chosen = [b["chosen"]["value"] for b in results["metrics"]["llamacpp"]["order"]["position_bias"].values()]
     expected = 1 + any(v is not None for v in chosen)
     assert html.count('src="data:image/png;base64,') == len(files.plots) == expected
-    assert html.index('id="headline-table"') < html.index('src="data:image/png;base64,') < html.index("Sample explorer")
+    assert html.index('id="headline-table"') < html.index('src="data:image/png;base64,') < html.index('id="explorer"')
     assert "http://" not in html and "https://" not in html  # self-contained: nothing to fetch
     assert all(p.read_bytes()[:4] == b"\x89PNG" for p in files.plots)
     md = files.markdown.read_text()

@@ -7,6 +7,7 @@ Markdown summary, so the same picture goes into a paper or a pull request.
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -29,7 +30,7 @@ def _png(fig) -> bytes:
     return buffer.getvalue()
 
 
-def has_value(estimates: list[dict | None]) -> bool:
+def has_value(estimates: Sequence[dict | None]) -> bool:
     """Whether any estimate has a value: a figure of only n/a bars is an empty axis, left out."""
     return any(e and e.get("value") is not None for e in estimates)
 
@@ -38,7 +39,7 @@ LABEL_CHARS = 28  # a bar's label is cut to its last this many characters
 CHAR_WIDTH_IN = 0.075  # about one character of the 9-point tick font, in inches
 
 
-def bars_with_ci(labels: list[str], estimates: list[dict | None], *, title: str, ylabel: str,
+def bars_with_ci(labels: list[str], estimates: Sequence[dict | None], *, title: str, ylabel: str,
                  ylim: tuple[float, float] | None = (0, 1), reference: float | None = None,
                  reference_label: str = "") -> bytes:
     """One bar per label with its 95% CI as an error bar (``Estimate.as_dict()`` values). A label

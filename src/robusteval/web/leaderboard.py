@@ -54,10 +54,10 @@ class Board:
 def data_of(results: dict) -> tuple[str, str]:
     """(dataset, size) of a run: what it read (``--data``, else the sources its data audit names,
     else the suite's default set) and how many items it asked for (``--limit``, all, a shard)."""
-    config = results.get("config") if isinstance(results.get("config"), dict) else {}
+    config: dict = results["config"] if isinstance(results.get("config"), dict) else {}
     dataset = config.get("data")
     if not dataset:
-        audit = results.get("data") if isinstance(results.get("data"), dict) else {}
+        audit: dict = results["data"] if isinstance(results.get("data"), dict) else {}
         sources = [str(s.get("source")) for s in audit.get("sources", []) if isinstance(s, dict) and s.get("source")]
         dataset = " + ".join(sources) if sources else "default"
     limit = config.get("limit")
