@@ -30,12 +30,15 @@ def test_runs_on_other_data_or_sizes_are_never_ranked_in_one_table(tmp_path):
     _write(tmp_path, "small-b", _results("small-b", 0.3))
     _write(tmp_path, "big", _results("big", 0.5, limit=None, n=2000))
     _write(tmp_path, "own", _results("own", 0.7, data="my.csv"))
+    _write(tmp_path, "tiny", _results("tiny", 0.4, limit=5, n=5))
     found = {(b.dataset, b.size): b for b in boards(tmp_path)}
-    assert set(found) == {("mmlu (offline)", "20 items"), ("mmlu (offline)", "all items"), ("my.csv", "20 items")}
+    # per dataset, the most items first (a string sort put "5 items" after "20 items" and "all" last)
+    assert list(found) == [("mmlu (offline)", "all items"), ("mmlu (offline)", "20 items"),
+                           ("mmlu (offline)", "5 items"), ("my.csv", "20 items")]
     small = found[("mmlu (offline)", "20 items")]
     assert [(r.run_id, r.rank, r.n) for r in small.rows] == [("small-a", 1, 20), ("small-b", 2, 20)]
     assert [(r.run_id, r.rank, r.n) for r in found[("mmlu (offline)", "all items")].rows] == [("big", 1, 2000)]
-    assert len({b.key for b in found.values()}) == 3  # one anchor each
+    assert len({b.key for b in found.values()}) == 4  # one anchor each
 
 
 def test_data_of_names_the_default_set_and_a_shard():

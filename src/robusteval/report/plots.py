@@ -51,7 +51,7 @@ def bars_with_ci(labels: list[str], estimates: Sequence[dict | None], *, title: 
     low = np.array([v if not e or e.get("ci_low") is None else e["ci_low"] for v, e in zip(values, estimates)])
     high = np.array([v if not e or e.get("ci_high") is None else e["ci_high"] for v, e in zip(values, estimates)])
     shown = [label if len(label) <= LABEL_CHARS else "…" + label[-LABEL_CHARS + 1:] for label in labels]
-    width = max(4.0, 0.7 * len(labels) + 2)
+    width = max(4.0, 0.5 * len(labels) + 2.5)
     longest = max((len(label) for label in shown), default=0)
     turn = longest * CHAR_WIDTH_IN > 0.9 * (width - 1.2) / max(len(labels), 1)
     height = 3.4 + (longest * CHAR_WIDTH_IN * 0.5 if turn else 0)  # room for turned labels

@@ -67,6 +67,12 @@ def data_of(results: dict) -> tuple[str, str]:
     return str(dataset), size
 
 
+def _larger_first(size: str) -> tuple[int, str]:
+    """A board's place among those of its suite and dataset: all items first, then by falling size."""
+    head = size.split(" ", 1)[0]
+    return (-int(head) if head.isdigit() else -(10**18), size)
+
+
 def find_runs(runs_dir: Path) -> list[tuple[str, dict]]:
     """(run folder name, results) for every direct subfolder holding a readable results.json."""
     out = []
@@ -103,7 +109,7 @@ def boards_from(runs: list[tuple[str, dict]], folders: dict[str, Path] | None = 
             by_board.setdefault(key, []).append(Row(folder, model, str(results.get("started", "")), values,
                                                     n=ns.get(model)))
     out = []
-    for (suite, dataset, size), rows in sorted(by_board.items()):
+    for (suite, dataset, size), rows in sorted(by_board.items(), key=lambda kv: (*kv[0][:2], _larger_first(kv[0][2]))):
         metrics = tuple(metric_order.get((suite, dataset, size), {}))
         ranked = _ranked(rows, metrics[0], folders or {}, dict(runs)) if metrics else rows
         out.append(Board(suite, metrics, tuple(ranked), dataset, size))
