@@ -95,3 +95,16 @@ def test_streamed_rows_keep_no_prompt_or_reply(tmp_path, monkeypatch):
     monkeypatch.setattr(item_values_module, "item_values", spy)
     item_values_module.run_item_values("mcq", {}, tmp_path / "a" / "samples.jsonl")
     assert seen and all("prompt" not in r and "response" not in r for r in seen)
+
+
+def test_the_page_shows_each_board_its_n_and_its_tie_groups(tmp_path):
+    from robusteval.report.render import environment
+
+    for run_id, acc in (("best", 0.90), ("mid", 0.88)):
+        _write(tmp_path, run_id, _results(run_id, acc))
+    _write(tmp_path, "big", _results("big", 0.5, limit=None, n=2000))
+    page = environment().get_template("leaderboard.html.j2").render(boards=boards(tmp_path), runs_dir=str(tmp_path))
+    assert page.count('<table class="data leaderboard"') == 2
+    assert "mmlu (offline)</bdi> · 20 items" in page and "mmlu (offline)</bdi> · all items" in page
+    assert ">2000</td>" in page and ">20</td>" in page
+    assert "Tie group =1: <bdi>m</bdi> (<bdi>best</bdi>), <bdi>m</bdi> (<bdi>mid</bdi>)" in page
