@@ -33,9 +33,9 @@ def test_runs_on_other_data_or_sizes_are_never_ranked_in_one_table(tmp_path):
     _write(tmp_path, "tiny", _results("tiny", 0.4, limit=5, n=5))
     found = {(b.dataset, b.size): b for b in boards(tmp_path)}
     # per dataset, the most items first (a string sort put "5 items" after "20 items" and "all" last)
-    assert list(found) == [("mmlu (offline)", "all items"), ("mmlu (offline)", "20 items"),
-                           ("mmlu (offline)", "5 items"), ("my.csv", "20 items")]
-    small = found[("mmlu (offline)", "20 items")]
+    assert list(found) == [("mmlu (offline)", "all items"), ("mmlu (offline)", "20 items, seed 0"),
+                           ("mmlu (offline)", "5 items, seed 0"), ("my.csv", "20 items, seed 0")]
+    small = found[("mmlu (offline)", "20 items, seed 0")]
     assert [(r.run_id, r.rank, r.n) for r in small.rows] == [("small-a", 1, 20), ("small-b", 2, 20)]
     assert [(r.run_id, r.rank, r.n) for r in found[("mmlu (offline)", "all items")].rows] == [("big", 1, 2000)]
     assert len({b.key for b in found.values()}) == 4  # one anchor each
@@ -43,7 +43,7 @@ def test_runs_on_other_data_or_sizes_are_never_ranked_in_one_table(tmp_path):
 
 def test_data_of_names_the_default_set_and_a_shard():
     assert data_of({}) == ("default", "all items")
-    assert data_of({"config": {"limit": 5, "shard": "1/4"}}) == ("default", "5 items, shard 1/4")
+    assert data_of({"config": {"limit": 5, "seed": 3, "shard": "1/4"}}) == ("default", "5 items, seed 3, shard 1/4")
 
 
 def test_tie_groups_list_the_rows_that_share_a_rank(tmp_path):
@@ -105,6 +105,6 @@ def test_the_page_shows_each_board_its_n_and_its_tie_groups(tmp_path):
     _write(tmp_path, "big", _results("big", 0.5, limit=None, n=2000))
     page = environment().get_template("leaderboard.html.j2").render(boards=boards(tmp_path), runs_dir=str(tmp_path))
     assert page.count('<table class="data leaderboard"') == 2
-    assert "mmlu (offline)</bdi> · 20 items" in page and "mmlu (offline)</bdi> · all items" in page
+    assert "mmlu (offline)</bdi> · 20 items, seed 0" in page and "mmlu (offline)</bdi> · all items" in page
     assert ">2000</td>" in page and ">20</td>" in page
     assert "Tie group =1: <bdi>m</bdi> (<bdi>best</bdi>), <bdi>m</bdi> (<bdi>mid</bdi>)" in page

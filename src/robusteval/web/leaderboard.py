@@ -53,7 +53,7 @@ class Board:
 
 def data_of(results: dict) -> tuple[str, str]:
     """(dataset, size) of a run: what it read (``--data``, else the sources its data audit names,
-    else the suite's default set) and how many items it asked for (``--limit``, all, a shard)."""
+    else the suite's default set) and which items it asked (``--limit`` with its seed, all, a shard)."""
     config: dict = results["config"] if isinstance(results.get("config"), dict) else {}
     dataset = config.get("data")
     if not dataset:
@@ -61,7 +61,8 @@ def data_of(results: dict) -> tuple[str, str]:
         sources = [str(s.get("source")) for s in audit.get("sources", []) if isinstance(s, dict) and s.get("source")]
         dataset = " + ".join(sources) if sources else "default"
     limit = config.get("limit")
-    size = f"{limit} items" if isinstance(limit, int) else "all items"
+    # --limit draws a seeded sample: another seed asks other questions
+    size = f"{limit} items, seed {config.get('seed', 0)}" if isinstance(limit, int) else "all items"
     if config.get("shard"):
         size += f", shard {config['shard']}"
     return str(dataset), size
