@@ -107,4 +107,16 @@ def test_the_page_shows_each_board_its_n_and_its_tie_groups(tmp_path):
     assert page.count('<table class="data leaderboard"') == 2
     assert "mmlu (offline)</bdi> · 20 items, seed 0" in page and "mmlu (offline)</bdi> · all items" in page
     assert ">2000</td>" in page and ">20</td>" in page
+    assert page.index("<bdi>best</bdi></td>") < page.index("<bdi>mid</bdi></td>")  # best rank first
     assert "Tie group =1: <bdi>m</bdi> (<bdi>best</bdi>), <bdi>m</bdi> (<bdi>mid</bdi>)" in page
+
+
+def test_the_page_lists_rows_best_rank_first(tmp_path):
+    from robusteval.report.render import environment
+
+    for run_id, acc in (("a-weak", 0.2), ("b-best", 0.9), ("c-mid", 0.5)):
+        _write(tmp_path, run_id, _results(run_id, acc))
+    (board,) = boards(tmp_path)
+    assert [r.run_id for r in board.ranked_rows] == ["b-best", "c-mid", "a-weak"]
+    page = environment().get_template("leaderboard.html.j2").render(boards=[board], runs_dir=str(tmp_path))
+    assert page.index("<bdi>b-best</bdi>") < page.index("<bdi>c-mid</bdi>") < page.index("<bdi>a-weak</bdi>")

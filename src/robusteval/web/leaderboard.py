@@ -42,6 +42,11 @@ class Board:
         return slug(f"{self.suite}-{self.dataset}-{self.size}")
 
     @property
+    def ranked_rows(self) -> list[Row]:
+        """The rows best rank first (rows without a rank last), as the page first shows them."""
+        return sorted(self.rows, key=lambda r: (r.rank is None, r.rank or 0))
+
+    @property
     def tie_groups(self) -> list[tuple[int, list[Row]]]:
         """(rank, rows) of every rank two or more rows share, best rank first."""
         groups: dict[int, list[Row]] = {}
