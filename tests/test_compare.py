@@ -66,6 +66,20 @@ def test_compare_headlines_across_runs_writes_table_and_plots(tmp_path, capsys):
     assert "different suites" in capsys.readouterr().err
 
 
+def test_compare_shows_runs_on_other_data_side_by_side_unranked(tmp_path, capsys):
+    for run_id, acc, limit in (("r1", 0.25, 20), ("r2", 0.75, None)):
+        (tmp_path / run_id).mkdir()
+        est = {"value": acc, "ci_low": acc - 0.1, "ci_high": acc + 0.1, "n": 30}
+        (tmp_path / run_id / "results.json").write_text(json.dumps({
+            "run_id": run_id, "suite": "consistency", "models": {"m": {}}, "config": {"limit": limit},
+            "metrics": {"judges": {"oracle": {"models": {"m": {"mean": est}}}}}}))
+    out = tmp_path / "cmp"
+    assert main(["compare", str(tmp_path / "r1"), str(tmp_path / "r2"), "--out", str(out)]) == 0
+    md = (out / "compare.md").read_text()
+    assert "| - | r1 | m | 0.250 [0.150, 0.350] |" in md and "| - | r2 | m | 0.750 [0.650, 0.850] |" in md
+    assert "not ranked" in md and "rank: by" not in md
+
+
 def test_compare_shows_every_sensitivity_measure_paired_where_it_exists(tmp_path, capsys):
     # A always says "A": right only on gold@A. B always finds the gold. 30 questions, 4 orders each.
     _write_run(tmp_path / "a", "m1", lambda item, v: "The best answer is A")

@@ -16,7 +16,7 @@ on the shared cells, with the run's own seed and question order; the output says
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +27,7 @@ from robusteval.metrics.consistency import item_consistency
 from robusteval.metrics.mcq_sensitivity import loglik_tensor, reference_columns
 from robusteval.metrics.paired import paired_mean_difference
 from robusteval.metrics.sensitivity import flip_counts, item_extremes, item_prompt_sensitivity, sensitivity
-from robusteval.report.item_values import ItemValues, item_values, mcq_item_measures
+from robusteval.report.item_values import ItemValues, mcq_item_measures, run_item_values
 from robusteval.report.table import fmt_estimate
 from robusteval.results.codec import RecordError
 from robusteval.results.mcq import McqMetrics, SampleRow, read_rows
@@ -259,7 +259,7 @@ def load_item_values(run: str) -> tuple[str, list[ItemValues]]:
     results = read_results(folder)
     suite = str(results.get("suite", "?")) if isinstance(results, dict) else "?"
     # a hand-made results.json may come without samples: only its stored per-item tables are read
-    return suite, item_values(suite, results, read_jsonl(samples_file) if samples_file.is_file() else [])
+    return suite, run_item_values(suite, results, samples_file)
 
 
 def _model_of(values: dict[str, dict[str, float]], model: str | None, run: str, metric: str) -> str:
@@ -360,6 +360,11 @@ def compare_headlines(runs: list[str], *, out_dir: str | None = None):
         raise UserError(f"these runs are of different suites ({', '.join(sorted(suites))}); "
                         "compare one suite at a time")
     found = boards_from([(run.path.name, run.results) for run in loaded], {run.path.name: run.path for run in loaded})
+    if len(found) > 1:  # runs on other data or sizes: shown side by side, never ranked against each other
+        metrics = tuple(dict.fromkeys(m for b in found for m in b.metrics))
+        rows = tuple(replace(row, rank=None, tied=False) for b in found for row in b.rows)
+        found = [Board(found[0].suite, metrics, rows, " | ".join(dict.fromkeys(b.dataset for b in found)),
+                       "different datasets or sizes: not ranked")]
     board = found[0] if found else Board(next(iter(suites)), (), ())  # no run has a headline value
     if out_dir:
         write_compare_md(board, out_dir)
@@ -378,9 +383,11 @@ def write_compare_md(board, out_dir: str, extra: list[str] | None = None) -> Non
     for row in board.rows:
         cells = " | ".join(fmt_estimate(row.values.get(m)) for m in board.metrics)
         lines.append(f"| {rank_text(row)} | {row.run_id} | {row.model} | {cells} |")
-    if board.metrics:
+    if board.metrics and any(row.rank is not None for row in board.rows):
         lines += ["", f"rank: by {board.metrics[0]}; '=' marks models that cannot be told apart (a paired test "
                       "over the items both answered, else their 95% intervals overlap)"]
+    elif board.metrics:
+        lines += ["", f"not ranked: these runs read different data ({board.dataset}) or a different number of items"]
     lines += extra or []
     for n, metric in enumerate(board.metrics):
         labels = [f"{row.run_id}/{row.model}" for row in board.rows]

@@ -72,6 +72,8 @@ def test_export_answer_import_completes_with_the_direct_runs_metrics(cli_run, tm
                                                    else "/v1/completions"}
         assert len({line["custom_id"] for line in lines}) == len(lines)
         assert f"wrote {len(lines)} requests" in exported.out and "import-results" in exported.out
+        # the next step names the model the lines ask for, as the engine must serve it
+        assert {line["body"]["model"] for line in lines} == {"stub"} and "--model stub`" in exported.out
         _answer_file(requests, answers, stub.base_url)
         asked = stub.counters()["total"]
     imported = cli_run("import-results", str(answers), "--cache-dir", str(tmp_path / "cache"))

@@ -50,8 +50,12 @@ def export_command(config: RunConfig, target: str, argv: list[str], console: Con
     kinds = f" ({summary.loglik} log-likelihood requests to /v1/completions)" if summary.loglik else ""
     cache = "" if config.cache_dir == str(default_cache_dir()) else f" --cache-dir {shlex.quote(config.cache_dir)}"
     out.print(f"wrote {total} requests ({per_model}){kinds} to {path}")
-    out.print(f"next: answer it on your engine, e.g. `vllm run-batch -i {path} -o answers.jsonl --model NAME`, "
-              f"then `robusteval import-results answers.jsonl{cache}`, then run `{command}`")
+    names = list(dict.fromkeys(summary.names.values()))  # the model names the lines' bodies send
+    several = (f" (the file asks {', '.join(names)}: each line's body.model names its model, so each engine "
+               f"answers its own model's lines)") if len(names) > 1 else ""
+    out.print(f"next: answer it on your engine, e.g. `vllm run-batch -i {shlex.quote(str(path))} -o answers.jsonl "
+              f"--model {shlex.quote(names[0])}`{several}, then `robusteval import-results answers.jsonl{cache}`, "
+              f"then run `{command}`")
     if config.suite != "mcq":
         out.print("this suite asks in stages (later requests depend on answers): after each import, export again "
                   "until nothing is left to export")

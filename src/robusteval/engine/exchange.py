@@ -138,6 +138,7 @@ class ExportSummary:
     path: Path
     requests: dict[str, int]  # model label -> requests written
     loglik: int  # of them, log-likelihood requests (to /v1/completions)
+    names: dict[str, str] = field(default_factory=dict)  # model label -> the model name each line's body sends
 
 
 def write_export(path: Path, planned: dict[str, dict[str, Request]], models: dict[str, tuple[str, str]],
@@ -149,6 +150,7 @@ def write_export(path: Path, planned: dict[str, dict[str, Request]], models: dic
     lines: list[str] = []
     items: list[Exported] = []
     counts: dict[str, int] = {}
+    names: dict[str, str] = {}
     loglik = 0
     for label, requests in planned.items():
         fingerprint, name = models[label]
@@ -157,13 +159,15 @@ def write_export(path: Path, planned: dict[str, dict[str, Request]], models: dic
             lines.append(json.dumps(batch_line(key, name, request), ensure_ascii=False))
             loglik += request.continuation is not None
         counts[label] = len(requests)
+        if requests:
+            names[label] = name
     ledger = ExportLedger(ledger_path(store_path))
     try:
         ledger.record(items)
     finally:
         ledger.close()
     atomic_write_chunks(path, (line + "\n" for line in lines))
-    return ExportSummary(path, counts, loglik)
+    return ExportSummary(path, counts, loglik, names)
 
 
 @dataclass

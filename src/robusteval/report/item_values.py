@@ -13,12 +13,16 @@ so the leaderboard finds the values of the metric it ranks by.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from robusteval.files import iter_jsonl
 from robusteval.metrics.consistency import item_consistency
 from robusteval.results.codec import RecordError, decode
 from robusteval.results.consistency import ConsistencyMetrics
@@ -162,3 +166,35 @@ def item_values(suite: str, results: dict, rows: list[dict]) -> list[ItemValues]
     that has none); empty for a suite with no extractor."""
     extractor = EXTRACTORS.get(suite)
     return extractor(results, [r for r in rows if isinstance(r, dict)]) if extractor else []
+
+
+# The keys of a samples.jsonl line the extractors read (mcq's `SampleRow`, tree's and hallucination's
+# scores): a streamed line keeps only these, so a run's prompts and replies are never held.
+SAMPLE_FIELDS = frozenset({f.name for f in fields(SampleRow)} | {"mode", "f1", "status", "step"})
+RESULTS_ONLY = frozenset({"consistency", "persona"})  # extractors that read results.json alone
+CACHED_RUNS = 256  # runs whose per-item values are kept (a few KB each: per-item numbers, no text)
+_cache: OrderedDict[tuple, list[ItemValues]] = OrderedDict()
+_cache_lock = threading.Lock()  # the leaderboard server answers on threads
+
+
+def run_item_values(suite: str, results: dict, samples: Path) -> list[ItemValues]:
+    """`item_values` of a run whose samples are the file ``samples``, read line by line (only
+    `SAMPLE_FIELDS` kept) and cached per version of the file (path, modification time, size): a
+    leaderboard page load re-reads only the runs written since the last one, not every sample of
+    every run. Raises what `files.iter_jsonl` raises for a file that cannot be read (never cached)."""
+    if suite in RESULTS_ONLY or not samples.is_file():
+        return item_values(suite, results, [])  # a hand-made results.json may come without samples
+    stat = samples.stat()
+    key = (str(samples.resolve()), stat.st_mtime_ns, stat.st_size, suite)
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    rows = [{k: v for k, v in row.items() if k in SAMPLE_FIELDS} for row in iter_jsonl(samples)
+            if isinstance(row, dict)]
+    measures = item_values(suite, results, rows)
+    with _cache_lock:
+        _cache[key] = measures
+        while len(_cache) > CACHED_RUNS:
+            _cache.popitem(last=False)
+    return measures

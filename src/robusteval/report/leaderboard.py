@@ -10,6 +10,8 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from robusteval.errors import UserError
+from robusteval.files import slug
 from robusteval.metrics.ranking import Entry, tie_ranks
 from robusteval.report.sections import headlines
 
@@ -22,6 +24,8 @@ class Row:
     values: dict[str, tuple[float | None, float | None, float | None]]  # metric -> (value, low, high)
     rank: int | None = None  # by the board's first metric; equal for rows that cannot be told apart
     tied: bool = False
+    n: int | float | None = None  # the units behind the first metric's value (items, sentences, personas)
+    basis: str = ""  # how the row was told apart from (or joined) its tie group's leader: paired | intervals
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,50 @@ class Board:
     suite: str
     metrics: tuple[str, ...]
     rows: tuple[Row, ...]
+    dataset: str = ""  # the data the runs read: runs on other data are another board
+    size: str = ""  # the items asked for (--limit, "all", a shard): a number on 20 items is no rival to one on 2,000
+
+    @property
+    def key(self) -> str:
+        """An id for the board (HTML anchor, file name): suite, dataset and size."""
+        return slug(f"{self.suite}-{self.dataset}-{self.size}")
+
+    @property
+    def ranked_rows(self) -> list[Row]:
+        """The rows best rank first (rows without a rank last), as the page first shows them."""
+        return sorted(self.rows, key=lambda r: (r.rank is None, r.rank or 0))
+
+    @property
+    def tie_groups(self) -> list[tuple[int, list[Row]]]:
+        """(rank, rows) of every rank two or more rows share, best rank first."""
+        groups: dict[int, list[Row]] = {}
+        for row in self.rows:
+            if row.tied and row.rank is not None:
+                groups.setdefault(row.rank, []).append(row)
+        return sorted(groups.items())
+
+
+def data_of(results: dict) -> tuple[str, str]:
+    """(dataset, size) of a run: what it read (``--data``, else the sources its data audit names,
+    else the suite's default set) and which items it asked (``--limit`` with its seed, all, a shard)."""
+    config: dict = results["config"] if isinstance(results.get("config"), dict) else {}
+    dataset = config.get("data")
+    if not dataset:
+        audit: dict = results["data"] if isinstance(results.get("data"), dict) else {}
+        sources = [str(s.get("source")) for s in audit.get("sources", []) if isinstance(s, dict) and s.get("source")]
+        dataset = " + ".join(sources) if sources else "default"
+    limit = config.get("limit")
+    # --limit draws a seeded sample: another seed asks other questions
+    size = f"{limit} items, seed {config.get('seed', 0)}" if isinstance(limit, int) else "all items"
+    if config.get("shard"):
+        size += f", shard {config['shard']}"
+    return str(dataset), size
+
+
+def _larger_first(size: str) -> tuple[int, str]:
+    """A board's place among those of its suite and dataset: all items first, then by falling size."""
+    head = size.split(" ", 1)[0]
+    return (-int(head) if head.isdigit() else -(10**18), size)
 
 
 def find_runs(runs_dir: Path) -> list[tuple[str, dict]]:
@@ -50,23 +98,27 @@ def boards(runs_dir: Path) -> list[Board]:
 
 
 def boards_from(runs: list[tuple[str, dict]], folders: dict[str, Path] | None = None) -> list[Board]:
-    """One board per suite from (run name, results) pairs; a run's folder (``folders``), where given,
-    holds the samples.jsonl whose per-item scores rank models by a paired test."""
-    by_suite: dict[str, list[Row]] = {}
-    metric_order: dict[str, dict[str, None]] = {}
+    """One board per suite, dataset and size from (run name, results) pairs: runs on other data or
+    another number of items are never ranked in one table. A run's folder (``folders``), where
+    given, holds the samples.jsonl whose per-item scores rank models by a paired test."""
+    by_board: dict[tuple[str, str, str], list[Row]] = {}
+    metric_order: dict[tuple[str, str, str], dict[str, None]] = {}
     for folder, results in runs:
-        suite = str(results.get("suite", "?"))
+        key = (str(results.get("suite", "?")), *data_of(results))
         per_model: dict[str, dict] = {}
+        ns: dict[str, int | float | None] = {}
         for h in headlines(results):
             per_model.setdefault(h.model, {})[h.metric] = (h.value, h.low, h.high)
-            metric_order.setdefault(suite, {})[h.metric] = None
+            ns.setdefault(h.model, h.n)  # the first metric's n: the one the rank is by
+            metric_order.setdefault(key, {})[h.metric] = None
         for model, values in per_model.items():
-            by_suite.setdefault(suite, []).append(Row(folder, model, str(results.get("started", "")), values))
+            by_board.setdefault(key, []).append(Row(folder, model, str(results.get("started", "")), values,
+                                                    n=ns.get(model)))
     out = []
-    for suite, rows in sorted(by_suite.items()):
-        metrics = tuple(metric_order.get(suite, {}))
+    for (suite, dataset, size), rows in sorted(by_board.items(), key=lambda kv: (*kv[0][:2], _larger_first(kv[0][2]))):
+        metrics = tuple(metric_order.get((suite, dataset, size), {}))
         ranked = _ranked(rows, metrics[0], folders or {}, dict(runs)) if metrics else rows
-        out.append(Board(suite, metrics, tuple(ranked)))
+        out.append(Board(suite, metrics, tuple(ranked), dataset, size))
     return out
 
 
@@ -75,15 +127,17 @@ def _ranked(rows: list[Row], metric: str, folders: dict[str, Path], results: dic
               for run in {r.run_id for r in rows}}
     entries = [Entry(f"{i}", *(r.values.get(metric) or (None, None, None)),
                      items=scores[r.run_id].get(r.model, {})) for i, r in enumerate(rows)]
-    return [replace(row, rank=rank.rank, tied=rank.tied) for row, rank in zip(rows, tie_ranks(entries))]
+    return [replace(row, rank=rank.rank, tied=rank.tied, basis=rank.basis)
+            for row, rank in zip(rows, tie_ranks(entries))]
 
 
 def item_scores(samples: Path, metric: str, results: dict | None = None) -> dict[str, dict[str, float]]:
     """model -> item id -> the model's value of ``metric`` on that item, from the suite's per-item
     extractor (`report.item_values`: mcq and tree accuracy, mcq consistency rate, tree F1,
     consistency similarity, hallucination detection accuracy); empty for a metric that is no mean of
-    per-item values (detection F1, persona stability), or when the files cannot be read."""
-    from robusteval.report.item_values import item_values
+    per-item values (detection F1, persona stability), or when the files cannot be read. Cached per
+    version of the samples file (`report.item_values.run_item_values`)."""
+    from robusteval.report.item_values import run_item_values
 
     if results is None:  # the samples alone: their suite is that of the results.json beside them
         try:
@@ -92,14 +146,11 @@ def item_scores(samples: Path, metric: str, results: dict | None = None) -> dict
             results = {}
     if not isinstance(results, dict):
         return {}
-    rows = []
     try:
-        if samples.is_file():
-            with samples.open(encoding="utf-8") as handle:
-                rows = [json.loads(line) for line in handle if line.strip()]
-    except (OSError, ValueError):
+        measures = run_item_values(str(results.get("suite", "")), results, samples)
+    except (OSError, ValueError, UserError):
         return {}  # a file being written or broken: rank by intervals
-    for measure in item_values(str(results.get("suite", "")), results, rows):
+    for measure in measures:
         if measure.metric == metric:
             return measure.values
     return {}

@@ -36,6 +36,7 @@ class Section:
     figures: tuple[Figure, ...] = ()
     tables: tuple[TableData, ...] = ()
     notes: tuple[str, ...] = ()
+    audit: bool = False  # about the inputs, not the results: shown after them, folded (<details>)
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class Headline:
     low: float | None = None
     high: float | None = None
     higher_is_better: bool = True
+    n: int | float | None = None  # the units behind the value (items, source sentences, personas)
 
 
 @dataclass
@@ -74,7 +76,8 @@ estimate_text = fmt_estimate
 
 def headline_from(model: str, metric: str, est: dict | None, higher_is_better: bool = True) -> Headline:
     est = est or {}
-    return Headline(model, metric, est.get("value"), est.get("ci_low"), est.get("ci_high"), higher_is_better)
+    return Headline(model, metric, est.get("value"), est.get("ci_low"), est.get("ci_high"), higher_is_better,
+                    est.get("n"))
 
 
 def rating_text(x: float | None) -> str:

@@ -26,7 +26,7 @@ def sections(run: Run) -> list[Section]:
     module = _module(run.suite)
     built = module.sections(run) if module else [generic_section(run.results)]
     data = data_section(run.results)
-    return [data, *built] if data else built
+    return [*built, data] if data else built  # results first: the audit is shown folded after them
 
 
 def data_section(results: dict) -> Section | None:
@@ -45,7 +45,7 @@ def data_section(results: dict) -> Section | None:
                      for reason, where in s.examples.items())
     return Section("Data", tables=(TableData("What was read, left out and assumed", ("source", "what", "count"),
                                              tuple(rows)),),
-                   notes=notes + tuple(f"examples: {e}" for e in examples))
+                   notes=notes + tuple(f"examples: {e}" for e in examples), audit=True)
 
 
 def headlines(results: dict) -> list[Headline]:
@@ -76,5 +76,6 @@ def generic_headlines(results: dict) -> list[Headline]:
         model = next((p for p in path if p in models), None)
         if model is not None and len(path) <= 3:
             metric = " / ".join(p for p in path if p != model)
-            out.append(Headline(model, metric, est.get("value"), est.get("ci_low"), est.get("ci_high")))
+            out.append(Headline(model, metric, est.get("value"), est.get("ci_low"), est.get("ci_high"),
+                                    n=est.get("n")))
     return out

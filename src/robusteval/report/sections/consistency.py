@@ -9,7 +9,7 @@ import numpy as np
 from robusteval.engine.determinism import NOISE_NOTE, noise_cell, summaries
 from robusteval.estimate import Estimate
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, estimate_text, headline_from
-from robusteval.report.plots import bars_with_ci, heatmap
+from robusteval.report.plots import bars_with_ci, has_value, heatmap
 from robusteval.results.codec import decode
 from robusteval.results.consistency import ConsistencyMetrics
 
@@ -42,13 +42,15 @@ def sections(run: Run) -> list[Section]:
         items, models = list(jm.table), list(jm.models)
         matrix = np.array([[np.nan if jm.table[i][m] is None else jm.table[i][m] for m in models]
                            for i in items], dtype=float).reshape(len(items), len(models))
-        if matrix.size:
+        if matrix.size and not np.isnan(matrix).all():
             figures.append(Figure(f"heatmap-{judge}", f"{judge}: similarity of each model's answers per item (0-5)",
                                   heatmap(matrix, items, models, title=f"{judge} judge", vmin=0, vmax=5, fmt="{:.1f}",
                                           colorbar="0 different .. 5 same content")))
-        figures.append(Figure(f"means-{judge}", f"{judge}: mean similarity per model (95% CI over items)",
-                              bars_with_ci(models, [jm.models[m].mean.as_dict() for m in models], ylim=(0, 5),
-                                           title=f"{judge}: mean similarity", ylabel="0-5")))
+        means = [jm.models[m].mean.as_dict() for m in models]
+        if has_value(means):
+            figures.append(Figure(f"means-{judge}", f"{judge}: mean similarity per model (95% CI over items)",
+                                  bars_with_ci(models, means, ylim=(0, 5), title=f"{judge}: mean similarity",
+                                               ylabel="0-5")))
         tables.append(TableData(f"{judge} judge: robustness per model", (
             "model", "sum", "mean", "rated", "missing", "same-variant samples", "style effect",
             *(("backend noise (same request twice)",) if noise else ())), tuple(

@@ -9,7 +9,7 @@ import numpy as np
 
 from robusteval.estimate import Estimate
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, number_text
-from robusteval.report.plots import bars_with_ci, heatmap
+from robusteval.report.plots import bars_with_ci, has_value, heatmap
 from robusteval.report.table import fmt_estimate
 from robusteval.results.codec import decode
 from robusteval.results.hallucination import HallucinationMetrics, one_sided
@@ -31,9 +31,10 @@ def sections(run: Run) -> list[Section]:
         if not m.detectors:
             continue
         names = list(m.detectors)
-        figures.append(Figure(f"{step}-f1", f"{step}: F1 per detector (95% CI over items)",
-                              bars_with_ci(names, [m.detectors[n].f1.as_dict() for n in names], title=f"{step}: F1",
-                                           ylabel="F1")))
+        f1s = [m.detectors[n].f1.as_dict() for n in names]
+        if has_value(f1s):
+            figures.append(Figure(f"{step}-f1", f"{step}: F1 per detector (95% CI over items)",
+                                  bars_with_ci(names, f1s, title=f"{step}: F1", ylabel="F1")))
         tables.append(TableData(f"{step}: detectors", ("detector", "F1", "accuracy", "precision", "recall",
                                                        "chose first shown", "order consistency", "invalid", "failed"),
                                 tuple((n, _text(d.f1), _text(d.accuracy), _text(d.precision), _text(d.recall),
@@ -49,9 +50,10 @@ def sections(run: Run) -> list[Section]:
         generators, detectors = list(matrix), metrics.cross.matrix_configs()
         values = np.array([[_value(matrix[g][d].f1) if d in matrix[g] else np.nan for d in detectors]
                            for g in generators])
-        figures.append(Figure("generator-detector", "F1 of each detector on each generator's hypotheses",
-                              heatmap(values, generators, detectors, title="generator × detector F1", vmin=0, vmax=1,
-                                      colorbar="F1")))
+        if not np.isnan(values).all():  # no F1 anywhere: an empty grid says nothing
+            figures.append(Figure("generator-detector", "F1 of each detector on each generator's hypotheses",
+                                  heatmap(values, generators, detectors, title="generator × detector F1", vmin=0,
+                                          vmax=1, colorbar="F1")))
     if metrics.generation:
         rows = []
         for generator, g in metrics.generation.items():
@@ -73,7 +75,7 @@ def headlines(results: dict) -> list[Headline]:
     for step, m in _metrics(results).steps().items():
         for name, d in m.detectors.items():
             f1 = d.f1
-            out.append(Headline(d.detector or name, f"{step} F1 ({name})", f1.value, f1.low, f1.high))
+            out.append(Headline(d.detector or name, f"{step} F1 ({name})", f1.value, f1.low, f1.high, n=f1.n))
     return out
 
 

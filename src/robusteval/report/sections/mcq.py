@@ -7,7 +7,7 @@ from robusteval.engine.determinism import NOISE_NOTE, summaries
 from robusteval.estimate import Estimate
 from robusteval.report.budget import budget_section
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, slug
-from robusteval.report.plots import bars_with_ci
+from robusteval.report.plots import bars_with_ci, has_value
 from robusteval.report.sections.sensitivity import NOTE as SENSITIVITY_NOTE, measures_table, variants_table
 from robusteval.report.table import CATEGORY_COLUMNS, category_rows, fmt_estimate, sensitivity_columns
 from robusteval.results.mcq import (
@@ -29,15 +29,20 @@ def sections(run: Run) -> list[Section]:
         for family, fm in families.items():
             names = list(fm.variants)
             stem = f"{slug(model)}-{slug(family)}"
-            figures.append(Figure(f"accuracy-{stem}", f"{model} · {family}: accuracy per variant (95% CI)",
-                                  bars_with_ci(names, [fm.variants[n].accuracy.as_dict() for n in names],
-                                               title=f"{family}: accuracy per variant", ylabel="accuracy")))
-            if fm.position_bias:
-                positions = list(fm.position_bias)
+            accuracy = [fm.variants[n].accuracy.as_dict() for n in names]
+            if has_value(accuracy):  # every variant n/a (no readable reply): no empty axis
+                figures.append(Figure(f"accuracy-{stem}", f"{model} · {family}: accuracy per variant (95% CI)",
+                                      bars_with_ci(names, accuracy, title=f"{family}: accuracy per variant",
+                                                   ylabel="accuracy")))
+            chosen = {p: b.chosen.as_dict() for p, b in fm.position_bias.items()}
+            if has_value(list(chosen.values())):
                 figures.append(Figure(f"position-{stem}",
-                                      f"{model} · {family}: how often each shown position is chosen",
-                                      bars_with_ci(positions, [fm.position_bias[p].chosen.as_dict() for p in positions],
-                                                   title=f"{family}: share of answers per position", ylabel="chosen")))
+                                      f"{model} · {family}: how often each shown position is chosen (dashed: "
+                                      f"every position alike, 1/{len(chosen)})",
+                                      bars_with_ci(list(chosen), list(chosen.values()),
+                                                   title=f"{family}: share of answers per position", ylabel="chosen",
+                                                   reference=1 / len(chosen),
+                                                   reference_label=f"chance (1/{len(chosen)})")))
             summary_rows.append((family, *map(fmt_estimate, (fm.accuracy, fm.consistency_rate,
                                                              fm.consistency_rate_pooled, fm.spread)),
                                  str(fm.invalid), str(fm.failed)))
@@ -58,7 +63,7 @@ def sections(run: Run) -> list[Section]:
                            notes))
     copies = copies_section(read_copy_counts(run.results))
     budget = budget_section(run)  # --budget: the estimate of the full grid
-    return [*([copies] if copies else []), *out, *([budget] if budget else [])]
+    return [*out, *([budget] if budget else []), *([copies] if copies else [])]
 
 
 VALID_ONLY_NOTE = ("Sensitivity over valid replies only: a question's invalid variants are left out (not counted "
@@ -132,5 +137,5 @@ def headlines(results: dict) -> list[Headline]:
 
 
 def _headline(model: str, metric: str, est: Estimate) -> Headline:
-    return Headline(model, metric, est.value, est.low, est.high)
+    return Headline(model, metric, est.value, est.low, est.high, n=est.n)
 

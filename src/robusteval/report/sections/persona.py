@@ -22,8 +22,8 @@ def sections(run: Run) -> list[Section]:
     for model, m in _metrics(run.results).items():
         figures, rows = [], []
         matrix = m.stability_matrix
-        if matrix.contexts:
-            values = np.array([[np.nan if v is None else v for v in row] for row in matrix.values], dtype=float)
+        values = np.array([[np.nan if v is None else v for v in row] for row in matrix.values], dtype=float)
+        if matrix.contexts and not np.isnan(values).all():
             figures.append(Figure(f"stability-{slug(model)}",
                                   f"{model}: rank-order stability between contexts (Spearman)",
                                   heatmap(values, matrix.contexts, matrix.contexts, title="stability matrix",
@@ -59,5 +59,5 @@ def _scoring_note(scoring: str, validity: dict[str, ContextValidity]) -> str:
 
 def headlines(results: dict) -> list[Headline]:
     return [Headline(model, "rank-order stability", m.rank_order_stability.value, m.rank_order_stability.low,
-                     m.rank_order_stability.high)
+                     m.rank_order_stability.high, n=m.rank_order_stability.n)
             for model, m in _metrics(results).items()]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, slug
-from robusteval.report.plots import bars_with_ci, heatmap
+from robusteval.report.plots import bars_with_ci, has_value, heatmap
 from robusteval.report.sections.sensitivity import NOTE as SENSITIVITY_NOTE, measures_table, variants_table
 from robusteval.report.table import fmt_estimate
 from robusteval.results.records import run_record
@@ -24,7 +24,7 @@ def sections(run: Run) -> list[Section]:
     for model, m in _metrics(run.results).items():
         figures, tables = [], []
         for mode, mm in m.modes.items():
-            if mm.levels:
+            if has_value([mm.by_level[lv].accuracy.as_dict() for lv in mm.levels]):
                 figures.append(Figure(f"level-{slug(model)}-{mode}",
                                       f"{model} · {mode}: accuracy by tree level (95% CI)",
                                       bars_with_ci([f"level {lv}" for lv in mm.levels],
@@ -61,5 +61,5 @@ def sections(run: Run) -> list[Section]:
 
 
 def headlines(results: dict) -> list[Headline]:
-    return [Headline(model, f"{mode} accuracy", mm.accuracy.value, mm.accuracy.low, mm.accuracy.high)
+    return [Headline(model, f"{mode} accuracy", mm.accuracy.value, mm.accuracy.low, mm.accuracy.high, n=mm.accuracy.n)
             for model, m in _metrics(results).items() for mode, mm in m.modes.items()]
