@@ -7,7 +7,7 @@ import json
 import os
 
 import robusteval.report.item_values as item_values_module
-from robusteval.web.leaderboard import boards, data_of, item_scores
+from robusteval.report.leaderboard import boards, data_of, item_scores
 
 
 def _results(run_id: str, accuracy: float, *, data: str | None = None, limit: int | None = 20, n: int = 20) -> dict:
