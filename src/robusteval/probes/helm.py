@@ -130,6 +130,11 @@ def gender_mappings() -> dict[str, list[tuple[str, str]]]:
 
 # --- data HELM downloads at run time ----------------------------------------------------------
 
+class DataUnavailable(UserError):
+    """HELM's run-time data for a perturbation is neither here nor downloadable (offline): a run
+    skips that perturbation with a warning (`registry.get`), ``robusteval perturb`` ends on it."""
+
+
 def data_dir() -> Path:
     return Path(os.environ.get("ROBUSTEVAL_HELM_DATA") or Path.home() / ".cache" / "robusteval" / "helm").expanduser()
 
@@ -146,7 +151,7 @@ def downloaded_file(perturbation: str, name: str) -> Path:
         with urllib.request.urlopen(url, timeout=20) as response:
             body = response.read()
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise UserError(f"helm:{perturbation} needs HELM's {name}, which HELM downloads at run time and no package "
+        raise DataUnavailable(f"helm:{perturbation} needs HELM's {name}, which HELM downloads at run time and no package "
                         f"ships; it is not in {folder} and could not be downloaded ({exc}). Copy it from {url} into "
                         "that folder (or set ROBUSTEVAL_HELM_DATA to a folder holding it)") from None
     from robusteval.files import atomic_write
