@@ -159,7 +159,8 @@ REGISTRY: dict[str, Perturbation] = {p.name: p for p in (
     _lexeval("swap_chars", "adjacent letters swapped inside words", lexical.swap_chars),
     _lexeval("whitespace", "spaces dropped or words split", lexical.whitespace),
     _lexeval("visual", "letters replaced by look-alikes from other scripts", lexical.visual),
-    TextPerturbation("ocr", "OCR misreadings: rn/m, l/1, O/0, cl/d", _changing(ocr.ocr_noise)),
+    TextPerturbation("ocr", "OCR misreadings: rn/m, l/1, O/0, cl/d (robusteval's rules, not NL-Augmenter's "
+                            "Tesseract OCR)", _changing(ocr.ocr_noise)),
     # attacks a person cannot see: each output reads the same (`unicode_attacks.reads_same`)
     _unseen("invisible", "zero-width characters inside words", unicode_attacks.invisible),
     _unseen("tags", "words repeated in invisible Unicode tag characters", unicode_attacks.tags),
@@ -183,7 +184,8 @@ REGISTRY: dict[str, Perturbation] = {p.name: p for p in (
                       "1-3 spaces", helm.mild_mix, 0.1, helm.misspellings),
     _helm("filler", "HELM FillerWordsPerturbation: filler words and hedges inserted", helm.filler, 0.3,
           helm.filler_phrases),
-    _helm("synonym", "HELM SynonymPerturbation: WordNet synonyms (needs spaCy, WordNet and HELM's synonym file)",
+    _helm("synonym", "HELM SynonymPerturbation: WordNet synonyms (needs the helm-synonym extra and WordNet 3.0: "
+                     "make helm-synonym)",
           helm.synonym, 0.5, helm.synonym_data),
     _helm("dialect", "HELM DialectPerturbation: Standard American English words to AAVE (HELM's word list, "
           "downloaded on first use)",
@@ -223,9 +225,10 @@ PARAMETERISED: dict[str, Callable[[str], Perturbation]] = {
 
 # Known but not reproducible here, and why (asked for by name, they end in this message).
 UNAVAILABLE: dict[str, str] = {
-    "nlaug:ocr": "NL-Augmenter's OcrPerturbation renders the text as an image and reads it back with Tesseract "
-                 "(trdg, tesserocr and its fonts): not reproducible without them; `ocr` is robusteval's rule-based "
-                 "OCR noise",
+    "nlaug:ocr": "NL-Augmenter's OcrPerturbation renders the text as an image (trdg 1.6.0: a font and a textured "
+                 "background drawn at random) and reads it back with Tesseract 4's LSTM engine (tesserocr); its "
+                 "output is that engine's reading of that image, not a rule, so it cannot be reproduced without the "
+                 "same renderer, fonts and engine; `ocr` is robusteval's rule-based OCR noise, not NL-Augmenter's",
 }
 
 
