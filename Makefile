@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup browser demo lint test test-loaded bench clean
+.PHONY: setup browser helm-synonym demo lint test test-loaded bench clean
 
 setup: $(STAMP)
 
@@ -22,6 +22,12 @@ $(STAMP): pyproject.toml Makefile
 	# as files by probes/helm.py and its conformance test: HELM's own dependencies are not needed for that.
 	$(PY) -m pip install -q --no-deps crfm-helm==0.5.16
 	touch $(STAMP)
+
+# helm:synonym offline: spaCy's tagger (the helm-synonym extra) and WordNet 3.0 from Debian's packages (no PyPI
+# package ships WordNet's data); its HELM conformance case runs where these are installed, and is skipped elsewhere.
+helm-synonym: setup
+	$(PY) -m pip install -q -e '.[helm-synonym]'
+	@test -f /usr/share/wordnet/index.sense || (apt-get update -q && apt-get install -y -q wordnet-base wordnet-sense-index)
 
 # The browser tests drive Debian's Chromium through Playwright (no browser download).
 browser:

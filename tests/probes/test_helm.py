@@ -136,8 +136,10 @@ def test_helm_expected_strings(case, monkeypatch, tmp_path):
     if case.cls == "DialectPerturbation":
         monkeypatch.setenv("ROBUSTEVAL_HELM_DATA", str(FIXTURES))  # HELM's words for this case, HELM's format
     elif case.cls in ("PersonNamePerturbation", "SynonymPerturbation"):
+        if case.cls == "SynonymPerturbation":  # HELM's table is not downloadable here: derived from WordNet
+            monkeypatch.setenv("ROBUSTEVAL_HELM_DATA", str(tmp_path))
         try:
-            registry.get(OURS[case.cls])
+            registry.get(OURS[case.cls], skip_missing=False)
         except UserError as exc:
             pytest.skip(f"not available offline: {exc}")
     rng = random.Random(case.instance_id)
@@ -190,7 +192,7 @@ def test_dialect_and_names_offline_say_what_is_missing(monkeypatch, tmp_path):
     for name, file in (("helm:dialect", "SAE_to_AAVE_mapping.json"), ("helm:person_name", "person_names.txt")):
         with pytest.raises(UserError, match=f"{name} needs HELM's {file}.*could not be downloaded.*"
                                             "ROBUSTEVAL_HELM_DATA"):
-            registry.get(name)
+            registry.get(name, skip_missing=False)
     assert registry.is_perturbation("helm:dialect")  # known by name: the message is about the data, not the name
 
 
@@ -237,7 +239,7 @@ def test_synonym_says_why_it_is_unavailable(monkeypatch, tmp_path):
     monkeypatch.setattr(helm, "HELM_DATA_URL", "http://127.0.0.1:9/")
     monkeypatch.setenv("ROBUSTEVAL_HELM_DATA", str(tmp_path))
     with pytest.raises(UserError, match="helm:synonym needs"):
-        registry.get("helm:synonym")
+        registry.get("helm:synonym", skip_missing=False)
 
 
 def test_mild_mix_is_helms_composition_in_helms_order():
@@ -251,3 +253,65 @@ def test_mild_mix_is_helms_composition_in_helms_order():
     assert out == helm.space(helm.misspelling(step, rng_b, 0.1), rng_b)
     assert out == out.lower() and out.replace("  ", " ").replace("  ", " ").startswith("she's sure that")
     assert helm.mild_mix(text, random.Random(0), 1.0) != helm.mild_mix(text, random.Random(0), 0.0)
+
+
+def test_a_run_skips_a_perturbation_whose_data_is_unavailable(monkeypatch, tmp_path, capsys):
+    """Offline, a run asked for helm:dialect still runs: one loud warning naming the file, and every
+    copy (mcq's items with their options, consistency's variants, tree's leaves) rejected with the
+    reason `registry.UNAVAILABLE_DATA`; the other perturbations are untouched."""
+    import asyncio
+
+    from robusteval.probes.apply import perturb_item, perturb_text
+    from robusteval.probes.tree import lexical_fn
+
+    monkeypatch.setattr(helm, "HELM_DATA_URL", "http://127.0.0.1:9/")
+    monkeypatch.setenv("ROBUSTEVAL_HELM_DATA", str(tmp_path))
+    p = registry.get("helm:dialect")
+    assert isinstance(p, registry.TextPerturbation) and "SAE_to_AAVE_mapping.json" in (p.missing or "")
+    registry.get("helm:dialect")
+    warned = capsys.readouterr().err
+    assert warned.count("helm:dialect SKIPPED") == 1 and "SAE_to_AAVE_mapping.json" in warned  # once a process
+    text = "I will remember this day."
+    out = asyncio.run(perturb_text("helm:dialect", text, seed="0:q:helm:dialect#1", instance=("q", 0)))
+    assert out.text is None and out.rejections == (registry.UNAVAILABLE_DATA,)
+    q, opts = asyncio.run(perturb_item("helm:dialect", text, ("Is this love?", "No"), seed="0:q:helm:dialect#1",
+                                       instance=("q", 0), with_options=True))
+    assert q.text is None and q.rejections == (registry.UNAVAILABLE_DATA,) and opts == ()
+    typos = asyncio.run(perturb_text("helm:typos", text, seed="0:q:helm:typos#1", instance=("q", 0)))
+    assert typos.text and typos.text != text  # another family of the same run is as before
+    assert lexical_fn("helm:dialect", 0.1)(text, random.Random(0)) == text  # tree: the leaf is rejected
+    with pytest.raises(UserError, match=r"helm:dialect needs HELM's SAE_to_AAVE_mapping\.json"):
+        registry.get("helm:dialect", skip_missing=False)  # robusteval perturb: ends on it (exit 2)
+    monkeypatch.setenv("ROBUSTEVAL_HELM_DATA", str(FIXTURES))  # the file there: nothing skipped
+    assert registry.get("helm:dialect").missing is None  # type: ignore[union-attr]
+
+
+def test_wordnet_offline_from_debians_database(tmp_path):
+    """Without NLTK's data, WordNet 3.0 is read from Debian's database (copied into an NLTK data
+    folder with the lexnames NLTK wants); the synonym table derived from it holds HELM's entries."""
+    from robusteval.probes import wordnet
+
+    pytest.importorskip("nltk")
+    if not all((Path(wordnet.DEBIAN_WORDNET) / f).is_file() for f in wordnet.WORDNET_FILES):
+        pytest.skip("Debian's wordnet-base and wordnet-sense-index are not installed (make helm-synonym)")
+    reader = wordnet.wordnet(tmp_path)
+    assert reader._morphy("movies", "n") == ["movie"] and reader._morphy("watched", "v") == ["watch"]
+    movie = wordnet.derived(reader, "movie", "n")
+    assert movie[:3] == ["movie", "film", "picture"] and "motion-picture show" in movie  # "_" read as a space
+    assert wordnet.derived(reader, "again", "r") == ["again", "once again", "once more", "over again"]
+    assert len(wordnet.LEXNAMES) == 45
+
+
+def test_missing_wordnet_names_what_to_install(monkeypatch, tmp_path):
+    pytest.importorskip("nltk")
+    from nltk.corpus import wordnet as nltk_wordnet
+
+    from robusteval.probes import wordnet
+
+    def absent():
+        raise LookupError("no wordnet")
+
+    monkeypatch.setattr(nltk_wordnet, "ensure_loaded", absent)
+    monkeypatch.setenv("ROBUSTEVAL_WORDNET", str(tmp_path))
+    with pytest.raises(wordnet.Missing, match=r"lacks data\.noun.*apt-get install wordnet-base wordnet-sense-index"):
+        wordnet.wordnet(tmp_path / "cache")

@@ -4,6 +4,9 @@ The cases below are the inputs and outputs of GEM-benchmark/NL-Augmenter's
 `transformations/butter_fingers_perturbation/test.json`, `transformations/whitespace_perturbation/test.json`
 and `nlaugmenter/transformations/random_upper_transformation/test.json` (MIT License, Copyright (c) 2021
 GEM-benchmark), copied as test fixtures. NL-Augmenter seeds each with 0 and its default probability.
+butter_fingers' file lists its first case twice: all six are covered. `ocr_perturbation/test.json`
+is Tesseract's reading of a rendered image, not a rule's output, and is not reproduced
+(`registry.UNAVAILABLE["nlaug:ocr"]`, tested in test_registry.py).
 """
 
 from __future__ import annotations

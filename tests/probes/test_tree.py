@@ -198,7 +198,7 @@ def test_registry_leaves_are_todays_lexical_texts_at_any_rate():
     from robusteval.probes import lexical
     from robusteval.probes.registry import lexeval_defaults
 
-    fns = {"butter_fingers": lexical.butter_fingers, "shuffle_words": lexical.shuffle_words,
+    fns = {"butter_fingers": lexical.lexeval_typos, "shuffle_words": lexical.shuffle_words,
            "random_upper": lexical.random_upper, "swap_chars": lexical.swap_chars, "whitespace": lexical.whitespace,
            "visual": lexical.visual}
     for prob in (0.1, 0.3):

@@ -86,8 +86,8 @@ def run_command(args: argparse.Namespace) -> int:
         return 0
     if not args.perturbations:
         raise UserError("give --perturbations NAME,... (robusteval perturb --list shows them)")
-    for name in args.perturbations:
-        if isinstance(registry.get(name), registry.Rewrite):
+    for name in args.perturbations:  # data unavailable offline ends here: this command's job is to show copies
+        if isinstance(registry.get(name, skip_missing=False), registry.Rewrite):
             raise UserError(f"--perturbations {name}: written by a model, which `perturb` never asks; "
                             "see its copies with `run mcq --families ... --estimate` or in a run's samples")
     if args.limit < 1 or args.copies < 1:

@@ -19,7 +19,7 @@ import numpy as np
 
 from robusteval.engine import Engine, gather_all
 from robusteval.probes.paraphrase import Cost, is_question, leaked_answers, norm_text
-from robusteval.probes.registry import Rewrite, TextPerturbation, get
+from robusteval.probes.registry import UNAVAILABLE_DATA, Rewrite, TextPerturbation, get
 from robusteval.probes.rewrite_checks import form_problem, language_problem
 from robusteval.types import GenParams, Message
 
@@ -102,6 +102,8 @@ async def perturb_text(name: str, text: str, *, seed: str | int, rewriter: Rewri
     """``text`` under the perturbation ``name`` (see `probes.registry`); ``instance`` (item id,
     copy index) seeds HELM's and NL-Augmenter's perturbations as those tools do (`seeded_rng`)."""
     p = get(name)
+    if isinstance(p, TextPerturbation) and p.missing:
+        return Perturbed(name, text, None, rejections=(UNAVAILABLE_DATA,))  # `registry.get` warned
     if isinstance(p, TextPerturbation):
         return Perturbed(name, text, p.apply(text, seeded_rng(p, seed, instance)))
     if rewriter is None:
@@ -117,6 +119,8 @@ async def perturb_item(name: str, question: str, options: Sequence[str], *, seed
     perturbation that perturbs references takes the options first from the question's generator,
     as HELM does (`helm_item`), so the question is HELM's string whether or not the options are kept."""
     p = get(name)
+    if isinstance(p, TextPerturbation) and p.missing:
+        return await perturb_text(name, question, seed=seed, instance=instance), ()  # no copy, the reason once
     if isinstance(p, TextPerturbation) and p.references:
         text, opts = helm_item(p, question, options, seeded_rng(p, seed, instance))
         return Perturbed(name, question, text), tuple(

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from robusteval.errors import UserError
+from robusteval.probes import wordnet
 
 HELM_VERSION = "0.5.16"  # the crfm-helm release whose strings and data these reproduce
 # Where HELM downloads its run-time word lists from (`ensure_file_downloaded` in HELM).
@@ -130,6 +131,11 @@ def gender_mappings() -> dict[str, list[tuple[str, str]]]:
 
 # --- data HELM downloads at run time ----------------------------------------------------------
 
+class DataUnavailable(UserError):
+    """HELM's run-time data for a perturbation is neither here nor downloadable (offline): a run
+    skips that perturbation with a warning (`registry.get`), ``robusteval perturb`` ends on it."""
+
+
 def data_dir() -> Path:
     return Path(os.environ.get("ROBUSTEVAL_HELM_DATA") or Path.home() / ".cache" / "robusteval" / "helm").expanduser()
 
@@ -146,9 +152,10 @@ def downloaded_file(perturbation: str, name: str) -> Path:
         with urllib.request.urlopen(url, timeout=20) as response:
             body = response.read()
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise UserError(f"helm:{perturbation} needs HELM's {name}, which HELM downloads at run time and no package "
-                        f"ships; it is not in {folder} and could not be downloaded ({exc}). Copy it from {url} into "
-                        "that folder (or set ROBUSTEVAL_HELM_DATA to a folder holding it)") from None
+        raise DataUnavailable(f"helm:{perturbation} needs HELM's {name}, which HELM downloads at run time and no "
+                              f"package ships; it is not in {folder} and could not be downloaded ({exc}). Copy it "
+                              f"from {url} into that folder (or set ROBUSTEVAL_HELM_DATA to a folder holding it)"
+                              ) from None
     from robusteval.files import atomic_write
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -196,18 +203,23 @@ def person_names() -> Names:
     return read_names(downloaded_file("person_name", "person_names.txt"))
 
 
-def synonym_data() -> tuple[Any, Any, dict[str, list[str]]]:
-    """spaCy's en_core_web_sm, NLTK's WordNet and HELM's synonym table, as `SynonymPerturbation` needs."""
-    try:
-        import spacy
-        from nltk.corpus import wordnet
+def synonym_data() -> wordnet.Synonyms:
+    """spaCy's en_core_web_sm, NLTK's WordNet and HELM's synonym table (derived from WordNet when
+    HELM's file is neither here nor downloadable), as `SynonymPerturbation` needs (`probes.wordnet`)."""
+    return _synonyms(str(data_dir()))
 
-        nlp = spacy.load("en_core_web_sm")
-        wordnet.ensure_loaded()
-    except (ImportError, OSError, LookupError) as exc:
-        raise UserError("helm:synonym needs spaCy with en_core_web_sm and NLTK's WordNet data, which no package "
-                        f"installed here ships ({type(exc).__name__}: {str(exc).splitlines()[0]})") from None
-    return nlp, wordnet, _json(downloaded_file("synonym", "wordnet_synonyms.json"))
+
+@cache
+def _synonyms(folder: str) -> wordnet.Synonyms:
+    try:
+        nlp, reader = wordnet.tagger(), wordnet.wordnet(Path(folder))
+    except wordnet.Missing as exc:
+        raise DataUnavailable(f"helm:synonym needs spaCy's en_core_web_sm and WordNet 3.0: {exc}") from None
+    try:
+        table: dict[str, list[str]] | None = _json(downloaded_file("synonym", "wordnet_synonyms.json"))
+    except DataUnavailable:
+        table = None  # offline: the same table, derived from WordNet
+    return wordnet.Synonyms(nlp, reader, table)
 
 
 @cache
@@ -376,16 +388,16 @@ def person_name(text: str, rng: random.Random, prob: float = 1.0) -> str:
 
 def synonym(text: str, rng: random.Random, prob: float = 0.5) -> str:
     """Nouns, verbs, adjectives and adverbs replaced by a WordNet synonym with probability ``prob``."""
-    nlp, wordnet, table = synonym_data()
+    data = synonym_data()
     pos_of = {"VERB": "v", "NOUN": "n", "ADV": "r", "ADJ": "s"}
     out = ""
-    for token in nlp(text):
+    for token in data.nlp(text):
         word = token.text
         pos = pos_of.get(token.pos_)
         found: list[str] = []
         if pos:
-            for base in wordnet._morphy(word.lower(), pos):
-                found.extend(table.get(f"{base}:{pos}", []))
+            for base in data.wordnet._morphy(word.lower(), pos):
+                found.extend(data.of(base, pos))
         found = list(dict.fromkeys(s for s in found if s != word.lower()))
         if found and rng.uniform(0, 1) < prob:
             word = match_case(word, rng.choice(found))

@@ -19,6 +19,22 @@ KEYBOARD_NEIGHBOURS = {
     "g": "rtyfhvb", "h": "tyugjbn", "j": "yuihknm", "k": "uiojlm", "l": "iopk", "z": "asx", "x": "zsdc",
     "c": "xdfv", "v": "cfgb", "b": "vghn", "n": "bhjm", "m": "njk",
 }
+# LexEval's typo map: every key that touches a letter's key on a QWERTY keyboard, the digit row and
+# the punctuation keys included, so "dog" can become "d0g" and "lazy" ";azy" (the LexEval thesis,
+# Table 4.3). Rows with their stagger in key widths; two keys touch when they are side by side or
+# in adjacent rows less than a key width apart.
+QWERTY_ROWS = (("1234567890-=", 0.0), ("qwertyuiop[]", 0.5), ("asdfghjkl;'", 0.75), ("zxcvbnm,./", 1.25))
+
+
+def touching_keys(rows: tuple[tuple[str, float], ...] = QWERTY_ROWS) -> dict[str, str]:
+    """Each letter key -> the keys touching it (left, right, and the two above and below)."""
+    at = {key: (row, i + offset) for row, (keys, offset) in enumerate(rows) for i, key in enumerate(keys)}
+    return {key: "".join(other for other, (r, x) in at.items() if other != key and (
+                (r == row and abs(x - x0) == 1) or (abs(r - row) == 1 and abs(x - x0) < 1)))
+            for key, (row, x0) in at.items() if key.isalpha()}
+
+
+LEXEVAL_NEIGHBOURS = touching_keys()
 # Latin letters and the Cyrillic/Greek characters that look the same.
 LOOKALIKES = {
     "a": "а", "c": "с", "e": "е", "i": "і", "o": "о", "p": "р", "x": "х", "y": "у", "s": "ѕ", "j": "ј",
@@ -27,16 +43,23 @@ LOOKALIKES = {
 }
 
 
-def butter_fingers(text: str, rng: random.Random, prob: float = 0.1) -> str:
-    """Each letter becomes a keyboard neighbour with probability ``prob`` (case kept)."""
+def butter_fingers(text: str, rng: random.Random, prob: float = 0.1,
+                   neighbours: dict[str, str] = KEYBOARD_NEIGHBOURS) -> str:
+    """Each letter becomes a keyboard neighbour with probability ``prob`` (case kept): robusteval's
+    letters-only map (``typo``) by default, `LEXEVAL_NEIGHBOURS` for LexEval's tree leaves."""
     out = []
     for ch in text:
-        near = KEYBOARD_NEIGHBOURS.get(ch.lower())
+        near = neighbours.get(ch.lower())
         if near and rng.random() < prob:
             new = rng.choice(near)
             ch = new.upper() if ch.isupper() else new
         out.append(ch)
     return "".join(out)
+
+
+def lexeval_typos(text: str, rng: random.Random, prob: float = 0.1) -> str:
+    """`butter_fingers` with LexEval's map: digits and punctuation keys can replace letters."""
+    return butter_fingers(text, rng, prob, LEXEVAL_NEIGHBOURS)
 
 
 def shuffle_words(text: str, rng: random.Random, prob: float = 0.1) -> str:

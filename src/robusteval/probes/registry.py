@@ -19,6 +19,7 @@ another one after ``@`` (``typo@0.3``), and one without a rate refuses it.
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
@@ -51,6 +52,7 @@ class TextPerturbation:
     origin: str = "robusteval"
     prepare: Callable[[], object] | None = None
     references: bool = False  # HELM's should_perturb_references: an item's options go first (`apply.helm_item`)
+    missing: str | None = None  # why its data is unavailable here (offline): a run makes no copy (`get`)
 
     @property
     def kind(self) -> str:
@@ -149,14 +151,16 @@ def _rewrite(name: str, description: str) -> Rewrite:
 REGISTRY: dict[str, Perturbation] = {p.name: p for p in (
     TextPerturbation("typo", "keyboard typos: letters replaced by a QWERTY neighbour",
                      _changing(lexical.butter_fingers)),
-    _lexeval("butter_fingers", "keyboard typos (LexEval's name for typo)", lexical.butter_fingers),
+    _lexeval("butter_fingers", "keyboard typos with LexEval's map: any touching key, digits and punctuation too "
+                               "('d0g', ';azy')", lexical.lexeval_typos),
     _lexeval("shuffle_words", "the words in a random order (no rate: a shuffle is all or nothing)",
              lexical.shuffle_words, rate=None),
     _lexeval("random_upper", "random letters in upper case", lexical.random_upper),
     _lexeval("swap_chars", "adjacent letters swapped inside words", lexical.swap_chars),
     _lexeval("whitespace", "spaces dropped or words split", lexical.whitespace),
     _lexeval("visual", "letters replaced by look-alikes from other scripts", lexical.visual),
-    TextPerturbation("ocr", "OCR misreadings: rn/m, l/1, O/0, cl/d", _changing(ocr.ocr_noise)),
+    TextPerturbation("ocr", "OCR misreadings: rn/m, l/1, O/0, cl/d (robusteval's rules, not NL-Augmenter's "
+                            "Tesseract OCR)", _changing(ocr.ocr_noise)),
     # attacks a person cannot see: each output reads the same (`unicode_attacks.reads_same`)
     _unseen("invisible", "zero-width characters inside words", unicode_attacks.invisible),
     _unseen("tags", "words repeated in invisible Unicode tag characters", unicode_attacks.tags),
@@ -180,7 +184,8 @@ REGISTRY: dict[str, Perturbation] = {p.name: p for p in (
                       "1-3 spaces", helm.mild_mix, 0.1, helm.misspellings),
     _helm("filler", "HELM FillerWordsPerturbation: filler words and hedges inserted", helm.filler, 0.3,
           helm.filler_phrases),
-    _helm("synonym", "HELM SynonymPerturbation: WordNet synonyms (needs spaCy, WordNet and HELM's synonym file)",
+    _helm("synonym", "HELM SynonymPerturbation: WordNet synonyms (needs the helm-synonym extra and WordNet 3.0: "
+                     "make helm-synonym)",
           helm.synonym, 0.5, helm.synonym_data),
     _helm("dialect", "HELM DialectPerturbation: Standard American English words to AAVE (HELM's word list, "
           "downloaded on first use)",
@@ -220,9 +225,10 @@ PARAMETERISED: dict[str, Callable[[str], Perturbation]] = {
 
 # Known but not reproducible here, and why (asked for by name, they end in this message).
 UNAVAILABLE: dict[str, str] = {
-    "nlaug:ocr": "NL-Augmenter's OcrPerturbation renders the text as an image and reads it back with Tesseract "
-                 "(trdg, tesserocr and its fonts): not reproducible without them; `ocr` is robusteval's rule-based "
-                 "OCR noise",
+    "nlaug:ocr": "NL-Augmenter's OcrPerturbation renders the text as an image (trdg 1.6.0: a font and a textured "
+                 "background drawn at random) and reads it back with Tesseract 4's LSTM engine (tesserocr); its "
+                 "output is that engine's reading of that image, not a rule, so it cannot be reproduced without the "
+                 "same renderer, fonts and engine; `ocr` is robusteval's rule-based OCR noise, not NL-Augmenter's",
 }
 
 
@@ -249,14 +255,38 @@ def _lookup(name: str) -> Perturbation:
     raise UserError(f"unknown perturbation {name!r}; available: {', '.join(available())}")
 
 
-def get(name: str) -> Perturbation:
+# (perturbation, data folder) -> why its run-time data is unavailable: asked, and warned about, once a process
+_MISSING: dict[tuple[str, str], str] = {}
+UNAVAILABLE_DATA = "data unavailable offline"  # the rejection reason of every copy of a skipped perturbation
+
+
+def get(name: str, *, skip_missing: bool = True) -> Perturbation:
     """The perturbation called ``name`` (``language:sv`` for parameterised ones, ``typo@0.3`` for
     another rate), its data loaded; a `UserError` listing the available names, or saying what data
-    is missing, otherwise."""
+    is missing, otherwise.
+
+    Data HELM downloads at run time (its dialect list, names, synonym table) cannot be had offline.
+    A run asked for such a perturbation still runs: with ``skip_missing`` (runs) the perturbation
+    comes back with ``missing`` set, a warning naming the file goes to stderr once, and every copy
+    is rejected with that reason (recorded in the run's data audit); without it (``robusteval
+    perturb``, whose only job is to show the copies) the `helm.DataUnavailable` error ends the command."""
     p = _lookup(name)
-    if isinstance(p, TextPerturbation) and p.prepare is not None:
-        p.prepare()
-    return p
+    if not isinstance(p, TextPerturbation) or p.prepare is None:
+        return p
+    key = (name, str(helm.data_dir()))
+    if key not in _MISSING:
+        try:
+            p.prepare()
+            return p
+        except helm.DataUnavailable as exc:
+            if not skip_missing:
+                raise
+            _MISSING[key] = str(exc)
+            print(f"robusteval: warning: {name} SKIPPED, no copy of it is made ({UNAVAILABLE_DATA}): {exc}",
+                  file=sys.stderr)
+    if not skip_missing:
+        raise helm.DataUnavailable(_MISSING[key])
+    return replace(p, missing=_MISSING[key])
 
 
 def available() -> list[str]:

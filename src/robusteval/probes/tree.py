@@ -236,6 +236,8 @@ class _Builder:
                 text = perturb(parent.text, rng)
             vec = await self._vec(text)
             reason = "unchanged" if text == parent.text else ("duplicate" if text in self.texts else None)
+            if perturb is _unchanged:
+                reason = registry.UNAVAILABLE_DATA
             self.nodes.append(Node(node_id, parent.id, level, "lexical", kind, text,
                                    status="ok" if reason is None else "rejected",
                                    sim_parent=float(vec @ self.vecs[parent.id]), sim_root=float(vec @ self.root_vec),
@@ -260,7 +262,13 @@ def lexical_fn(kind: str, prob: float) -> registry.TextFn:
     if not isinstance(p, registry.TextPerturbation):
         raise UserError(f"--lexical-kinds {kind}: a rewrite by a model, not a lexical perturbation; "
                         f"give it as --paraphrase-kind {kind}")
+    if p.missing:  # its data is unavailable offline (`registry.get` warned): every leaf of it is rejected
+        return _unchanged
     return p.at_rate(prob)
+
+
+def _unchanged(text: str, rng: random.Random) -> str:
+    return text
 
 
 def check_rate(kinds: tuple[str, ...], prob: float, default: float = 0.1) -> None:
