@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from robusteval.errors import UserError
-from robusteval.probes import helm, registry
+from robusteval.probes import helm, registry, wordnet
 from robusteval.probes.apply import helm_item
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "helm"
@@ -236,10 +236,20 @@ def test_person_names_persist_and_keep_gender(monkeypatch):
 
 
 def test_synonym_says_why_it_is_unavailable(monkeypatch, tmp_path):
+    """Where WordNet is installed the synonym table is derived from it, so its absence is simulated."""
     monkeypatch.setattr(helm, "HELM_DATA_URL", "http://127.0.0.1:9/")
     monkeypatch.setenv("ROBUSTEVAL_HELM_DATA", str(tmp_path))
-    with pytest.raises(UserError, match="helm:synonym needs"):
-        registry.get("helm:synonym", skip_missing=False)
+
+    def absent(cache_dir):
+        raise wordnet.Missing("no WordNet 3.0")
+
+    monkeypatch.setattr(wordnet, "wordnet", absent)
+    helm._synonyms.cache_clear()
+    try:
+        with pytest.raises(UserError, match="helm:synonym needs .*no WordNet 3.0"):
+            registry.get("helm:synonym", skip_missing=False)
+    finally:
+        helm._synonyms.cache_clear()  # later tests see the real WordNet again
 
 
 def test_mild_mix_is_helms_composition_in_helms_order():
