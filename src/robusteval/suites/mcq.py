@@ -34,8 +34,7 @@ from typing import Annotated, Any, NamedTuple
 from robusteval.data.audit import DataAudit
 from robusteval.data.math import MathItem, is_math_source, load_math
 from robusteval.data.mcq import DUPLICATE_RULES, load_dev_items, load_file, load_items, parse_columns
-from robusteval.engine import Engine, gather_all
-from robusteval.engine.stream import in_order
+from robusteval.engine import gather_all
 from robusteval.errors import UserError
 from robusteval.metrics.budget import (
     DESIGNS as BUDGET_DESIGNS,
@@ -243,17 +242,16 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
         asked: list[Cell] = []  # --budget: the cells answered, for the full grid's estimate
 
         def keep(sample: Sample, tally: McqTally = tally, asked: list[Cell] = asked) -> None:
-            ctx.samples.write(sample)
-            tally.add(sample)
+            tally.add(sample)  # written to samples.jsonl by `SuiteContext.stream`
             if grids is not None:
                 asked.append(Cell(sample.family, sample.item_id, sample.variant, sample.correct))
 
         async def ask_cells(cells: set[tuple[str, str, str]] | None, keep: Callable[[Sample], None] = keep,
                             model: str = model) -> None:
             if options.scoring == "loglik":
-                await ask_loglik(ctx.engine, model, items, options.families, design, options.cross, keep, cells)
+                await ask_loglik(ctx, model, items, options.families, design, options.cross, keep, cells)
             else:
-                await ask_each(ctx.engine, model, items, options.families, ctx.params, config.samples, design,
+                await ask_each(ctx, model, items, options.families, ctx.params, config.samples, design,
                                options.cross, keep, cells=cells, reader=reader)
 
         if grids is not None:
@@ -359,14 +357,13 @@ async def execute_math(ctx: SuiteContext[Options], data: str) -> SuiteResult:
         asked: list[Cell] = []
 
         def keep(sample: Sample, tally: McqTally = tally, asked: list[Cell] = asked) -> None:
-            ctx.samples.write(sample)
-            tally.add(sample)
+            tally.add(sample)  # written to samples.jsonl by `SuiteContext.stream`
             if grids is not None:
                 asked.append(Cell(sample.family, sample.item_id, sample.variant, sample.correct))
 
         async def ask_cells(cells: set[tuple[str, str, str]] | None, keep: Callable[[Sample], None] = keep,
                             model: str = model) -> None:
-            await ask_math(ctx.engine, model, problems, families, ctx.params, config.samples, design, keep, cells)
+            await ask_math(ctx, model, problems, families, ctx.params, config.samples, design, keep, cells)
 
         model_grids = None
         if grids is not None:
@@ -561,72 +558,46 @@ class Sample(SampleBase):
     logliks: tuple[float, ...] = ()  # --scoring loglik: each shown option's score (POSIX reads them)
 
 
-async def run(engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
+async def ask(ctx: SuiteContext, model: str, items: list[Item], families: tuple[str, ...],
               params: GenParams, samples: int = 1, design: Design = Design(),
               cross: tuple[str, ...] = (), cells: set[tuple[str, str, str]] | None = None,
               reader: Reader | None = None) -> list[Sample]:
-    """`ask` outside a suite context (benchmarks, tests): the engine's progress learns the count first."""
-    async def ask_all(jobs: list, one: Callable[[Any], Awaitable[Any]]) -> list:
-        engine.expect(len(jobs))
-        return await gather_all(one(job) for job in jobs)
-
-    return await ask(ask_all, engine, model, items, families, params, samples, design, cross, cells, reader)
+    """Every sample of `ask_each`, collected (benchmarks, tests: a run never holds them all)."""
+    out: list[Sample] = []
+    await ask_each(ctx, model, items, families, params, samples, design, cross, out.append, cells, reader)
+    return out
 
 
-async def ask(ask_all: AskAll, engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
-              params: GenParams, samples: int = 1, design: Design = Design(),
-              cross: tuple[str, ...] = (), cells: set[tuple[str, str, str]] | None = None,
-              reader: Reader | None = None) -> list[Sample]:
-    """Ask every variant of every item (``samples`` times each) and read the replies with ``reader``
-    (the default reader for None); with ``cells`` (item id, family, variant name: ``--budget``),
-    only those variants."""
-    read = reader or get_reader()
-    jobs = [(item, v, k) for item in items for v in expand(item, families, design, cross)
-            if _chosen(cells, item.id, v) for k in range(samples)]
-
-    async def one(job: tuple[Item, Variant, int]) -> Sample:
-        item, variant, k = job
-        p, index = decoding(params, variant, design, k)
-        return _sample(model, item, variant, k, await engine.chat(model, variant.messages, p, sample=index), read)
-
-    return await ask_all(jobs, one)
-
-
-async def ask_each(engine: Engine, model: str, items: list[Item], families: tuple[str, ...], params: GenParams,
+async def ask_each(ctx: SuiteContext, model: str, items: list[Item], families: tuple[str, ...], params: GenParams,
                    samples: int, design: Design, cross: tuple[str, ...], emit: Callable[[Sample], None],
                    cells: set[tuple[str, str, str]] | None = None, reader: Reader | None = None) -> None:
     """`ask`, handing each sample to ``emit`` in the same order instead of returning them all
     (`_stream`): neither the prompts nor the samples of the whole run are ever held at once."""
     read = reader or get_reader()
-    await _stream(engine, model, items, lambda item: expand(item, families, design, cross),
+    await _stream(ctx, model, items, lambda item: expand(item, families, design, cross),
                   partial(_sample, reader=read), params, samples, design, emit, cells)
 
 
-async def _stream(engine: Engine, model: str, items: list, expand_item: Callable[[Any], Iterable[Variant]],
+async def _stream(ctx: SuiteContext, model: str, items: list, expand_item: Callable[[Any], Iterable[Variant]],
                   make_sample: Callable[[str, Any, Variant, int, Response], Sample], params: GenParams,
                   samples: int, design: Design, emit: Callable[[Sample], None],
                   cells: set[tuple[str, str, str]] | None) -> None:
     """Ask every variant of every item (``cells``: only those), ``samples`` times each, and hand each
-    sample to ``emit`` in the variants' order: the variants are made item by item as the requests go
-    out (`engine.stream.in_order`, a bounded window of requests)."""
-    def variants(item: Any) -> Iterator[Variant]:
-        return (v for v in expand_item(item) if _chosen(cells, item.id, v))
-
+    sample to ``emit`` in the variants' order (written to samples.jsonl first): the variants are
+    made item by item as the requests go out (`SuiteContext.stream`, a bounded window of requests)."""
     def jobs() -> Iterator[tuple[Any, Variant, int]]:
         for item in items:
-            for v in variants(item):
-                for k in range(samples):
-                    yield item, v, k
+            for v in expand_item(item):
+                if _chosen(cells, item.id, v):
+                    for k in range(samples):
+                        yield item, v, k
 
     async def one(job: tuple[Any, Variant, int]) -> Sample:
         item, variant, k = job
         p, index = decoding(params, variant, design, k)
-        return make_sample(model, item, variant, k, await engine.chat(model, variant.messages, p, sample=index))
+        return make_sample(model, item, variant, k, await ctx.engine.chat(model, variant.messages, p, sample=index))
 
-    # the count first (the variants are made twice, and the first ones dropped: about 7 µs each), so
-    # the progress bar shows a total and an ETA from the start
-    engine.expect(samples * sum(sum(1 for _ in variants(item)) for item in items))
-    async for sample in in_order(jobs(), one, engine.window()):
+    async for sample in ctx.stream(jobs(), one, requests_per_job=1):
         emit(sample)
 
 
@@ -651,12 +622,12 @@ class MathSample(Sample):
     extraction: str | None = None
 
 
-async def ask_math(engine: Engine, model: str, problems: list[MathItem], families: tuple[str, ...],
+async def ask_math(ctx: SuiteContext, model: str, problems: list[MathItem], families: tuple[str, ...],
                    params: GenParams, samples: int, design: Design, emit: Callable[[Sample], None],
                    cells: set[tuple[str, str, str]] | None = None) -> None:
     """Ask every variant of every problem (``cells``: only those), read the final answers and hand
     each sample to ``emit`` in the variants' order, as `ask_each` does (`_stream`)."""
-    await _stream(engine, model, problems, lambda problem: expand_math(problem, families, design), _math_sample,
+    await _stream(ctx, model, problems, lambda problem: expand_math(problem, families, design), _math_sample,
                   params, samples, design, emit, cells)
 
 
@@ -681,7 +652,7 @@ ANSWER_PREFIX = "The best answer is"
 LOGLIK = "loglik-"  # a loglik rule's family: order/loglik-label
 
 
-async def ask_loglik(engine: Engine, model: str, items: list[Item], families: tuple[str, ...],
+async def ask_loglik(ctx: SuiteContext, model: str, items: list[Item], families: tuple[str, ...],
                      design: Design, cross: tuple[str, ...], emit: Callable[[Sample], None],
                      cells: set[tuple[str, str, str]] | None = None) -> None:
     """Score each shown option by log-likelihood instead of asking the model to write (base models).
@@ -693,9 +664,10 @@ async def ask_loglik(engine: Engine, model: str, items: list[Item], families: tu
     log-probabilities (llama.cpp) score labels only.
 
     Each variant is one job (its options' scores asked together) in a bounded window
-    (`engine.stream.in_order`); its samples go to ``emit`` in the variants' order, rule by rule.
+    (`SuiteContext.stream`); its samples go to ``emit`` in the variants' order, rule by rule.
     ``cells`` (item id, family, variant name: ``--budget``): only those variants.
     """
+    engine = ctx.engine
     with_text = engine.supports_text_loglik(model)
 
     def variants() -> Iterator[tuple[Item, Variant]]:
@@ -715,11 +687,12 @@ async def ask_loglik(engine: Engine, model: str, items: list[Item], families: tu
                                    if r.loglik is not None else r for p, r in enumerate(texts)]
         return [_loglik_sample(model, item, v, rule, responses) for rule, responses in scored.items()]
 
-    per_variant = [len(v.labels) + (len(v.order) if with_text else 0) for _, v in variants()]
-    engine.expect(sum(per_variant))
+    def requests(job: tuple[Item, Variant]) -> int:
+        return len(job[1].labels) + (len(job[1].order) if with_text else 0)
+
     # about a window of requests under way (a variant is one job of several requests)
-    window = max(1, engine.window() // max(per_variant, default=1))
-    async for group in in_order(variants(), one, window):
+    widest = max((len(item.options) for item in items), default=1) * (2 if with_text else 1)
+    async for group in ctx.stream(variants(), one, requests_per_job=requests, window=engine.window() // widest):
         for sample in group:
             emit(sample)
 
@@ -791,7 +764,6 @@ __all__ = [
     "execute",
     "make_sample",
     "print_summary",
-    "run",
     "validate",
     "write_copies",
 ]
