@@ -43,7 +43,8 @@ class Kept(SampleWriter):
 
 
 def _stream(tmp_path, suite_context, *, short: tuple[int, ...], window: int | None = None):
-    """Six jobs of up to three requests each; a job in ``short`` stops after its first request (as a persona whose conversation failed asks no questionnaire)."""
+    """Six jobs of up to three requests each; a job in ``short`` stops after its first request (as a
+    persona whose conversation failed asks no questionnaire)."""
     async def go():
         engine, _ = await scripted_engine(tmp_path, lambda messages, params: "ok")
         progress = engine.progress = Announced()
@@ -81,7 +82,7 @@ def test_the_total_is_what_the_started_jobs_asked(tmp_path, suite_context):
 
 
 def test_jobs_are_announced_as_they_start_and_no_more_than_the_window_run(tmp_path, suite_context):
-    seen, progress, kept, widest = _stream(tmp_path, suite_context, short=(), window=2)
+    _, progress, kept, widest = _stream(tmp_path, suite_context, short=(), window=2)
     assert widest <= 2 and len(kept) == 18 and progress.expected == progress.started == 18
     # never more announced than the jobs under way and done: the first announcement is one job's
     assert progress.log[0] == ("expect", 3)

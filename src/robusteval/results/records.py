@@ -3,29 +3,20 @@ leaderboard and ``serve``: nothing downstream reads results by string keys or sp
 strings.
 
 `RunRecord` is what every run has (configuration, models, failures, the data audit); its
-``metrics`` are the suite's own record type, registered in `SUITE_METRICS` (one line per suite;
+``metrics`` are the suite's own record type, named by its `SuiteSpec` (`robusteval.suite_specs`;
 the type lives in ``results/<suite>.py``). A suite with no registered type keeps its metrics as
 plain JSON, shown by the generic report section.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from robusteval.results.codec import RecordError, decode
-
-# suite -> "module:Type" of its metrics record (by model, or whatever the suite compares)
-SUITE_METRICS: dict[str, str] = {
-    "mcq": "robusteval.results.mcq:McqMetrics",
-    "hallucination": "robusteval.results.hallucination:HallucinationMetrics",
-    "persona": "robusteval.results.persona:PersonaMetrics",
-    "consistency": "robusteval.results.consistency:ConsistencyMetrics",
-    "tree": "robusteval.results.tree:TreeMetrics",
-}
+from robusteval.suite_specs import SUITES
 
 
 @dataclass(frozen=True)
@@ -68,7 +59,7 @@ class RunRecord:
     started: str = ""
     wall_time_s: float | None = None
     models: dict[str, ModelRecord] = field(default_factory=dict)
-    metrics: Any = None  # the suite's record (see `SUITE_METRICS`), or plain JSON
+    metrics: Any = None  # the suite's record (its `SuiteSpec.metrics`), or plain JSON
     failures: list[Failure] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # suite-specific keys beside the metrics
     path: Path | None = None  # the run folder it was read from (`read_run`); not in results.json
@@ -79,12 +70,9 @@ class RunRecord:
 
 
 def metrics_type(suite: str) -> Any | None:
-    """The registered metrics record type of ``suite``, or None."""
-    target = SUITE_METRICS.get(suite)
-    if target is None:
-        return None
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+    """The metrics record type of ``suite`` (its `SuiteSpec`'s), or None."""
+    spec = SUITES.get(suite)
+    return None if spec is None else spec.metrics_type()
 
 
 def run_record(results: dict) -> RunRecord:

@@ -116,7 +116,7 @@ class TreeModelMetrics:
                 "comparisons": {k: c.encode() for k, c in self.comparisons.items()}}
 
 
-TreeMetrics = dict[str, TreeModelMetrics]  # by model: the type registered in SUITE_METRICS
+TreeMetrics = dict[str, TreeModelMetrics]  # by model: the type its SuiteSpec names
 
 
 def encode_metrics(metrics: TreeMetrics) -> dict[str, Any]:

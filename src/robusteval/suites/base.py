@@ -21,7 +21,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from rich.console import Console
 
@@ -59,7 +59,8 @@ def csv_arg(text: str) -> tuple[str, ...]:
 class SampleLike(Protocol):
     """A line of samples.jsonl; failed samples (status 'failed') are also listed in results.json."""
 
-    status: str
+    @property
+    def status(self) -> str: ...
 
     def as_dict(self) -> dict: ...
 
@@ -186,7 +187,7 @@ def _samples_of(result: object) -> Iterable[SampleLike]:
     """A stream result's samples: itself, the items of a list, or none."""
     if isinstance(result, list):
         return result
-    return (result,) if hasattr(result, "as_dict") else ()
+    return (cast(SampleLike, result),) if hasattr(result, "as_dict") else ()
 
 
 def _no_samples(result: object) -> Iterable[SampleLike]:
