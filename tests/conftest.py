@@ -106,6 +106,16 @@ def bare_context(engine, models=(), *, suite: str = "mcq", options=None, samples
 
 
 @pytest.fixture
+def stub():
+    """The deterministic OpenAI-compatible stub (`testing.openai_stub`) on loopback, with fresh hit
+    counters; ``openai:NAME?base_url={stub.base_url}`` is a model on it (each NAME answers its own way)."""
+    from robusteval.testing.openai_stub import StubServer
+
+    with StubServer() as server:
+        yield server
+
+
+@pytest.fixture
 def suite_context():
     """`bare_context`, for a test that calls a suite's steps on its own engine."""
     return bare_context

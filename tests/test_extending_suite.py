@@ -14,7 +14,7 @@ import pytest
 from robusteval.config import RunConfig
 from robusteval.data.mcq import load_items
 from robusteval.suite_specs import SUITES
-from robusteval.testing.openai_stub import StubServer, expected_answer
+from robusteval.testing.openai_stub import expected_answer
 from robusteval.types import GenParams, Message
 
 DOC = Path(__file__).parents[1] / "docs" / "extending.md"
@@ -56,14 +56,13 @@ def _expected_kept(module, data: Path, model: str, options=None) -> tuple[float,
     return kept / len(items), right / len(items)
 
 
-def test_the_sixth_suite_runs_with_report_compare_and_leaderboard(shout, cli_run, mcq_file, tmp_path):
+def test_the_sixth_suite_runs_with_report_compare_and_leaderboard(shout, cli_run, stub, mcq_file, tmp_path):
     from robusteval.web.leaderboard import boards
 
-    with StubServer() as stub:
-        first = cli_run("run", "shout", "--data", mcq_file, "--model", f"openai:stub?base_url={stub.base_url}",
-                        "--run-id", "a")
-        second = cli_run("run", "shout", "--data", mcq_file, "--shout-options",
-                         "--model", f"openai:other?base_url={stub.base_url}", "--run-id", "b")
+    first = cli_run("run", "shout", "--data", mcq_file, "--model", f"openai:stub?base_url={stub.base_url}",
+                    "--run-id", "a")
+    second = cli_run("run", "shout", "--data", mcq_file, "--shout-options",
+                     "--model", f"openai:other?base_url={stub.base_url}", "--run-id", "b")
     assert first.code == 0 and second.code == 0, first.err + second.err
     n = len(mcq_file.read_text().splitlines())
     samples = first.samples()

@@ -12,13 +12,6 @@ import json
 import pytest
 
 from robusteval.cli import main
-from robusteval.testing.openai_stub import StubServer
-
-
-@pytest.fixture(scope="module")
-def stub():
-    with StubServer() as server:
-        yield server
 
 
 @pytest.fixture

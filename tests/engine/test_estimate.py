@@ -8,6 +8,7 @@ from robusteval.engine import Engine, Store
 from robusteval.engine.estimate import MIN_FIT, estimate, expected_completion, expected_completions, expected_seconds
 from robusteval.engine.store import PastAnswer
 from robusteval.models import load_backend, parse_model_spec
+from robusteval.probes.design import Design
 from robusteval.suites import mcq
 from robusteval.testing.openai_stub import StubConfig, StubServer
 from robusteval.types import GenParams, Item
@@ -20,12 +21,17 @@ def _items(start, n):
             for i in range(start, start + n)]
 
 
+async def _ask(ctx, model, items):
+    """mcq's order and format variants of ``items``, asked through ``ctx`` (samples dropped)."""
+    await mcq.ask_each(ctx, model, items, ("order", "format"), PARAMS, 1, Design(), (), lambda sample: None)
+
+
 async def _run(url, store_path, items, *, dry_run, context):
     store = Store(store_path)
     engine = Engine(store, dry_run=dry_run)
     await engine.add_model("stub", load_backend(parse_model_spec(f"openai:stub?base_url={url}&max_concurrency=8")))
     try:
-        await mcq.ask(context(engine, ["stub"]), "stub", items, ("order", "format"), PARAMS)
+        await _ask(context(engine, ["stub"]), "stub", items)
         return (estimate(engine, store, "stub") if dry_run else engine.usage["stub"]), engine
     finally:
         await engine.close()
@@ -130,7 +136,7 @@ async def _planned(tmp_path, n_items, context):
     backend = CountingBackend()
     await engine.add_model("fake", backend)
     try:
-        await mcq.ask(context(engine, ["fake"]), "fake", _items(1, n_items), ("order", "format"), PARAMS)
+        await _ask(context(engine, ["fake"]), "fake", _items(1, n_items))
         planned = list(engine.planned["fake"].values())
         exact = sum(5 + sum(len(m.content) for m in r.messages) // 4 for r in planned)
         counted = await count_prompt_tokens(engine, "fake", exact=100)

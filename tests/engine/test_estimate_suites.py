@@ -10,13 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from robusteval.cli import build_parser, main
 from robusteval.cli.run import config_from_args
 from robusteval.engine.loop import run as run_loop
 from robusteval.run import estimate_suite
-from robusteval.testing.openai_stub import StubServer
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 SETS = [{"id": "s1", "variation": "formality", "variants": [{"language": "en", "prompt": "Name a primary colour."},
@@ -24,12 +21,6 @@ SETS = [{"id": "s1", "variation": "formality", "variants": [{"language": "en", "
                                                           {"language": "en", "prompt": "Name one primary colour!"}]},
         {"id": "s2", "variation": "language",
          "variants": [{"language": "en", "prompt": "What is 2 + 2?"}, {"language": "de", "prompt": "Was ist 2 + 2?"}]}]
-
-
-@pytest.fixture(scope="module")
-def stub():
-    with StubServer() as server:
-        yield server
 
 
 def estimate_then_run(tmp_path: Path, stub, args: list[str]) -> tuple[dict, dict, Path]:

@@ -558,16 +558,6 @@ class Sample(SampleBase):
     logliks: tuple[float, ...] = ()  # --scoring loglik: each shown option's score (POSIX reads them)
 
 
-async def ask(ctx: SuiteContext, model: str, items: list[Item], families: tuple[str, ...],
-              params: GenParams, samples: int = 1, design: Design = Design(),
-              cross: tuple[str, ...] = (), cells: set[tuple[str, str, str]] | None = None,
-              reader: Reader | None = None) -> list[Sample]:
-    """Every sample of `ask_each`, collected (benchmarks, tests: a run never holds them all)."""
-    out: list[Sample] = []
-    await ask_each(ctx, model, items, families, params, samples, design, cross, out.append, cells, reader)
-    return out
-
-
 async def ask_each(ctx: SuiteContext, model: str, items: list[Item], families: tuple[str, ...], params: GenParams,
                    samples: int, design: Design, cross: tuple[str, ...], emit: Callable[[Sample], None],
                    cells: set[tuple[str, str, str]] | None = None, reader: Reader | None = None) -> None:
@@ -755,7 +745,6 @@ __all__ = [
     "Options",
     "Sample",
     "add_arguments",
-    "ask",
     "ask_each",
     "ask_loglik",
     "ask_math",

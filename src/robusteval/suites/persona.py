@@ -360,16 +360,10 @@ def _sample(model: str, persona: Persona, context: Context, questionnaire: Quest
                   probs=dist.probs, letter_mass=dist.mass if response.ok else None)
 
 
-def scores_csv(tallies: dict[str, PersonaTally] | Sequence[Sample], personas: list[Persona], contexts: list[Context],
+def scores_csv(tallies: dict[str, PersonaTally], personas: list[Persona], contexts: list[Context],
                questionnaire: Questionnaire) -> str:
     """Centred value scores: one row per model, context and persona (models that answered nothing
-    have no rows). ``tallies``: each model's answers (`metrics.persona.PersonaTally`), or samples."""
-    if not isinstance(tallies, dict):
-        samples, tallies = tallies, {}
-        for s in samples:
-            if s.model not in tallies:
-                tallies[s.model] = PersonaTally(personas, [c.name for c in contexts], questionnaire)
-            tallies[s.model].add(s)
+    have no rows). ``tallies``: each model's answers (`metrics.persona.PersonaTally`)."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(["model", "context", "persona_id", "persona", *questionnaire.values])
