@@ -20,9 +20,9 @@ import numpy as np
 from robusteval.metrics.sensitivity import sensitivity
 from robusteval.metrics.stats import Estimate, bootstrap
 from robusteval.probes.paraphrase import Cost
-from robusteval.rag.pipeline import STAGES
 from robusteval.results.sensitivity import Sensitivity
 from robusteval.results.tree import (
+    STAGES,
     GroupMetrics,
     ModeComparison,
     ModeMetrics,
