@@ -75,7 +75,7 @@ def metrics_type(suite: str) -> Any | None:
     return None if spec is None else spec.metrics_type()
 
 
-def run_record(results: dict) -> RunRecord:
+def run_record(results: dict[str, Any]) -> RunRecord:
     """A parsed results.json as a `RunRecord` (raises `RecordError` when it does not fit)."""
     if not isinstance(results, dict):
         raise RecordError("results.json: not a JSON object")

@@ -41,7 +41,7 @@ JobT = TypeVar("JobT")
 ResultT = TypeVar("ResultT")
 
 
-def print_noise_floor(console: Console, extra: dict) -> None:
+def print_noise_floor(console: Console, extra: dict[str, Any]) -> None:
     """The backend's own noise (``--check-determinism``) below a suite's tables, when the run measured it."""
     from rich.text import Text
 
@@ -62,7 +62,7 @@ class SampleLike(Protocol):
     @property
     def status(self) -> str: ...
 
-    def as_dict(self) -> dict: ...
+    def as_dict(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,7 +92,7 @@ class SampleBase:
     def label(self) -> str:
         return " · ".join(str(v) for k in self.LABEL if (v := getattr(self, k, None)) not in (None, ""))
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """The samples.jsonl line: every field, and the row's ``label``."""
         return {**asdict(self), "label": self.label()}
 
@@ -198,9 +198,9 @@ def _no_samples(result: object) -> Iterable[SampleLike]:
 class SuiteResult:
     """What a suite hands back; `run_suite` writes it to the run folder."""
 
-    metrics: dict  # JSON-able, by model (or by whatever the suite compares)
-    samples: list  # SampleLike
-    extra: dict = field(default_factory=dict)  # more keys for results.json
+    metrics: dict[str, Any]  # JSON-able, by model (or by whatever the suite compares)
+    samples: list[SampleLike]
+    extra: dict[str, Any] = field(default_factory=dict)  # more keys for results.json
     # more files in the run folder; a callable gives a file's text piece by piece, called once the
     # samples are written (a file built from the samples read back, or from a `results.spool.Spool`)
     files: dict[str, str | bytes | Callable[[], Iterable[str]]] = field(default_factory=dict)
@@ -228,6 +228,6 @@ class Suite(Protocol):
 
     def validate(self, config: Any, options: Any) -> None: ...
 
-    async def execute(self, ctx: SuiteContext) -> SuiteResult: ...
+    async def execute(self, ctx: SuiteContext[Any]) -> SuiteResult: ...
 
     def print_summary(self, console: Console, result: SuiteResult) -> None: ...
