@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from robusteval.errors import UserError
 from robusteval.results.codec import RecordError, decode
 from robusteval.suite_specs import SUITES
 
@@ -92,8 +93,22 @@ def run_record(results: dict[str, Any]) -> RunRecord:
                         "metrics": metrics, "extra": extra})
 
 
+def read_results(folder: Path | str) -> dict[str, Any]:
+    """A run folder's results.json as parsed JSON: the one place a run's results are read from a
+    file (`read_run` types them; the report, ``compare``, the leaderboard and ``serve`` read them
+    here), with one `UserError` naming the folder, or the line that is not JSON."""
+    path = Path(folder)
+    results_file = path / "results.json"
+    if not results_file.is_file():
+        raise UserError(f"{path}: not a run folder (no results.json)")
+    try:
+        results: dict[str, Any] = json.loads(results_file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{results_file}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    return results
+
+
 def read_run(folder: Path | str) -> RunRecord:
     """``folder/results.json`` as a `RunRecord` (its ``path`` the folder)."""
-    path = Path(folder) / "results.json"
-    record = run_record(json.loads(path.read_text(encoding="utf-8")))
+    record = run_record(read_results(folder))
     return replace(record, path=Path(folder))

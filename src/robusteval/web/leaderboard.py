@@ -10,8 +10,10 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from robusteval.errors import UserError
 from robusteval.metrics.ranking import Entry, tie_ranks
 from robusteval.report.sections import headlines
+from robusteval.results.records import read_results
 
 
 @dataclass(frozen=True)
@@ -35,11 +37,10 @@ def find_runs(runs_dir: Path) -> list[tuple[str, dict]]:
     """(run folder name, results) for every direct subfolder holding a readable results.json."""
     out = []
     for child in sorted(runs_dir.iterdir()) if runs_dir.is_dir() else []:
-        results_file = child / "results.json"
-        if child.is_dir() and not child.is_symlink() and results_file.is_file():
+        if child.is_dir() and not child.is_symlink() and (child / "results.json").is_file():
             try:
-                out.append((child.name, json.loads(results_file.read_text(encoding="utf-8"))))
-            except (OSError, json.JSONDecodeError):
+                out.append((child.name, read_results(child)))
+            except (OSError, UnicodeDecodeError, UserError):
                 continue  # a run being written, or a broken file: leave it out, never crash the page
     return out
 
@@ -87,8 +88,8 @@ def item_scores(samples: Path, metric: str, results: dict | None = None) -> dict
 
     if results is None:  # the samples alone: their suite is that of the results.json beside them
         try:
-            results = json.loads((samples.parent / "results.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            results = read_results(samples.parent)
+        except (OSError, ValueError, UserError):
             results = {}
     if not isinstance(results, dict):
         return {}
