@@ -34,7 +34,7 @@ from engine_throughput import stub  # the stub-in-its-own-process helper
 TARGET_S = 2.0
 # Where the rerun's time goes: (label, function as pstats names it: file suffix, function name).
 SPLIT = (
-    ("suite (store lookups, readers, metrics)", ("suites/mcq.py", "execute")),
+    ("suite (store lookups, readers, metrics)", ("suites/mcq/__init__.py", "execute")),
     ("results.json + samples.jsonl", ("robusteval/results.py", "write_run")),
     ("suite files (tables, plots)", ("suites/base.py", "write_files")),
     ("report (HTML, Markdown, plots)", ("report/render.py", "write_report")),

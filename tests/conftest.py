@@ -44,16 +44,6 @@ def llama_http():
         yield base_url
 
 
-@pytest.fixture(scope="module")
-def stub():
-    """The deterministic OpenAI-compatible stub (`robusteval.testing.openai_stub`), one per test module;
-    ``stub.model("name")`` is a ``--model`` for it."""
-    from robusteval.testing.openai_stub import StubServer
-
-    with StubServer() as server:
-        yield server
-
-
 class CliRun(NamedTuple):
     """What one in-process ``robusteval`` command gave: its exit code, the run folder it wrote (None
     if none), and what it printed."""
@@ -95,6 +85,40 @@ def cli_run(tmp_path, capsys):
         return CliRun(code, folder, captured.out, captured.err)
 
     return run
+
+
+def bare_context(engine, models=(), *, suite: str = "mcq", options=None, samples=None, params=None):
+    """A `SuiteContext` around an engine the test made (its models added), for calling a suite's
+    steps without a run folder: ``options`` default to the suite's, samples are kept in a writer
+    with no file (``samples``: one the test reads)."""
+    from rich.console import Console
+
+    from robusteval.config import RunConfig
+    from robusteval.suites import get_suite
+    from robusteval.suites.base import SuiteContext
+    from robusteval.types import GenParams
+
+    options = get_suite(suite).Options() if options is None else options
+    extra = {} if samples is None else {"samples": samples}
+    return SuiteContext(config=RunConfig(suite=suite, models=tuple(models), options=options), options=options,
+                        engine=engine, models=list(models), params=params or GenParams(),
+                        console=Console(quiet=True), **extra)
+
+
+@pytest.fixture
+def stub():
+    """The deterministic OpenAI-compatible stub (`testing.openai_stub`) on loopback, with fresh hit
+    counters; ``stub.model("NAME")`` is a ``--model`` on it (each NAME answers its own way)."""
+    from robusteval.testing.openai_stub import StubServer
+
+    with StubServer() as server:
+        yield server
+
+
+@pytest.fixture
+def suite_context():
+    """`bare_context`, for a test that calls a suite's steps on its own engine."""
+    return bare_context
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from robusteval.cli import main
 from robusteval.compare import UNSTORED
 from robusteval.probes.design import expand
 from robusteval.report.table import fmt_estimate
-from robusteval.suites.mcq import _sample
+from robusteval.suites.mcq.ask import _sample
 from robusteval.types import Item, Response
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -15,7 +15,6 @@ on the shared cells, with the run's own seed and question order; the output says
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -32,7 +31,7 @@ from robusteval.report.table import fmt_estimate
 from robusteval.results.codec import RecordError
 from robusteval.results.mcq import McqMetrics, SampleRow, read_rows
 from robusteval.results.persona import PersonaBoard
-from robusteval.results.records import run_record
+from robusteval.results.records import read_run
 from robusteval.results.sensitivity import Sensitivity
 
 STORED = "stored"  # a run's measures as its results.json holds them
@@ -64,12 +63,13 @@ class StoredRun:
 def load_stored(run: str) -> StoredRun:
     """The stored metrics and seed of a run folder (or of the folder of its samples.jsonl)."""
     path = Path(run)
-    results = (path if path.is_dir() else path.parent) / "results.json"
+    folder = path if path.is_dir() else path.parent
+    results = folder / "results.json"
     if not results.is_file():
         return StoredRun({})
     try:
-        record = run_record(json.loads(results.read_text(encoding="utf-8")))
-    except (json.JSONDecodeError, RecordError) as exc:
+        record = read_run(folder)
+    except (UserError, RecordError) as exc:
         raise UserError(f"{results}: not an mcq run's results ({exc})") from None
     if record.suite != "mcq" or not isinstance(record.metrics, dict):
         return StoredRun({})
@@ -412,11 +412,10 @@ def persona_leaderboard(runs: list[str]) -> PersonaBoard | None:
     from robusteval.metrics.persona import persona_board
     from robusteval.results.codec import RecordError, decode
     from robusteval.results.persona import ContextInfo
-    from robusteval.results.records import run_record
+    from robusteval.results.records import read_results, run_record
 
     folders = [Path(r).parent if Path(r).is_file() else Path(r) for r in runs]
-    loaded = [(f, json.loads((f / "results.json").read_text(encoding="utf-8")))
-              for f in folders if (f / "results.json").is_file()]
+    loaded = [(f, read_results(f)) for f in folders if (f / "results.json").is_file()]
     if len(loaded) != len(folders) or any(r.get("suite") != "persona" for _, r in loaded):
         return None
     records = []

@@ -3,7 +3,7 @@ suite's ``Options``, each coerced by `config.decode_settings` and validated (com
 suite's ``validate``).
 
 It sits between the command line and the suites: it looks suites up in their registry
-(`robusteval.suites`), which `config` must not (suites and results read `RunConfig`)."""
+(`robusteval.suite_specs`), which `config` must not (suites and results read `RunConfig`)."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ from robusteval.config import RunConfig, decode_settings
 from robusteval.errors import UserError
 from robusteval.files import parse_yaml, read_text
 from robusteval.models.spec import parse_model_spec
-from robusteval.suites import UNUSED_COMMON_SETTINGS, get_suite
+from robusteval.suite_specs import suite_spec
 
 
 def suite_flags(suite_name: str) -> dict[str, str]:
     """The suite's own settings -> their flags (``n_shots`` -> ``--shots-per-question``), from its parser."""
     parser = argparse.ArgumentParser(add_help=False)
-    get_suite(suite_name).add_arguments(parser)
+    suite_spec(suite_name).suite().add_arguments(parser)
     return {a.dest: max(a.option_strings, key=len) for a in parser._actions if a.option_strings}
 
 
@@ -45,9 +45,9 @@ def load_config_file(path: str, suite: str | None = None) -> dict:
     known = {f.name for f in fields(RunConfig)} - {"options"} | {"model"}
     suite = suite or data.get("suite")
     if suite is not None:
-        own = {f.name for f in fields(get_suite(str(suite)).Options)}
+        spec = suite_spec(str(suite))
         # another suite's settings (mcq's families in a persona file) are refused as unused, naming them
-        known |= own | set(UNUSED_COMMON_SETTINGS.get(str(suite), ()))
+        known |= {f.name for f in fields(spec.options)} | set(spec.unused)
     out = {}
     for key, value in data.items():
         name = str(key).replace("-", "_")
@@ -78,16 +78,16 @@ def build_config(file_values: dict, flag_values: dict) -> RunConfig:
 
     Keys that are not RunConfig fields are the suite's own settings (its ``Options``)."""
     merged = {**file_values, **{k: v for k, v in flag_values.items() if v is not None}}
-    suite = get_suite(str(merged.get("suite", RunConfig.suite)))
+    suite = suite_spec(str(merged.get("suite", RunConfig.suite)))
     common = {f.name for f in fields(RunConfig)} - {"options"}
-    option_names = {f.name for f in fields(suite.Options)}
-    if unused := [k for k in UNUSED_COMMON_SETTINGS.get(suite.NAME, ()) if k in merged and k not in option_names]:
-        raise UserError(unused_settings_message(suite.NAME, unused))
+    option_names = {f.name for f in fields(suite.options)}
+    if unused := [k for k in suite.unused if k in merged and k not in option_names]:
+        raise UserError(unused_settings_message(suite.name, unused))
     if unknown := sorted(set(merged) - common - option_names):
-        raise UserError(f"settings {', '.join(unknown)} do not apply to suite {suite.NAME!r}; "
+        raise UserError(f"settings {', '.join(unknown)} do not apply to suite {suite.name!r}; "
                         f"known: {', '.join(sorted(common | option_names))}")
-    options = decode_settings(suite.Options, {k: v for k, v in merged.items() if k in option_names},
-                              suite_flags(suite.NAME))
+    options: Any = decode_settings(suite.options, {k: v for k, v in merged.items() if k in option_names},
+                              suite_flags(suite.name))
     settings: dict[str, Any] = {k: v for k, v in merged.items() if k in common}
     config = replace(decode_settings(RunConfig, settings), options=options).validated()
     for spec in config.models:
@@ -96,6 +96,6 @@ def build_config(file_values: dict, flag_values: dict) -> RunConfig:
         try:
             parse_model_spec(spec)
         except UserError as exc:
-            raise UserError(f"{suite_flags(suite.NAME).get(name, name)} {spec!r}: {exc}") from None
-    suite.validate(config, options)
+            raise UserError(f"{suite_flags(suite.name).get(name, name)} {spec!r}: {exc}") from None
+    suite.suite().validate(config, options)
     return config

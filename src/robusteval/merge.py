@@ -14,7 +14,6 @@ answers the shards had stops the merge before it writes anything (`models.replay
 
 from __future__ import annotations
 
-import json
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ from robusteval.engine.store import STORE_FILE
 from robusteval.errors import UserError
 from robusteval.models.replay import Replay
 from robusteval.results.codec import RecordError, decode
-from robusteval.results.records import RunRecord, run_record
+from robusteval.results.records import RunRecord, read_run
 from robusteval.suites import get_suite
 
 # Settings that may differ between the shards of one command (and the store, where the merge is told
@@ -37,11 +36,11 @@ def read_shards(folders: list[str]) -> list[RunRecord]:
     records = []
     for folder in folders:
         path = Path(folder) / "results.json"
+        if not path.is_file():
+            raise UserError(f"merge: {folder} is not a run folder (no results.json)")
         try:
-            records.append(run_record(json.loads(path.read_text(encoding="utf-8"))))
-        except FileNotFoundError:
-            raise UserError(f"merge: {folder} is not a run folder (no results.json)") from None
-        except (json.JSONDecodeError, UnicodeDecodeError, RecordError) as exc:
+            records.append(read_run(folder))
+        except (UserError, UnicodeDecodeError, RecordError) as exc:
             raise UserError(f"merge: {path} is not a readable run record ({exc})") from None
     return records
 

@@ -8,6 +8,7 @@ from robusteval.engine import Engine, Store
 from robusteval.engine.estimate import MIN_FIT, estimate, expected_completion, expected_completions, expected_seconds
 from robusteval.engine.store import PastAnswer
 from robusteval.models import load_backend, parse_model_spec
+from robusteval.probes.design import Design
 from robusteval.suites import mcq
 from robusteval.testing.openai_stub import StubConfig, StubServer
 from robusteval.types import GenParams, Item
@@ -20,27 +21,33 @@ def _items(start, n):
             for i in range(start, start + n)]
 
 
-async def _run(url, store_path, items, *, dry_run):
+async def _ask(ctx, model, items):
+    """mcq's order and format variants of ``items``, asked through ``ctx`` (samples dropped)."""
+    await mcq.ask_each(ctx, model, items, ("order", "format"), PARAMS, 1, Design(), (), lambda sample: None)
+
+
+async def _run(url, store_path, items, *, dry_run, context):
     store = Store(store_path)
     engine = Engine(store, dry_run=dry_run)
     await engine.add_model("stub", load_backend(parse_model_spec(f"openai:stub?base_url={url}&max_concurrency=8")))
     try:
-        await mcq.run(engine, "stub", items, ("order", "format"), PARAMS)
+        await _ask(context(engine, ["stub"]), "stub", items)
         return (estimate(engine, store, "stub") if dry_run else engine.usage["stub"]), engine
     finally:
         await engine.close()
         store.close()
 
 
-def test_estimate_counts_exactly_and_tokens_closely(tmp_path):
+def test_estimate_counts_exactly_and_tokens_closely(tmp_path, suite_context):
     path = tmp_path / "s.sqlite"
     with StubServer(StubConfig(latency_s=0.001)) as stub:
-        asyncio.run(_run(stub.base_url, path, _items(0, 6), dry_run=False))  # history for the model
+        # history for the model
+        asyncio.run(_run(stub.base_url, path, _items(0, 6), dry_run=False, context=suite_context))
         cached_part = _items(3, 3)  # half of the next run is already in the store
         new_part = _items(100, 3)
-        est, _ = asyncio.run(_run(stub.base_url, path, cached_part + new_part, dry_run=True))
+        est, _ = asyncio.run(_run(stub.base_url, path, cached_part + new_part, dry_run=True, context=suite_context))
         assert stub.counters()["total"] == 6 * 9  # the dry run sent nothing
-        actual, _ = asyncio.run(_run(stub.base_url, path, cached_part + new_part, dry_run=False))
+        actual, _ = asyncio.run(_run(stub.base_url, path, cached_part + new_part, dry_run=False, context=suite_context))
     # 10 variants per question, 9 distinct (gold@A is the A. format variant)
     assert est.requests == actual.requests == 60
     assert est.cached == 30 and est.duplicates == 3  # gold@A = the A. format variant, once per new question
@@ -51,9 +58,10 @@ def test_estimate_counts_exactly_and_tokens_closely(tmp_path):
     assert est.seconds is not None and "stored answers" in est.basis
 
 
-def test_without_history_completions_are_an_upper_bound(tmp_path):
+def test_without_history_completions_are_an_upper_bound(tmp_path, suite_context):
     with StubServer(StubConfig(latency_s=0.001)) as stub:
-        est, _ = asyncio.run(_run(stub.base_url, tmp_path / "s.sqlite", _items(0, 2), dry_run=True))
+        est, _ = asyncio.run(_run(stub.base_url, tmp_path / "s.sqlite", _items(0, 2), dry_run=True,
+                                  context=suite_context))
     assert est.to_send == 18 and est.cached == 0
     assert est.completion_tokens == 18 * PARAMS.max_tokens and "upper bound" in est.basis
     assert est.seconds is None
@@ -120,7 +128,7 @@ class CountingBackend:
         return 5 + sum(len(m.content) for m in messages) // 4
 
 
-async def _planned(tmp_path, n_items):
+async def _planned(tmp_path, n_items, context):
     from robusteval.engine.estimate import count_prompt_tokens
 
     store = Store(tmp_path / "s.sqlite")
@@ -128,7 +136,7 @@ async def _planned(tmp_path, n_items):
     backend = CountingBackend()
     await engine.add_model("fake", backend)
     try:
-        await mcq.run(engine, "fake", _items(1, n_items), ("order", "format"), PARAMS)
+        await _ask(context(engine, ["fake"]), "fake", _items(1, n_items))
         planned = list(engine.planned["fake"].values())
         exact = sum(5 + sum(len(m.content) for m in r.messages) // 4 for r in planned)
         counted = await count_prompt_tokens(engine, "fake", exact=100)
@@ -138,9 +146,9 @@ async def _planned(tmp_path, n_items):
         store.close()
 
 
-def test_prompt_tokens_are_counted_on_a_sample_above_the_limit(tmp_path):
+def test_prompt_tokens_are_counted_on_a_sample_above_the_limit(tmp_path, suite_context):
     """About 900 planned prompts, 100 counted: the total extrapolated by characters, and said so."""
-    counted, exact, calls, planned, est = asyncio.run(_planned(tmp_path, 100))
+    counted, exact, calls, planned, est = asyncio.run(_planned(tmp_path, 100, suite_context))
     assert planned > 850 and calls == 100
     assert (counted.counted, counted.planned) == (100, planned)
     assert counted.tokens == pytest.approx(exact, rel=0.01)
@@ -148,8 +156,8 @@ def test_prompt_tokens_are_counted_on_a_sample_above_the_limit(tmp_path):
     assert f"seeded sample of 100 of the {planned} prompts, extrapolated by characters" in est.basis
 
 
-def test_prompt_tokens_are_all_counted_up_to_the_limit(tmp_path):
-    counted, exact, calls, planned, est = asyncio.run(_planned(tmp_path, 10))
+def test_prompt_tokens_are_all_counted_up_to_the_limit(tmp_path, suite_context):
+    counted, exact, calls, planned, est = asyncio.run(_planned(tmp_path, 10, suite_context))
     assert planned == calls <= 100 and counted.tokens == exact == est.prompt_tokens
     assert "counted by the model's tokenizer" in est.basis and "sample" not in est.basis
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from robusteval.metrics.mcq import McqTally
 from robusteval.probes.design import expand
 from robusteval.results.mcq import InvalidReplies
-from robusteval.suites.mcq import _sample
+from robusteval.suites.mcq.ask import _sample
 from robusteval.types import Item, Response
 
 ITEM = Item(id="q", question="Q?", options=("x", "y", "z", "w"), answer=0)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from robusteval.metrics.text import alias_match, normalize_answer, rouge, score_answer, sentence_bleu, token_prf
+from robusteval.metrics.text import rouge, score_answer, sentence_bleu, token_prf
+from robusteval.readers.aliases import alias_match, normalize_answer
 
 
 def test_normalize_answer():

@@ -246,7 +246,7 @@ def test_synonym_says_why_it_is_unavailable(monkeypatch, tmp_path):
     monkeypatch.setattr(wordnet, "wordnet", absent)
     helm._synonyms.cache_clear()
     try:
-        with pytest.raises(UserError, match="helm:synonym needs .*no WordNet 3.0"):
+        with pytest.raises(UserError, match=r"helm:synonym needs .*no WordNet 3\.0"):
             registry.get("helm:synonym", skip_missing=False)
     finally:
         helm._synonyms.cache_clear()  # later tests see the real WordNet again

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from robusteval.rag.corpus import LocalKB, Passage, SearchError, load_corpus
-from robusteval.rag.pipeline import STAGES, attribute, closed_messages, context_has_answer, rag_messages, search
+from robusteval.rag.pipeline import attribute, closed_messages, context_has_answer, rag_messages, search
 from robusteval.rag.retrievers import Hit
+from robusteval.results.tree import STAGES
 
 CORPUS = Path(__file__).parent.parent / "fixtures" / "tree_corpus.jsonl"
 

@@ -6,7 +6,8 @@ from fractions import Fraction
 
 import pytest
 
-from robusteval.readers.math import MathAnswer, gsm8k_gold, is_equivalent, last_boxed, normalize, read_math
+from robusteval.data.math_answers import gsm8k_gold, last_boxed
+from robusteval.readers.math import MathAnswer, is_equivalent, normalize, read_math
 
 # Replies of the embedded SmolLM2-135M-Instruct to GSM8K questions (greedy, abridged to their ends):
 # it copies GSM8K's "####", restates, and writes prose or arithmetic after "The final answer is".

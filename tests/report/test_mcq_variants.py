@@ -9,7 +9,7 @@ from robusteval.probes.design import expand
 from robusteval.report.model import Run
 from robusteval.report.sections.mcq import sections
 from robusteval.report.table import print_mcq
-from robusteval.suites.mcq import _sample
+from robusteval.suites.mcq.ask import _sample
 from robusteval.types import Item, Response
 
 ITEMS = [

@@ -7,10 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from robusteval.cli import main
-from robusteval.testing.openai_stub import StubServer
 
 EXAMPLE = Path(__file__).parents[1] / "fixtures" / "eloquent" / "robustness-2024-example.json"
 SETS = [{"id": "001", "variation": "formality", "variants": [{"language": "en", "prompt": "Name a primary colour."},
@@ -29,12 +26,6 @@ def shape(value):
         assert all(s == shapes[0] for s in shapes), "a list of mixed layouts"
         return [shapes[0]] if shapes else []
     return type(value).__name__
-
-
-@pytest.fixture(scope="module")
-def stub():
-    with StubServer() as server:
-        yield server
 
 
 def run(tmp_path: Path, stub, *models: str, team: str = "myteam") -> Path:

@@ -29,24 +29,11 @@ from robusteval.suites.hallucination import (
     execute,
     vote,
 )
-from robusteval.types import Completion, GenParams
+from robusteval.testing.scripted import ScriptedBackend
+from robusteval.types import GenParams
 
 TRIAL = load_items("trial")
 HALLUCINATED = {i.hyp1 if i.label == "hyp1" else i.hyp2 for i in TRIAL}
-
-
-class Scripted:
-    """A backend whose reply is a function of the last user message."""
-
-    def __init__(self, name: str, reply):
-        self.fingerprint, self.max_concurrency, self.reply = f"scripted:{name}", 4, reply
-
-    async def start(self) -> None: ...
-
-    async def close(self) -> None: ...
-
-    async def chat(self, messages, params: GenParams) -> Completion:
-        return Completion(self.reply(messages[-1].content), prompt_tokens=1, completion_tokens=1)
 
 
 def _line(prompt: str, name: str) -> str:
@@ -89,7 +76,9 @@ async def _execute(tmp_path, options: Options, limit: int | None = 6, data: str 
     store = Store(tmp_path / "s.sqlite")
     engine = Engine(store)
     for name, reply in models.items():
-        await engine.add_model(name, Scripted(name, reply))
+        # the reply is a function of the last user message
+        await engine.add_model(name, ScriptedBackend(lambda messages, params, reply=reply: reply(messages[-1].content),
+                                                     fingerprint=f"scripted:{name}"))
 
     async def add(spec: str) -> str:
         assert spec in models

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from robusteval.cli import main
-from robusteval.suites.mcq import ANSWER_PREFIX
+from robusteval.suites.mcq.ask import ANSWER_PREFIX
 from robusteval.testing.openai_stub import StubServer, token_logprob
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from robusteval.metrics.mcq import family_metrics, matrices, metrics
 from robusteval.probes.design import expand
-from robusteval.suites.mcq import _sample
+from robusteval.suites.mcq.ask import _sample
 from robusteval.types import Item, Response
 
 ITEMS = [

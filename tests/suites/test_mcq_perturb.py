@@ -16,7 +16,7 @@ from robusteval.errors import UserError
 from robusteval.probes.apply import perturb_text
 from robusteval.report.model import Run
 from robusteval.report.sections.mcq import sections
-from robusteval.suites.mcq import gold_aliases
+from robusteval.suites.mcq.copies import gold_aliases
 from robusteval.testing.openai_stub import StubServer
 from robusteval.types import Item
 
@@ -137,7 +137,7 @@ def test_metrics_keep_families_by_their_fields_not_by_parsing_names():
 
     from robusteval.metrics.mcq import metrics
     from robusteval.probes.design import expand
-    from robusteval.suites.mcq import _sample
+    from robusteval.suites.mcq.ask import _sample
     from robusteval.types import Response
 
     items = [Item("q1", "Which is red?", ("sky", "blood", "grass"), 1)]

@@ -11,7 +11,7 @@ import pytest
 from robusteval.data.mcq import load_items
 from robusteval.metrics.mcq import family_metrics
 from robusteval.probes.design import expand
-from robusteval.suites.mcq import _sample
+from robusteval.suites.mcq.ask import _sample
 from robusteval.types import Response
 
 

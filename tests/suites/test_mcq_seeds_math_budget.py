@@ -14,18 +14,11 @@ from robusteval.probes.design import Design, expand
 from robusteval.probes.math_prompts import expand_math, load_math_templates
 from robusteval.report.model import Run
 from robusteval.report.sections.mcq import sections
-from robusteval.suites.mcq import decoding
-from robusteval.testing.openai_stub import StubServer
+from robusteval.suites.mcq.ask import decoding
 from robusteval.types import GenParams, Item
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 GSM8K = FIXTURES / "gsm8k_small.jsonl"
-
-
-@pytest.fixture
-def stub():
-    with StubServer() as server:
-        yield server
 
 
 def _model(stub) -> str:

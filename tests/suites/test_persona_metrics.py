@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from robusteval.data.persona import Persona, load_questionnaire
-from robusteval.metrics.persona import answer_matrix, games, leaderboard, model_metrics
+from robusteval.metrics.persona import PersonaTally, answer_matrix, games, leaderboard, model_metrics
 from robusteval.probes.persona import Context
 from robusteval.suites.persona import Sample, scores_csv
 
@@ -80,7 +80,10 @@ def test_flipped_model_and_the_leaderboard():
 
 
 def test_scores_csv_has_a_row_per_model_context_persona():
-    text = scores_csv(samples("m", {"no_conv": BASE, "fixed_x": SAME}), PEOPLE, CONTEXTS, Q)
+    tally = PersonaTally(PEOPLE, [c.name for c in CONTEXTS], Q)
+    for sample in samples("m", {"no_conv": BASE, "fixed_x": SAME}):
+        tally.add(sample)
+    text = scores_csv({"m": tally}, PEOPLE, CONTEXTS, Q)
     lines = text.strip().splitlines()
     assert lines[0] == "model,context,persona_id,persona,warmth,drive" and len(lines) == 1 + 2 * 4
     # persona 0 in no_conv: answers 1, (5-4)=1, 4, 4 -> mean 2.5 -> warmth -1.5, drive 1.5

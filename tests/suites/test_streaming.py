@@ -99,12 +99,6 @@ def run_case(name: str, tmp: Path, url: str) -> dict:
     return written(tmp / "runs" / name, tmp, url)
 
 
-@pytest.fixture(scope="module")
-def stub():
-    with StubServer() as server:
-        yield server
-
-
 @pytest.mark.parametrize("name", ["mcq-loglik", "mcq-math", "persona", "tree", "hallucination", "consistency"])
 def test_streamed_run_writes_what_the_held_run_wrote(name, tmp_path, stub, monkeypatch):
     from robusteval import run as run_module

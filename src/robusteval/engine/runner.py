@@ -19,6 +19,7 @@ from typing import Any, Protocol, TypeVar, cast
 from robusteval.engine.group_commit import GroupCommit
 from robusteval.engine.limits import AdaptiveLimit, Pacer, TokenBudget
 from robusteval.engine.store import Store, StoreRow, cache_key
+from robusteval.engine.stream import count_request
 from robusteval.errors import BackendError, UserError
 from robusteval.models.base import Backend, DeferredBackend, LoglikBackend, completion_problem
 from robusteval.redact import has_secret, redact
@@ -210,6 +211,7 @@ class Engine:
         m.usage.requests += 1
         if (begin := getattr(self.progress, "begin", None)) is not None:
             begin()  # the display's total counts what was started, announced or not
+        count_request()  # and so does the job it is asked within (`stream.counted`)
         if key in self._inflight:  # identical request already on its way: share its answer
             return self._count(m, await asyncio.shield(self._inflight[key]), from_store=True)
         if self.use_cache or key in self._answered:  # stored before, or asked before in this run

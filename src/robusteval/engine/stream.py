@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextvars import ContextVar
 from typing import TypeVar
 
 JobT = TypeVar("JobT")
@@ -52,3 +53,27 @@ async def in_order(jobs: Iterable[JobT], one: Callable[[JobT], Awaitable[ResultT
 
 
 _END = object()
+
+# The request counters of the jobs a request is asked within (`counted`): `Engine._ask` adds one to
+# each. A context variable, since a job's requests run in tasks it starts (which copy its context);
+# a tuple, since a job may run jobs of its own (a tree's nodes within a model's run).
+_COUNTERS: ContextVar[tuple[list[int], ...]] = ContextVar("job_request_counters", default=())
+
+
+def count_request() -> None:
+    """One request was started: counted for every job it is asked within (`counted`)."""
+    for counter in _COUNTERS.get():
+        counter[0] += 1
+
+
+async def counted(job: Awaitable[ResultT]) -> tuple[ResultT, int]:
+    """``await job``, and how many requests it started through the engine (cached ones included):
+    what the progress total is corrected by when a job asks fewer than it announced (a persona's
+    conversation that failed at its first turn asks none of its questionnaire)."""
+    counter = [0]
+    token = _COUNTERS.set((*_COUNTERS.get(), counter))
+    try:
+        result = await job
+    finally:
+        _COUNTERS.reset(token)
+    return result, counter[0]

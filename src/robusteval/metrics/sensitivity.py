@@ -7,7 +7,7 @@ PromptSensiScore, Mizrahi et al.'s MaxP/AvgP/CPS and the POSIX index. This modul
 them side by side from the answers a suite already stored, each with a 95% interval that treats the
 item as the unit (docs/metrics.md gives each measure's paper, formula and interval).
 
-Inputs are the matrices the suites build (`suites/mcq.py`'s ``matrices``): ``correct`` is items x
+Inputs are the matrices the suites build (`metrics/mcq.py`'s tally): ``correct`` is items x
 variants, a score in [0, 1] (or on ``scale``) per cell, a mean when a cell holds several samples,
 NaN where the variant is absent for the item or its request failed: such cells are left out, never
 counted wrong. ``answers`` holds categorical answer ids (the original option, so that agreement

@@ -7,28 +7,10 @@ spaces), so "The Eiffel Tower." and "eiffel tower" are the same answer.
 from __future__ import annotations
 
 import functools
-import re
-import string
-import unicodedata
 from collections import Counter
 from dataclasses import asdict, dataclass
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCT = set(string.punctuation) | {"‘", "’", "“", "”", "–", "—", "…"}
-
-
-def normalize_answer(text: str) -> str:
-    """Lower case, strip accents' compatibility forms, punctuation and articles, collapse spaces."""
-    text = unicodedata.normalize("NFKC", text).lower()
-    text = "".join(" " if ch in _PUNCT else ch for ch in text)
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
-
-
-def alias_match(answer: str, aliases: tuple[str, ...] | list[str]) -> bool:
-    """True when some gold alias, normalised, appears in the normalised answer as whole words."""
-    padded = f" {normalize_answer(answer)} "
-    return any(n and f" {n} " in padded for n in (normalize_answer(a) for a in aliases))
+from robusteval.readers.aliases import alias_match, normalize_answer
 
 
 def token_prf(prediction: str, reference: str) -> tuple[float, float, float]:

@@ -21,9 +21,9 @@ from robusteval.estimate import Estimate
 from robusteval.metrics.sensitivity import sensitivity
 from robusteval.metrics.stats import bootstrap
 from robusteval.probes.paraphrase import Cost
-from robusteval.rag.pipeline import STAGES
 from robusteval.results.sensitivity import Sensitivity
 from robusteval.results.tree import (
+    STAGES,
     GroupMetrics,
     ModeComparison,
     ModeMetrics,

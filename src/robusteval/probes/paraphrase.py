@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from robusteval.engine import Engine
 from robusteval.engine.runner import DRY_RUN, is_stand_in
-from robusteval.metrics.text import alias_match
 from robusteval.probes.rewrite_checks import form_problem, language_problem
+from robusteval.readers.aliases import alias_match
 from robusteval.types import GenParams, Message, Response
 
 STAND_IN_HEAD = 60  # characters of a stand-in reply that keep its mark and key (`engine.runner.STAND_IN`)

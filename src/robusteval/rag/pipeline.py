@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from robusteval.metrics.text import alias_match
 from robusteval.rag.corpus import Passage, SearchError
 from robusteval.rag.retrievers import Hit
+from robusteval.readers.aliases import alias_match
 from robusteval.types import Message
 
 RAG_PROMPT = ("Answer the question in a few words, using the extracts below.\n\n{extracts}\n\n"
               "Question: {question}\nAnswer:")
 CLOSED_PROMPT = "Answer the question in a few words.\n\nQuestion: {question}\nAnswer:"
-STAGES = ("correct", "entity_extraction", "search", "retrieval", "generator", "api")
 
 
 def closed_messages(question: str) -> tuple[Message, ...]:

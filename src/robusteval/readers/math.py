@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
+from robusteval.data.math_answers import last_boxed
+
 Rule = str  # "boxed" | "final-answer" | "hashes" | "answer-is" | "last-number"
 
 
@@ -79,35 +81,6 @@ def is_equivalent(pred: MathAnswer | str | None, gold: MathAnswer | str) -> bool
     if p is None or p.status != "ok" or g.status != "ok":
         return False
     return p.normalized == g.normalized
-
-
-def gsm8k_gold(solution: str) -> str:
-    """GSM8K's final answer: what follows ``####`` in its worked solution (commas kept as written)."""
-    if "####" not in solution:
-        raise ValueError("no '####' in the GSM8K solution")
-    return solution.rsplit("####", 1)[1].strip()
-
-
-def last_boxed(text: str) -> str | None:
-    """The content of the last ``\\boxed{...}`` (or ``\\fbox{...}``), braces nested to any depth, or of
-    ``\\boxed 5``; None when there is none or it is cut off before its closing brace."""
-    starts = list(re.finditer(r"\\(?:boxed|fbox)\s*", text))
-    for m in reversed(starts):
-        rest = text[m.end():]
-        if rest.startswith("{"):
-            depth = 0
-            for i, ch in enumerate(rest):
-                depth += (ch == "{") - (ch == "}")
-                if depth == 0:
-                    content = rest[1:i].strip()
-                    if content:
-                        return content
-                    break
-        else:
-            token = re.match(r"[^\s$]+", rest)
-            if token:
-                return token.group(0)
-    return None
 
 
 def normalize(answer: str) -> str:
@@ -214,4 +187,4 @@ def _answer(found: str, rule: Rule | None) -> MathAnswer:
     return MathAnswer(found, normalized, "ok", rule)
 
 
-__all__ = ["MathAnswer", "gsm8k_gold", "is_equivalent", "last_boxed", "normalize", "read_math"]
+__all__ = ["MathAnswer", "is_equivalent", "normalize", "read_math"]

@@ -1,4 +1,4 @@
-"""Per-item values of a run, one extractor per suite registered in `EXTRACTORS`: what a paired
+"""Per-item values of a run, one extractor per suite (named by its `SuiteSpec`): what a paired
 comparison of two runs (``compare``) and a leaderboard's tie ranks (`report.leaderboard`) pair on.
 
 A paired difference exists only for a measure that is a mean of per-item values: both runs scored
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from robusteval.metrics.consistency import item_consistency
 from robusteval.results.codec import RecordError, decode
 from robusteval.results.consistency import ConsistencyMetrics
 from robusteval.results.mcq import SampleRow, read_rows
+from robusteval.suite_specs import SUITES
 
 
 @dataclass(frozen=True)
@@ -151,20 +152,11 @@ def persona_values(results: dict, rows: list[dict]) -> list[ItemValues]:
         "not a mean of per-persona values; the persona leaderboard compares runs on the same games"))]
 
 
-# suite -> its extractor: (results.json as a dict, samples.jsonl lines) -> its measures' per-item values
-EXTRACTORS: dict[str, Callable[[dict, list[dict]], list[ItemValues]]] = {
-    "mcq": mcq_values,
-    "tree": tree_values,
-    "hallucination": hallucination_values,
-    "consistency": consistency_values,
-    "persona": persona_values,
-}
-
-
 def item_values(suite: str, results: dict, rows: list[dict]) -> list[ItemValues]:
     """The per-item values of every measure of a run that has them (and a reason for each headline
     that has none); empty for a suite with no extractor."""
-    extractor = EXTRACTORS.get(suite)
+    spec = SUITES.get(suite)
+    extractor = None if spec is None else spec.item_values_of()
     return extractor(results, [r for r in rows if isinstance(r, dict)]) if extractor else []
 
 

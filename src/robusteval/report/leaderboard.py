@@ -6,7 +6,6 @@ run files, returns data; the server renders it."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from robusteval.errors import UserError
 from robusteval.files import slug
 from robusteval.metrics.ranking import Entry, tie_ranks
 from robusteval.report.sections import headlines
+from robusteval.results.records import read_results
 
 
 @dataclass(frozen=True)
@@ -86,8 +86,8 @@ def find_runs(runs_dir: Path) -> list[tuple[str, dict]]:
         results_file = child / "results.json"
         if child.is_dir() and not child.is_symlink() and results_file.is_file():
             try:
-                out.append((child.name, json.loads(results_file.read_text(encoding="utf-8"))))
-            except (OSError, json.JSONDecodeError):
+                out.append((child.name, read_results(child)))
+            except (OSError, UnicodeDecodeError, UserError):
                 continue  # a run being written, or a broken file: leave it out, never crash the page
     return out
 
@@ -141,8 +141,8 @@ def item_scores(samples: Path, metric: str, results: dict | None = None) -> dict
 
     if results is None:  # the samples alone: their suite is that of the results.json beside them
         try:
-            results = json.loads((samples.parent / "results.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            results = read_results(samples.parent)
+        except (OSError, ValueError, UserError):
             results = {}
     if not isinstance(results, dict):
         return {}

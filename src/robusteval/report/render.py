@@ -11,7 +11,6 @@ Every file is written atomically (`robusteval.files.atomic_write`).
 from __future__ import annotations
 
 import base64
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from robusteval.files import atomic_write, iter_jsonl
 from robusteval.report.explorer import build_explorer, explorer_samples
 from robusteval.report.model import Run
 from robusteval.report.sections import headlines, sections
+from robusteval.results.records import read_results
 
 REPORT_HTML = "report.html"
 REPORT_MD = "report.md"
@@ -59,18 +59,6 @@ def balance_bidi(text: str) -> str:
             if stack and stack[-1] == c:
                 stack.pop()
     return text + "".join(reversed(stack))
-
-
-def read_results(run_dir: str | Path) -> dict:
-    """A run folder's results.json, or a UserError naming the folder or the line that is not JSON."""
-    path = Path(run_dir)
-    results_file = path / "results.json"
-    if not results_file.is_file():
-        raise UserError(f"{path}: not a run folder (no results.json)")
-    try:
-        return json.loads(results_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{results_file}:{exc.lineno}: not valid JSON ({exc.msg})") from None
 
 
 def load_run(run_dir: str | Path) -> Run:

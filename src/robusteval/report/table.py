@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -170,3 +170,23 @@ def print_copy_counts(console: Console, counts: list[CopyCounts]) -> None:
         table.add_row(Text(c.family), str(c.asked), kept, str(c.rejected), str(c.failed), Text(why))
     console.print(table)
 
+
+def estimates(node: object, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Mapping]]:
+    """(path, estimate) for every ``{"value", "ci_low", ...}`` leaf of a metrics tree (results.json's
+    form): what a suite with no tables of its own shows (`print_estimates`, the generic report section)."""
+    if isinstance(node, Mapping):
+        if "value" in node and ("ci_low" in node or "n" in node):
+            yield path, node
+            return
+        for key, child in node.items():
+            yield from estimates(child, (*path, str(key)))
+
+
+def print_estimates(console: Console, suite: str, metrics: object) -> None:
+    """The default terminal table of a suite without a ``print_summary``: every estimate in its metrics."""
+    table = Table(title=f"{suite} metrics")
+    table.add_column("metric")
+    table.add_column("value [95% CI]", justify="right")
+    for path, est in estimates(metrics):
+        table.add_row(" / ".join(path), fmt_estimate(est))
+    console.print(table)

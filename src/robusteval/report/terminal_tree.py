@@ -7,11 +7,10 @@ from rich.console import Console
 from rich.text import Text
 
 from robusteval.estimate import Estimate
-from robusteval.rag.pipeline import STAGES
 from robusteval.report.table import fmt_estimate, print_sensitivity
 from robusteval.report.terminal import Table
 from robusteval.results.codec import encode
-from robusteval.results.tree import TreeMetrics
+from robusteval.results.tree import STAGES, TreeMetrics
 
 
 def _est(e: Estimate | None, *, ci: bool = True) -> str:

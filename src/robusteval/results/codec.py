@@ -19,15 +19,15 @@ class RecordError(ValueError):
     """Data that does not fit the record type: the message names the field and what was wrong;
     ``problems`` lists them one by one (pydantic's error dicts: ``loc``, ``type``, ``msg``, ``input``)."""
 
-    def __init__(self, message: str, problems: list | None = None):
+    def __init__(self, message: str, problems: list[Any] | None = None):
         super().__init__(message)
         self.problems = problems or []
 
 
-_ADAPTERS: dict[Any, TypeAdapter] = {}
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
 
 
-def _adapter(cls: Any) -> TypeAdapter:
+def _adapter(cls: Any) -> TypeAdapter[Any]:
     """One adapter per type (building one reads every nested type hint: milliseconds)."""
     if cls not in _ADAPTERS:
         _ADAPTERS[cls] = TypeAdapter(cls)

@@ -14,7 +14,7 @@ import time
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from robusteval.errors import UserError
 from robusteval.files import atomic_write
@@ -143,8 +143,9 @@ def _take(path: Path) -> RunFolder | None:
     return RunFolder(path)
 
 
-def write_run(run_dir: Path, *, config: RunConfig, models: dict[str, dict], metrics: dict,
-              samples: SampleWriter | list, started: float, finished: float, extra: dict | None = None) -> Path:
+def write_run(run_dir: Path, *, config: RunConfig, models: dict[str, dict[str, Any]], metrics: Any,
+              samples: SampleWriter | list[Any], started: float, finished: float,
+              extra: dict[str, Any] | None = None) -> Path:
     """Write results.json and samples.jsonl atomically (temp file + rename) into the run's folder.
     ``samples``: the writer that wrote them as they were answered (`run.run_suite`), or a list."""
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -178,7 +178,7 @@ class PersonaBoard:
         return data
 
 
-def _drop_none(data: dict, *keys: str) -> None:
+def _drop_none(data: dict[str, Any], *keys: str) -> None:
     for key in keys:
         if data.get(key, 0) is None:
             del data[key]

@@ -3,29 +3,21 @@ leaderboard and ``serve``: nothing downstream reads results by string keys or sp
 strings.
 
 `RunRecord` is what every run has (configuration, models, failures, the data audit); its
-``metrics`` are the suite's own record type, registered in `SUITE_METRICS` (one line per suite;
+``metrics`` are the suite's own record type, named by its `SuiteSpec` (`robusteval.suite_specs`;
 the type lives in ``results/<suite>.py``). A suite with no registered type keeps its metrics as
 plain JSON, shown by the generic report section.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from robusteval.errors import UserError
 from robusteval.results.codec import RecordError, decode
-
-# suite -> "module:Type" of its metrics record (by model, or whatever the suite compares)
-SUITE_METRICS: dict[str, str] = {
-    "mcq": "robusteval.results.mcq:McqMetrics",
-    "hallucination": "robusteval.results.hallucination:HallucinationMetrics",
-    "persona": "robusteval.results.persona:PersonaMetrics",
-    "consistency": "robusteval.results.consistency:ConsistencyMetrics",
-    "tree": "robusteval.results.tree:TreeMetrics",
-}
+from robusteval.suite_specs import SUITES
 
 
 @dataclass(frozen=True)
@@ -68,7 +60,7 @@ class RunRecord:
     started: str = ""
     wall_time_s: float | None = None
     models: dict[str, ModelRecord] = field(default_factory=dict)
-    metrics: Any = None  # the suite's record (see `SUITE_METRICS`), or plain JSON
+    metrics: Any = None  # the suite's record (its `SuiteSpec.metrics`), or plain JSON
     failures: list[Failure] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # suite-specific keys beside the metrics
     path: Path | None = None  # the run folder it was read from (`read_run`); not in results.json
@@ -79,15 +71,12 @@ class RunRecord:
 
 
 def metrics_type(suite: str) -> Any | None:
-    """The registered metrics record type of ``suite``, or None."""
-    target = SUITE_METRICS.get(suite)
-    if target is None:
-        return None
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+    """The metrics record type of ``suite`` (its `SuiteSpec`'s), or None."""
+    spec = SUITES.get(suite)
+    return None if spec is None else spec.metrics_type()
 
 
-def run_record(results: dict) -> RunRecord:
+def run_record(results: dict[str, Any]) -> RunRecord:
     """A parsed results.json as a `RunRecord` (raises `RecordError` when it does not fit)."""
     if not isinstance(results, dict):
         raise RecordError("results.json: not a JSON object")
@@ -104,8 +93,22 @@ def run_record(results: dict) -> RunRecord:
                         "metrics": metrics, "extra": extra})
 
 
+def read_results(folder: Path | str) -> dict[str, Any]:
+    """A run folder's results.json as parsed JSON: the one place a run's results are read from a
+    file (`read_run` types them; the report, ``compare``, the leaderboard and ``serve`` read them
+    here), with one `UserError` naming the folder, or the line that is not JSON."""
+    path = Path(folder)
+    results_file = path / "results.json"
+    if not results_file.is_file():
+        raise UserError(f"{path}: not a run folder (no results.json)")
+    try:
+        results: dict[str, Any] = json.loads(results_file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{results_file}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    return results
+
+
 def read_run(folder: Path | str) -> RunRecord:
     """``folder/results.json`` as a `RunRecord` (its ``path`` the folder)."""
-    path = Path(folder) / "results.json"
-    record = run_record(json.loads(path.read_text(encoding="utf-8")))
+    record = run_record(read_results(folder))
     return replace(record, path=Path(folder))

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, Any, Protocol
 
 from robusteval.errors import UserError
 from robusteval.results.codec import encode
@@ -27,7 +28,7 @@ class Writable(Protocol):
     @property
     def status(self) -> str: ...
 
-    def as_dict(self) -> dict: ...
+    def as_dict(self) -> dict[str, Any]: ...
 
 
 class SampleWriter:
@@ -38,7 +39,7 @@ class SampleWriter:
     def __init__(self, folder: Path | None = None):
         self.folder = folder
         self.count = 0
-        self.failures: list[dict] = []  # results.json's "failures", in the order of the samples
+        self.failures: list[dict[str, Any]] = []  # results.json's "failures", in the order of the samples
         self.partial = None if folder is None else folder / PARTIAL_FILE
         self._file: IO[str] | None = None if self.partial is None else self._open(self.partial, "w")
 
@@ -53,7 +54,7 @@ class SampleWriter:
                 raise UserError(f"could not write {self.partial}: {exc.strerror or exc}; every "
                                 f"answer is stored, so the same command resumes once there is room") from None
 
-    def write_all(self, samples) -> None:
+    def write_all(self, samples: Iterable[Writable]) -> None:
         for sample in samples:
             self.write(sample)
 

@@ -16,6 +16,10 @@ from robusteval.estimate import Estimate
 from robusteval.results.codec import decode, encode
 from robusteval.results.sensitivity import Sensitivity
 
+# Where a tree node's answer went wrong, as results name it (`rag.pipeline.attribute` picks one;
+# `ModeMetrics.failure_stages` counts them): read by the metrics, the terminal and the report.
+STAGES = ("correct", "entity_extraction", "search", "retrieval", "generator", "api")
+
 
 @dataclass(frozen=True)
 class Pooled(Estimate):
@@ -116,7 +120,7 @@ class TreeModelMetrics:
                 "comparisons": {k: c.encode() for k, c in self.comparisons.items()}}
 
 
-TreeMetrics = dict[str, TreeModelMetrics]  # by model: the type registered in SUITE_METRICS
+TreeMetrics = dict[str, TreeModelMetrics]  # by model: the type its SuiteSpec names
 
 
 def encode_metrics(metrics: TreeMetrics) -> dict[str, Any]:

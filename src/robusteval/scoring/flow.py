@@ -39,7 +39,9 @@ from robusteval.scoring.replies import (
     read_mmlu_pro_zip,
 )
 from robusteval.suites.base import SampleBase, SuiteResult
-from robusteval.suites.mcq import Options, Sample, build_design, make_sample
+from robusteval.suites.mcq import Options, Sample
+from robusteval.suites.mcq.ask import make_sample
+from robusteval.suites.mcq.options import build_design
 from robusteval.types import Item, Response
 
 KINDS = ("replies", "mmlu-pro", "lm-eval", "grid")

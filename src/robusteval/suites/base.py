@@ -18,15 +18,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from rich.console import Console
 
 from robusteval.data.audit import DataAudit
-from robusteval.engine import Engine, gather_all
+from robusteval.engine import Engine
+from robusteval.engine.stream import counted, in_order
 from robusteval.files import atomic_write, atomic_write_chunks
 from robusteval.results.records import Failure
 from robusteval.results.samples_file import SampleWriter
@@ -40,7 +41,7 @@ JobT = TypeVar("JobT")
 ResultT = TypeVar("ResultT")
 
 
-def print_noise_floor(console: Console, extra: dict) -> None:
+def print_noise_floor(console: Console, extra: dict[str, Any]) -> None:
     """The backend's own noise (``--check-determinism``) below a suite's tables, when the run measured it."""
     from rich.text import Text
 
@@ -58,9 +59,10 @@ def csv_arg(text: str) -> tuple[str, ...]:
 class SampleLike(Protocol):
     """A line of samples.jsonl; failed samples (status 'failed') are also listed in results.json."""
 
-    status: str
+    @property
+    def status(self) -> str: ...
 
-    def as_dict(self) -> dict: ...
+    def as_dict(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,7 +92,7 @@ class SampleBase:
     def label(self) -> str:
         return " · ".join(str(v) for k in self.LABEL if (v := getattr(self, k, None)) not in (None, ""))
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """The samples.jsonl line: every field, and the row's ``label``."""
         return {**asdict(self), "label": self.label()}
 
@@ -127,12 +129,46 @@ class SuiteContext(Generic[OptionsT]):
         self.audit.source(f"shard {shard}").note(f"{len(kept)} of {len(items)} items are in shard {shard}")
         return kept
 
-    async def ask_all(self, jobs: Iterable[JobT], one: Callable[[JobT], Awaitable[ResultT]]) -> list[ResultT]:
-        """``one(job)`` for every job, concurrently through the engine, in the jobs' order. The
-        progress bar learns the count first, so it shows a total and an ETA from the start."""
-        jobs = list(jobs)
-        self.engine.expect(len(jobs))
-        return await gather_all(one(job) for job in jobs)
+    async def stream(self, jobs: Iterable[JobT], one: Callable[[JobT], Awaitable[ResultT]], *,
+                     requests_per_job: int | Callable[[JobT], int],
+                     window: int | None = None,
+                     write: Callable[[ResultT], Iterable[SampleLike]] | None = None) -> AsyncIterator[ResultT]:
+        """``await one(job)`` for every job through the engine, yielded in the jobs' order, each
+        result's samples written to samples.jsonl first: the one loop every suite asks through.
+
+        ``jobs`` is read lazily and at most ``window`` jobs are under way (`engine.stream.in_order`):
+        by default about the engine's window of requests (`Engine.window`), i.e. that divided by
+        ``requests_per_job`` where it is a number. The progress total grows by a job's requests
+        (``requests_per_job``: a number, or the job's own) as the job starts, and shrinks by those it
+        did not ask once it is done (a conversation that failed early), so no suite counts its
+        requests in advance. ``write``: the samples of a result (default: the result itself when it
+        is a sample, each of a list's); None results write nothing."""
+        per_job: Callable[[JobT], int] = (
+            requests_per_job if callable(requests_per_job) else lambda _job: requests_per_job)
+        if window is None:
+            window = self.engine.window() // max(1, requests_per_job if isinstance(requests_per_job, int) else 1)
+        samples_of = write or _samples_of
+
+        async def announced(job: JobT) -> ResultT:
+            planned = per_job(job)
+            self.engine.expect(planned)
+            result, asked = await counted(one(job))
+            if asked < planned:
+                self.engine.expect(asked - planned)
+            return result
+
+        async for result in in_order(jobs, announced, max(1, window)):
+            for sample in samples_of(result):
+                self.samples.write(sample)
+            yield result
+
+    async def ask_all(self, jobs: Iterable[JobT], one: Callable[[JobT], Awaitable[ResultT]], *,
+                      requests_per_job: int | Callable[[JobT], int] = 1,
+                      write: Callable[[ResultT], Iterable[SampleLike]] | None = None) -> list[ResultT]:
+        """`stream`, collected: every result, in the jobs' order (for results that are not samples
+        and all needed at once, such as the rewritten copies of the questions)."""
+        return [r async for r in self.stream(jobs, one, requests_per_job=requests_per_job,
+                                             write=write or _no_samples)]
 
     def stage(self, name: str) -> None:
         """Name the suite's current stage for the progress display ("building variants", "asking",
@@ -147,13 +183,24 @@ class SuiteContext(Generic[OptionsT]):
         return await self._add_model(spec)
 
 
+def _samples_of(result: object) -> Iterable[SampleLike]:
+    """A stream result's samples: itself, the items of a list, or none."""
+    if isinstance(result, list):
+        return result
+    return (cast(SampleLike, result),) if hasattr(result, "as_dict") else ()
+
+
+def _no_samples(result: object) -> Iterable[SampleLike]:
+    return ()
+
+
 @dataclass
 class SuiteResult:
     """What a suite hands back; `run_suite` writes it to the run folder."""
 
-    metrics: dict  # JSON-able, by model (or by whatever the suite compares)
-    samples: list  # SampleLike
-    extra: dict = field(default_factory=dict)  # more keys for results.json
+    metrics: dict[str, Any]  # JSON-able, by model (or by whatever the suite compares)
+    samples: list[SampleLike]
+    extra: dict[str, Any] = field(default_factory=dict)  # more keys for results.json
     # more files in the run folder; a callable gives a file's text piece by piece, called once the
     # samples are written (a file built from the samples read back, or from a `results.spool.Spool`)
     files: dict[str, str | bytes | Callable[[], Iterable[str]]] = field(default_factory=dict)
@@ -181,6 +228,6 @@ class Suite(Protocol):
 
     def validate(self, config: Any, options: Any) -> None: ...
 
-    async def execute(self, ctx: SuiteContext) -> SuiteResult: ...
+    async def execute(self, ctx: SuiteContext[Any]) -> SuiteResult: ...
 
     def print_summary(self, console: Console, result: SuiteResult) -> None: ...

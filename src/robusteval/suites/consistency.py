@@ -21,7 +21,6 @@ from typing import Annotated, Any
 
 from robusteval.data.consistency import PromptSet, load_prompt_sets, prompt_sets_jsonl
 from robusteval.engine import gather_all
-from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
 from robusteval.files import atomic_write
 from robusteval.judges.base import Rating, SimilarityJudge
@@ -194,21 +193,23 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
                 for judge in judges.values()]
         return model, answers, await gather_all(_rate(judge, group) for judge, group in jobs)
 
+    def requests(job: tuple[str, PromptSet]) -> int:
+        """An item's answers, then the oracle's ratings of them (one group, and one per variant's samples)."""
+        item = job[1]
+        ratings = 1 + (len(item.variants) if config.samples > 1 else 0)
+        oracle = ratings * (1 if options.oracle_mode == "set" else 3) if "oracle" in judges else 0
+        return config.samples * len(item.variants) + oracle
+
     ctx.stage("asking and judging" if "oracle" in judges else "asking")
-    ctx.engine.expect(len(ctx.models) * config.samples * sum(len(i.variants) for i in items))
-    if "oracle" in judges:
-        n_groups = len(ctx.models) * sum(1 + (len(i.variants) if config.samples > 1 else 0) for i in items)
-        ctx.engine.expect(n_groups * (1 if options.oracle_mode == "set" else 3))
     # Each answer goes to samples.jsonl as it comes (model by model, item by item: the order they
     # always had), and is then dropped: the ratings (one per item and judge) are kept and written
     # after the answers; the files that show every answer read each model's sample-0 responses back
     # from a spool, an item at a time.
     ratings: list[RatingSample] = []
     said = {model: Spool() for model in ctx.models}  # per model, a line per item: its responses
-    async for model, answers, rated in in_order(((m, item) for m in ctx.models for item in items), one,
-                                                ctx.engine.window()):
-        for a in answers:
-            ctx.samples.write(a)
+    async for model, answers, rated in ctx.stream(((m, item) for m in ctx.models for item in items), one,
+                                                  requests_per_job=requests, window=ctx.engine.window(),
+                                                  write=lambda done: done[1]):
         said[model].write(json.dumps([a.response for a in answers if a.sample == 0]) + "\n")
         ratings += rated
     ctx.samples.write_all(ratings)

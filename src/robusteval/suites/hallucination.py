@@ -23,7 +23,6 @@ from typing import Annotated, Any, NamedTuple
 from robusteval.data.hallucigen import HALLUCINATION_TYPES, HalluItem, load_items
 from robusteval.data.language import language_problem
 from robusteval.engine import gather_all
-from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
 from robusteval.files import slug
 from robusteval.judges.hallucination_nli import entailed, nli_detect
@@ -290,10 +289,10 @@ Emit = Callable[[Any], None]  # a sample's way to samples.jsonl (`SuiteContext.s
 # ---------------------------------------------------------------- steps
 
 
-async def run_generation(ctx: SuiteContext, models: list[str], items: list[HalluItem], options: Options,
-                         emit: Emit | None = None) -> list[GenerationRow]:
+async def run_generation(ctx: SuiteContext, models: list[str], items: list[HalluItem],
+                         options: Options) -> list[GenerationRow]:
     """Every model's hyp+ and hyp− for every source: one request (joint) or two (separate) each.
-    Each sample goes to ``emit`` as it is read (model by model, source by source; a bounded window
+    Each sample goes to samples.jsonl as it is read (model by model, source by source; a bounded window
     under way); what is returned is its `GenerationRow`, the parsed pair."""
     def messages_of(item: HalluItem, types: tuple[str, ...]) -> list:
         return [prompts.generation_joint(item, types)] if options.gen_mode == "joint" else \
@@ -315,13 +314,9 @@ async def run_generation(ctx: SuiteContext, models: list[str], items: list[Hallu
             hyp_minus=parsed.hyp_minus, status="failed" if error else parsed.status, reason=parsed.reason,
             error=error, cached=all(r.cached for r in responses), keys=tuple(r.key for r in responses))
 
-    ctx.engine.expect(len(models) * len(items) * (1 if options.gen_mode == "joint" else 2))
-    out = []
-    async for sample in in_order(((m, item) for m in models for item in items), one, ctx.engine.window()):
-        if emit is not None:
-            emit(sample)
-        out.append(GenerationRow.of(sample))
-    return out
+    jobs = ((m, item) for m in models for item in items)
+    return [GenerationRow.of(sample) async for sample in ctx.stream(
+        jobs, one, requests_per_job=1 if options.gen_mode == "joint" else 2, window=ctx.engine.window())]
 
 
 def _judged_jobs(generated: list[GenerationRow]) -> list[tuple[GenerationRow, str, str]]:
@@ -331,8 +326,8 @@ def _judged_jobs(generated: list[GenerationRow]) -> list[tuple[GenerationRow, st
 
 
 async def run_llm_judge(ctx: SuiteContext, judge: str, items: dict[str, HalluItem], generated: list[GenerationRow],
-                        params: GenParams, emit: Emit | None = None) -> list[JudgeRow]:
-    """The yes/no judge on every hypothesis that parsed (yes = faithful); each sample to ``emit``."""
+                        params: GenParams) -> list[JudgeRow]:
+    """The yes/no judge on every hypothesis that parsed (yes = faithful); each sample to samples.jsonl."""
 
     async def one(job: tuple[GenerationRow, str, str]) -> JudgeSample:
         g, hypothesis, text = job
@@ -344,14 +339,13 @@ async def run_llm_judge(ctx: SuiteContext, judge: str, items: dict[str, HalluIte
                            prompt=messages[-1].content, response=response.text, status=status,
                            error=response.error, cached=response.cached, key=response.key)
 
-    jobs = _judged_jobs(generated)
-    ctx.engine.expect(len(jobs))
-    return [_emitted(sample, emit, JudgeRow.of) async for sample in in_order(jobs, one, ctx.engine.window())]
+    return [JudgeRow.of(sample) async for sample in ctx.stream(_judged_jobs(generated), one, requests_per_job=1)]
 
 
-def _emitted(sample, emit: Emit | None, row: Callable):
-    if emit is not None:
-        emit(sample)
+def _emitted(sample, emit: Emit, row: Callable):
+    """A sample that is not asked through `SuiteContext.stream` (the NLI baseline's, a vote's):
+    written by ``emit``; its compact row returned."""
+    emit(sample)
     return row(sample)
 
 
@@ -390,9 +384,9 @@ def _detection_sample(step: str, model: str, config: str, generator: str | None,
 
 async def run_detection(ctx: SuiteContext, detectors: list[str], variants: tuple[str, ...], items: list[HalluItem],
                         orders: str, seed: int, params: GenParams, nli=None, *, step: str = "detection",
-                        generator: str | None = None, emit: Emit | None = None) -> list[DetectionRow]:
+                        generator: str | None = None) -> list[DetectionRow]:
     """Every detector configuration on every item in the asked orders; invalid replies are kept.
-    Each sample goes to ``emit`` as it is read (the NLI baseline's after the models'); what is
+    Each sample goes to samples.jsonl as it is read (the NLI baseline's after the models'); what is
     returned is its `DetectionRow`."""
     jobs = [(d, v, item, swapped) for item in items for swapped in shown_orders(item, orders, seed, generator)
             for d in detectors for v in variants]
@@ -410,10 +404,9 @@ async def run_detection(ctx: SuiteContext, detectors: list[str], variants: tuple
             predicted_position=read.position, status=read.status, reason=read.reason, error=response.error,
             cached=response.cached, key=response.key)
 
-    ctx.engine.expect(len(jobs))
-    rows = [_emitted(sample, emit, DetectionRow.of) async for sample in in_order(jobs, one, ctx.engine.window())]
+    rows = [DetectionRow.of(sample) async for sample in ctx.stream(jobs, one, requests_per_job=1)]
     if nli is not None:
-        rows += [_emitted(sample, emit, DetectionRow.of)
+        rows += [_emitted(sample, ctx.samples.write, DetectionRow.of)
                  for sample in nli_detection(nli, items, orders, seed, step=step, generator=generator)]
     return rows
 
@@ -507,14 +500,14 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     files: dict[str, Any] = {}
     if "generation" in steps:
         ctx.stage("generating hypotheses")
-        generated = await run_generation(ctx, ctx.models, items, options, emit)
+        generated = await run_generation(ctx, ctx.models, items, options)
         for model in ctx.models:  # the outputs, as participants submitted them
             files[f"generation-{slug(model)}.csv"] = generation_csv(generated, model)
         judged: list[JudgeRow] = []
         if options.judge != "none":
             ctx.stage("judging")
             judge = await ctx.model(options.judge)
-            judged += await run_llm_judge(ctx, judge, by_id, generated, label_params, emit)
+            judged += await run_llm_judge(ctx, judge, by_id, generated, label_params)
         if nli is not None:
             judged += [_emitted(s, emit, JudgeRow.of) for s in run_nli_judge(nli, by_id, generated)]
         generation = generation_record(generated, judged, seed=config.seed, n_resamples=options.bootstrap)
@@ -526,7 +519,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
         found: list[DetectionRow] = []
         for generator, group in groups.items():
             found += await run_detection(ctx, detectors, options.prompts, group, options.orders, config.seed,
-                                         label_params, nli, step=step, generator=generator, emit=emit)
+                                         label_params, nli, step=step, generator=generator)
         for members in ensembles:  # a vote reads every member's verdict on a pair: after the step
             found += [_emitted(s, emit, DetectionRow.of) for s in vote(found, members, options.tie_break)]
         step_records[step] = step_metrics(found, configs, seed=config.seed, n_resamples=options.bootstrap,

@@ -32,7 +32,6 @@ from robusteval.data.persona import (
     load_questionnaire,
 )
 from robusteval.engine import Engine, gather_all
-from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
 from robusteval.metrics.persona import PersonaTally, context_scores, json_safe, leaderboard, model_record
 from robusteval.metrics.psychometrics import MDS_METHODS
@@ -191,11 +190,10 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
         # Each answer goes to samples.jsonl and into the compact tally as it is read, then dropped:
         # memory holds the personas x items answers per context, not the samples (metrics/persona.py).
         tally = tallies[model] = PersonaTally(simulated, names, questionnaire)
-        async for group, talk in simulate_each(ctx.engine, model, interlocutor, personas, contexts, questionnaire,
+        async for group, talk in simulate_each(ctx, model, interlocutor, personas, contexts, questionnaire,
                                                ctx.params, options.turns, options.answer_tokens, config.seed,
                                                scoring=options.scoring, asked=in_shard):
-            for sample in group:
-                ctx.samples.write(sample)
+            for sample in group:  # written to samples.jsonl by `SuiteContext.stream`
                 tally.add(sample)
             if talk is not None:
                 conversations.write(json.dumps(_conv_dict(talk)) + "\n")
@@ -262,22 +260,7 @@ def partner(personas: list[Persona], index: int, context: Context, seed: int) ->
     return personas[(index + shift) % len(personas)]
 
 
-async def simulate(engine: Engine, model: str, interlocutor: str, personas: list[Persona], contexts: list[Context],
-                   questionnaire: Questionnaire, params: GenParams, turns: int, answer_tokens: int,
-                   seed: int = 0, scoring: str = "generate", asked: Sequence[int] | None = None
-                   ) -> tuple[list[Sample], list[Conversation]]:
-    """`simulate_each`, collected: every sample and conversation (tests, small runs)."""
-    samples: list[Sample] = []
-    conversations: list[Conversation] = []
-    async for group, talk in simulate_each(engine, model, interlocutor, personas, contexts, questionnaire, params,
-                                           turns, answer_tokens, seed, scoring=scoring, asked=asked):
-        samples += group
-        if talk is not None:
-            conversations.append(talk)
-    return samples, conversations
-
-
-async def simulate_each(engine: Engine, model: str, interlocutor: str, personas: list[Persona],
+async def simulate_each(ctx: SuiteContext, model: str, interlocutor: str, personas: list[Persona],
                         contexts: list[Context], questionnaire: Questionnaire, params: GenParams, turns: int,
                         answer_tokens: int, seed: int = 0, scoring: str = "generate",
                         asked: Sequence[int] | None = None
@@ -285,12 +268,11 @@ async def simulate_each(engine: Engine, model: str, interlocutor: str, personas:
     """Every persona in every context: the conversation, then the questionnaire on top of it.
     ``asked``: the indices of the personas to simulate (a shard's), default all of them.
 
-    Yields each (context, persona)'s answers and conversation (None without one), context by
-    context and persona by persona; at most a window of them is under way at once
-    (`engine.stream.in_order`), so a large population never holds all its conversations."""
+    Yields each (context, persona)'s answers (written to samples.jsonl) and conversation (None
+    without one), context by context and persona by persona; at most a window of them is under way
+    at once (`SuiteContext.stream`), so a large population never holds all its conversations."""
+    engine = ctx.engine
     indices = range(len(personas)) if asked is None else asked
-    talks = sum(c.kind != "no_conv" for c in contexts)
-    engine.expect(len(indices) * (talks * (2 * turns - 1) + len(contexts) * len(questionnaire.items)))
     prefill: tuple[Message, ...]
     if scoring == "generate":
         answer_params, prefill = replace(params, max_tokens=answer_tokens), ()
@@ -311,7 +293,6 @@ async def simulate_each(engine: Engine, model: str, interlocutor: str, personas:
         answers: list[Response | None]
         if error:
             answers = [None] * len(asked)
-            engine.expect(-len(asked))
         else:
             answers = await gather_all(engine.chat(model, (*history, Message("user", text), *prefill), answer_params)
                                        for _, text in asked)
@@ -321,8 +302,14 @@ async def simulate_each(engine: Engine, model: str, interlocutor: str, personas:
                                                                    conv, error)
         return out, talk
 
-    window = max(1, engine.window() // max(1, len(questionnaire.items)))  # about a window of requests
-    async for done in in_order(((i, c) for c in contexts for i in indices), one, window):
+    def requests(job: tuple[int, Context]) -> int:
+        """A conversation's turns (both sides), then the questionnaire on top of it."""
+        return (0 if job[1].kind == "no_conv" else 2 * turns - 1) + len(questionnaire.items)
+
+    # about a window of requests under way (a persona's questionnaire is one job of many requests)
+    window = max(1, engine.window() // max(1, len(questionnaire.items)))
+    async for done in ctx.stream(((i, c) for c in contexts for i in indices), one, requests_per_job=requests,
+                                 window=window, write=lambda done: done[0]):
         yield done
 
 
@@ -338,7 +325,6 @@ async def converse(engine: Engine, model: str, interlocutor: str, personas: list
     for t in range(turns):
         reply = await engine.chat(model, view(persona_system(persona), conv, "persona"), params)
         if not reply.ok:
-            engine.expect(-(2 * (turns - t) - 2))
             return conv, f"persona turn {t + 1} failed: {reply.error}"
         assert reply.text is not None  # an answered request has its text
         conv += (Turn("persona", reply.text.strip()),)
@@ -346,7 +332,6 @@ async def converse(engine: Engine, model: str, interlocutor: str, personas: list
             break
         nxt = await engine.chat(interlocutor, view(other_system, conv, "interlocutor"), params)
         if not nxt.ok:
-            engine.expect(-(2 * (turns - t) - 3))
             return conv, f"interlocutor turn {t + 1} failed: {nxt.error}"
         assert nxt.text is not None  # an answered request has its text
         conv += (Turn("interlocutor", nxt.text.strip()),)
@@ -376,16 +361,10 @@ def _sample(model: str, persona: Persona, context: Context, questionnaire: Quest
                   probs=dist.probs, letter_mass=dist.mass if response.ok else None)
 
 
-def scores_csv(tallies: dict[str, PersonaTally] | Sequence[Sample], personas: list[Persona], contexts: list[Context],
+def scores_csv(tallies: dict[str, PersonaTally], personas: list[Persona], contexts: list[Context],
                questionnaire: Questionnaire) -> str:
     """Centred value scores: one row per model, context and persona (models that answered nothing
-    have no rows). ``tallies``: each model's answers (`metrics.persona.PersonaTally`), or samples."""
-    if not isinstance(tallies, dict):
-        samples, tallies = tallies, {}
-        for s in samples:
-            if s.model not in tallies:
-                tallies[s.model] = PersonaTally(personas, [c.name for c in contexts], questionnaire)
-            tallies[s.model].add(s)
+    have no rows). ``tallies``: each model's answers (`metrics.persona.PersonaTally`)."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(["model", "context", "persona_id", "persona", *questionnaire.values])
@@ -405,4 +384,4 @@ def print_summary(console, result: SuiteResult) -> None:
 
 
 __all__ = ["ANSWER_PREFIX", "DEFAULT_CONTEXTS", "NAME", "SCORINGS", "Options", "Sample", "add_arguments",
-           "default_mds", "execute", "print_summary", "scores_csv", "simulate", "simulate_each", "validate"]
+           "default_mds", "execute", "print_summary", "scores_csv", "simulate_each", "validate"]

@@ -23,9 +23,7 @@ from pathlib import Path
 from typing import Annotated
 
 from robusteval.data.qa import NAMED, QAItem, load_qa
-from robusteval.engine import gather_all
 from robusteval.engine.local import LocalWork
-from robusteval.engine.stream import in_order
 from robusteval.errors import UserError
 from robusteval.metrics.text import score_answer
 from robusteval.metrics.tree import TreeRow, cost_summary, metrics, shape_table
@@ -215,9 +213,9 @@ async def build_trees(ctx: SuiteContext, items: list[QAItem], dataset_size: int,
     encoder = await local.run("embedding_load", load_embedder, o.embedder)
     para, per_node = paraphraser_for(ctx, paraphraser)
     shape = settings.shape
-    ctx.engine.expect(len(items) * per_node * sum(shape.paraphrases ** k for k in range(shape.depth)))
     started = time.monotonic()
-    trees = await gather_all(build_tree(item, settings, para, encoder, local) for item in items)
+    trees = await ctx.ask_all(items, lambda item: build_tree(item, settings, para, encoder, local),
+                              requests_per_job=per_node * sum(shape.paraphrases ** k for k in range(shape.depth)))
     wall = time.monotonic() - started
     cost = cost_summary({t.item.id: t.cost for t in trees}, len(trees), dataset_size, wall, config.price_in,
                         config.price_out, local=local.summary())
@@ -392,18 +390,15 @@ class Evaluator:
             out.append(make_sample(self.model, tree, node, f"rag-{name}", r, stages=stage_info, failed_stage=failed))
         return out
 
-    async def run(self, trees: list[Tree]) -> list[Sample]:
-        """Every sample of `each`, collected (tests, small runs)."""
-        return [s async for group in self.each(trees) for s in group]
-
     async def each(self, trees: list[Tree]) -> AsyncIterator[list[Sample]]:
-        """Each evaluated node's samples, tree by tree and node by node, with at most a window of
-        nodes under way (`engine.stream.in_order`): nothing of the whole run is held at once."""
+        """Each evaluated node's samples (written to samples.jsonl), tree by tree and node by node,
+        with at most a window of nodes under way (`SuiteContext.stream`): nothing of the whole run
+        is held at once."""
         per_node = ("closed" in self.ctx.options.modes) + (
             ("rag" in self.ctx.options.modes) * (len(self.retrievers) + (self.ctx.options.ner == "llm")))
-        self.ctx.engine.expect(sum(len(t.evaluated) for t in trees) * per_node)
         jobs = ((t, n) for t in trees for n in t.evaluated)
-        async for group in in_order(jobs, lambda job: self.node(*job), self.ctx.engine.window()):
+        async for group in self.ctx.stream(jobs, lambda job: self.node(*job), requests_per_job=per_node,
+                                           window=self.ctx.engine.window()):
             yield group
 
 
@@ -468,9 +463,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
             # each sample to samples.jsonl as it is scored; the numbers read only its TreeRow
             rows: list[TreeRow] = []
             async for group in evaluator.each(trees):
-                for sample in group:
-                    ctx.samples.write(sample)
-                    rows.append(TreeRow.of(sample))
+                rows += (TreeRow.of(sample) for sample in group)
             wall = time.monotonic() - started
             metrics_by_model[model] = metrics(rows, trees, seed=config.seed)
             eval_cost[model] = ledger.summary(len(trees), dataset_size, wall, config.price_in, config.price_out)

@@ -1,25 +1,18 @@
-"""Report sections, one module per suite (``section(run)`` and ``headlines(results)``); a suite with
-no module of its own gets the generic section: every estimate in its metrics, as a table."""
+"""Report sections, one module per suite (``section(run)`` and ``headlines(results)``, named by its
+`SuiteSpec`); a suite with no module of its own gets the generic section: every estimate in its
+metrics, as a table."""
 
 from __future__ import annotations
 
-import importlib
-
 from robusteval.data.audit import DataAudit
 from robusteval.report.model import Headline, Run, Section, TableData, estimate_text
-
-SECTION_MODULES = {
-    "mcq": "robusteval.report.sections.mcq",
-    "consistency": "robusteval.report.sections.consistency",
-    "hallucination": "robusteval.report.sections.hallucination",
-    "tree": "robusteval.report.sections.tree",
-    "persona": "robusteval.report.sections.persona",
-}
+from robusteval.report.table import estimates
+from robusteval.suite_specs import SUITES
 
 
 def _module(suite: str):
-    name = SECTION_MODULES.get(suite)
-    return importlib.import_module(name) if name else None
+    spec = SUITES.get(suite)
+    return spec.section_module() if spec is not None else None
 
 
 def sections(run: Run) -> list[Section]:
@@ -53,18 +46,8 @@ def headlines(results: dict) -> list[Headline]:
     return module.headlines(results) if module else generic_headlines(results)
 
 
-def _estimates(node, path=()):
-    """(path, estimate dict) for every ``{"value", "ci_low", ...}`` leaf of a metrics tree."""
-    if isinstance(node, dict):
-        if "value" in node and ("ci_low" in node or "n" in node):
-            yield path, node
-            return
-        for key, child in node.items():
-            yield from _estimates(child, (*path, str(key)))
-
-
 def generic_section(results: dict) -> Section:
-    rows = tuple((" / ".join(path), estimate_text(est)) for path, est in _estimates(results.get("metrics", {})))
+    rows = tuple((" / ".join(path), estimate_text(est)) for path, est in estimates(results.get("metrics", {})))
     return Section(f"{results.get('suite', 'suite')} metrics",
                    tables=(TableData("Every estimate in results.json", ("metric", "value [95% CI]"), rows),))
 
@@ -72,7 +55,7 @@ def generic_section(results: dict) -> Section:
 def generic_headlines(results: dict) -> list[Headline]:
     models = set(results.get("models", {}))
     out = []
-    for path, est in _estimates(results.get("metrics", {})):
+    for path, est in estimates(results.get("metrics", {})):
         model = next((p for p in path if p in models), None)
         if model is not None and len(path) <= 3:
             metric = " / ".join(p for p in path if p != model)

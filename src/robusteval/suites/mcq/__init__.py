@@ -1,0 +1,129 @@
+"""The `mcq` suite (SCORE robustness): one question asked under option formats, option orders,
+prompt templates, few-shot examples, and any perturbation of its text (typos, paraphrase, dialect,
+OCR noise, translation...).
+
+A group is one question's variants. Each reply is read to a shown label, mapped back to the
+original option through the variant's permutation, and scored; metrics (`metrics/mcq.py`) then ask
+how accurate each variant is and how often the variants of one question agree. A perturbation
+family's group is the original question and its perturbed copies, written before the questions are
+asked (`write_copies`); a copy that fails its checks is left out of its group and counted.
+
+The ``seeds`` family asks the base prompt K times at temperature T (``--seeds``,
+``--seed-temperature``): each draw is a variant with its own sample index and backend seed.
+
+Open-answer math (``--data gsm8k``, ``math``, ``math500``, or a file of their schema) is a mode of
+this suite, not a suite of its own: the same families (``prompt``, ``seeds``), metrics, report and
+``--budget``, with the problem under math templates (`probes.math_prompts`) and the final answer
+read by `readers.math` instead of an option letter (`ask_math`).
+
+``--budget F`` asks only about F of each family's (item, variant) cells (`metrics.budget.plan`) and
+records an estimate of the full grid (`results.budget`); the same command without it asks the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from robusteval.data.math import is_math_source
+from robusteval.data.mcq import load_items, parse_columns
+from robusteval.metrics.budget import plan
+from robusteval.probes.apply import Rewriter
+from robusteval.probes.design import expand, template_styles
+from robusteval.probes.registry import Rewrite, get
+from robusteval.probes.template_check import check_templates
+from robusteval.readers import get_reader
+from robusteval.results.budget import read_budget
+from robusteval.results.codec import encode
+from robusteval.results.mcq import CopyCounts, read_metrics
+from robusteval.suites.base import SuiteContext, SuiteResult, print_noise_floor
+from robusteval.suites.mcq.ask import Sample, ask_each, ask_loglik
+from robusteval.suites.mcq.budget import _first, ask_models
+from robusteval.suites.mcq.copies import record_counts, write_copies
+from robusteval.suites.mcq.math import execute_math
+from robusteval.suites.mcq.options import (
+    DEFAULT_DATA,
+    NAME,
+    Options,
+    add_arguments,
+    build_design,
+    perturbation_families,
+    validate,
+)
+from robusteval.types import Item
+
+
+async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
+    config, options = ctx.config, ctx.options
+    data = config.data or DEFAULT_DATA
+    if is_math_source(data):
+        return await execute_math(ctx, data)
+    items = ctx.shard_items(load_items(data, limit=config.limit, seed=config.seed, audit=ctx.audit,
+                                       duplicates=options.duplicates, columns=parse_columns(options.columns)),
+                            key=_item_id)
+    reader = get_reader(options.reader)
+    design, design_info = build_design(config, options, data, ctx.audit)
+    if options.scoring == "generate":  # under loglik nothing is written, so nothing is read
+        # before any request: a template whose answer the reader cannot read would make every reply invalid
+        check_templates(template_styles(options.families, options.cross, design), reader,
+                        max((len(i.options) for i in items), default=2))
+        design_info["reader"] = reader.name
+    perturbing = perturbation_families((*options.families, *options.cross))
+    counts: list[CopyCounts] = []
+    if perturbing:
+        ctx.stage("building variants")
+        needs_model = any(isinstance(get(f), Rewrite) for f in perturbing)
+        rewriter = Rewriter(ctx.engine, await ctx.model(options.rewriter)) if needs_model else None
+        copies, counts = await write_copies(ctx.ask_all, items, perturbing, k=options.perturbations_per_family,
+                                            seed=config.seed, rewriter=rewriter,
+                                            with_options=options.perturb_options)
+        design = replace(design, copies=copies)
+        record_counts(ctx.audit, counts)
+        design_info |= {"perturbations_per_family": options.perturbations_per_family,
+                        "perturb_options": options.perturb_options,
+                        **({"rewriter": rewriter.model} if rewriter else {})}
+    grids = None
+    if options.budget is not None:
+        grids = plan([i.id for i in items], ((i.id, v.family, v.name) for i in items
+                                             for v in expand(i, options.families, design, options.cross)),
+                     options.budget, seed=config.seed, first=_first(options))
+        design_info |= {"budget": options.budget, "budget_design": options.budget_design}
+    async def ask(model: str, cells: set[tuple[str, str, str]] | None, keep: Callable[[Sample], None]) -> None:
+        if options.scoring == "loglik":
+            await ask_loglik(ctx, model, items, options.families, design, options.cross, keep, cells)
+        else:
+            await ask_each(ctx, model, items, options.families, ctx.params, config.samples, design,
+                           options.cross, keep, cells=cells, reader=reader)
+
+    asked = await ask_models(ctx, [item.id for item in items], grids, ask,
+                             lambda tally: tally.metrics(options.families, cross=options.cross, seed=config.seed))
+    extra: dict[str, Any] = {"design": design_info}
+    if counts:
+        extra["perturbations"] = {c.family: encode(c) for c in counts}
+    return asked.result(extra)
+
+
+def _item_id(item: Item) -> str:
+    return item.id
+
+
+def print_summary(console, result: SuiteResult) -> None:
+    from robusteval.report.budget import print_budget
+    from robusteval.report.table import print_copy_counts, print_invalid_warning, print_mcq
+    from robusteval.results.mcq import read_copy_counts, read_invalid
+
+    invalid = read_invalid(result.extra)
+    reader = (result.extra.get("design") or {}).get("reader")
+    for model, model_metrics in read_metrics(result.metrics).items():
+        if model in invalid:  # first: the figures below count each invalid reply as wrong
+            print_invalid_warning(console, model, invalid[model], reader)
+        print_mcq(console, model, model_metrics)
+    print_copy_counts(console, read_copy_counts(result.extra))
+    truths = read_budget(result.extra, "budget_truth")  # score GRID --budget: the full grid's own figures
+    for model, estimates in read_budget(result.extra).items():
+        print_budget(console, model, estimates, truths.get(model))
+    print_noise_floor(console, result.extra)
+
+
+__all__ = ["NAME", "Options", "Sample", "add_arguments", "execute", "print_summary", "validate"]
