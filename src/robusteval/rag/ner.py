@@ -13,7 +13,7 @@ import json
 import re
 
 from robusteval.errors import UserError
-from robusteval.metrics.text import normalize_answer
+from robusteval.readers.aliases import normalize_answer
 from robusteval.types import Message
 
 NER_PROMPT = ("List the named entities (people, places, organisations, works, events, things) in the question "
