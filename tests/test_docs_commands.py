@@ -123,7 +123,7 @@ def test_a_documented_run_dry_runs_with_estimate(where, command, tmp_path, monke
     argv = [*shlex.split(command)[1:], "--estimate", "--cache-dir", str(tmp_path / "cache"),
             "--out", str(tmp_path / "runs")]
     assert main(argv) == 0, capsys.readouterr().err[-3000:]
-    assert "estimate for `robusteval run" in capsys.readouterr().err
+    assert "estimate for `robusteval run" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(("where", "command"), OTHERS, ids=_ids(OTHERS))

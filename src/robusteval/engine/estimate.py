@@ -232,11 +232,11 @@ def estimate(engine: Engine, store: Store, model: str,
         each = counted_prompt_tokens.per_prompt
     else:
         each = (c * per_char + per_message * n for c, n in zip(chars, plan.messages))
-    window = getattr(m.backend, "context_window", None)
-    prompt = over_window = 0.0
+    window: int | None = getattr(m.backend, "context_window", None)
+    prompt, over_window = 0.0, 0
     for tokens in each:  # one pass: no per-request list at the size of the plan
         prompt += tokens
-        over_window += bool(window) and tokens > window
+        over_window += window is not None and window > 0 and tokens > window
     if counted_prompt_tokens is not None:
         prompt, prompt_basis = float(counted_prompt_tokens.tokens), counted_prompt_tokens.basis
     else:
@@ -255,4 +255,4 @@ def estimate(engine: Engine, store: Store, model: str,
     duplicates = usage.requests - usage.cached - len(plan)
     basis = "; ".join([*bases, prompt_basis]) if bases else "nothing to send"
     return ModelEstimate(model, usage.requests, usage.cached, duplicates, len(plan), round(prompt),
-                         round(completion), seconds, round(cost, 6), basis, window, int(over_window))
+                         round(completion), seconds, round(cost, 6), basis, window, over_window)
