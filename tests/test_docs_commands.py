@@ -18,6 +18,7 @@ run too.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from pathlib import Path
@@ -36,8 +37,6 @@ SYNOPSIS = re.compile(r"SPEC|FILE|\.\.\.|\[|<|\bN\b|\||\$")  # placeholders: a s
 # Commands that cannot run offline here, by a piece of their text, and why. Keep this list short:
 # a command that could run belongs in the docs as one that does.
 NOT_RUN = {
-    "personas/real_world_people.json": "the leaderboard's population and Reddit chunks come from Stick To "
-                                       "Your Role!'s repository (README: how to get them); not shipped",
     "--trees trees.json": "needs the trees a `robusteval tree build --output trees.json` run wrote with a model",
     "llamacpp:/models/qwen.gguf": "a model file and an OpenAI key of the reader's own",
 }
@@ -52,6 +51,9 @@ READS_OUTPUTS = {
     "import-results": "imports a batch engine's answers",
     "check-determinism": "asks the model every request twice (minutes); its flags are the run's",
 }
+# Commands run from a folder of someone else's files, as the docs say: the leaderboard's own copy of
+# Stick To Your Role!'s repository (../shared/realdata/value-stability, read only).
+RUN_IN = {"personas/real_world_people.json": ROOT.parent / "shared" / "realdata" / "value-stability"}
 OWN_FILES = {
     "prompts.jsonl": "".join(json.dumps({"id": f"p{i}", "prompt": p}) + "\n" for i, p in enumerate((
         "How do I keep basil fresh for a week?", "What should I pack for a day of hiking?"))),
@@ -99,18 +101,23 @@ def test_every_documented_command_is_run_or_named_with_a_reason():
     assert used == set(NOT_RUN), f"no documented command has {set(NOT_RUN) - used}: drop them from NOT_RUN"
 
 
-def _in_a_folder_with_the_readers_files(tmp_path, monkeypatch, where: str) -> None:
-    monkeypatch.chdir(tmp_path)
+def _in_a_folder_with_the_readers_files(tmp_path, monkeypatch, where: str, command: str = "") -> None:
+    folder = next((f for piece, f in RUN_IN.items() if piece in command), tmp_path)
+    if not folder.is_dir():
+        if os.environ.get("ROBUSTEVAL_REQUIRE_REALDATA"):
+            pytest.fail(f"{folder} is missing")
+        pytest.skip(f"{folder} is not here")
+    monkeypatch.chdir(folder)
     # HELM's word lists, which HELM itself downloads at run time (a copy is in tests/fixtures/helm)
     monkeypatch.setenv("ROBUSTEVAL_HELM_DATA", str(ROOT / "tests" / "fixtures" / "helm"))
-    for name, text in OWN_FILES.items():
+    for name, text in OWN_FILES.items() if folder == tmp_path else ():
         (tmp_path / name).write_text(text, encoding="utf-8")
     _run_the_pages_own_example(where, monkeypatch)
 
 
 @pytest.mark.parametrize(("where", "command"), RUNS, ids=_ids(RUNS))
 def test_a_documented_run_is_accepted(where, command, tmp_path, monkeypatch):
-    _in_a_folder_with_the_readers_files(tmp_path, monkeypatch, where)
+    _in_a_folder_with_the_readers_files(tmp_path, monkeypatch, where, command)
     argv = shlex.split(command)[1:]
     config = config_from_args(build_parser(argv).parse_args(argv))  # the flags' values through the run's validation
     assert config.suite == argv[1]
@@ -119,7 +126,7 @@ def test_a_documented_run_is_accepted(where, command, tmp_path, monkeypatch):
 @pytest.mark.slow
 @pytest.mark.parametrize(("where", "command"), RUNS, ids=_ids(RUNS))
 def test_a_documented_run_dry_runs_with_estimate(where, command, tmp_path, monkeypatch, capsys):
-    _in_a_folder_with_the_readers_files(tmp_path, monkeypatch, where)
+    _in_a_folder_with_the_readers_files(tmp_path, monkeypatch, where, command)
     argv = [*shlex.split(command)[1:], "--estimate", "--cache-dir", str(tmp_path / "cache"),
             "--out", str(tmp_path / "runs")]
     assert main(argv) == 0, capsys.readouterr().err[-3000:]
@@ -128,7 +135,7 @@ def test_a_documented_run_dry_runs_with_estimate(where, command, tmp_path, monke
 
 @pytest.mark.parametrize(("where", "command"), OTHERS, ids=_ids(OTHERS))
 def test_a_documented_command_that_asks_no_model_runs(where, command, tmp_path, monkeypatch, capsys):
-    _in_a_folder_with_the_readers_files(tmp_path, monkeypatch, where)
+    _in_a_folder_with_the_readers_files(tmp_path, monkeypatch, where, command)
     argv = shlex.split(command)[1:]
     if argv[:2] == ["tree", "build"] and "--estimate" not in argv:
         argv.append("--estimate")
