@@ -97,9 +97,10 @@ def why_not_run(command: str) -> str | None:
 
 ALL = commands()
 RUNS = [c for c in ALL if c[1].startswith("robusteval run ") and why_not_run(c[1]) is None]
+NEEDS_HUB = re.compile(r"--data (mmlu-pro|hallucigen-en)\b")
 # a run that cannot be dry-run here still has flags the parser and the run's validation must accept
 PARSED = [c for c in ALL if c[1].startswith("robusteval run ") and not SYNOPSIS.search(c[1])
-          and (why_not_run(c[1]) in (None, REMOTE_REASON) or "--data mmlu-pro" in c[1] or "--data hallucigen-en" in c[1])]
+          and (why_not_run(c[1]) in (None, REMOTE_REASON) or NEEDS_HUB.search(c[1]))]
 OTHERS = [c for c in ALL if not c[1].startswith("robusteval run ") and why_not_run(c[1]) is None]
 
 
