@@ -8,9 +8,16 @@ this process on a fresh cache, with the embedded model (its tokenizer counts pro
 Printed: wall and CPU seconds, the estimate's figures and its basis.
 
 ``--compare-exact`` also estimates the 400-row sample twice, every prompt counted and a sample
-extrapolated, and prints the difference in prompt tokens. Nothing here passes or fails.
+extrapolated, and prints the difference in prompt tokens.
+
+``--memory SRC[,SRC...]`` instead measures peak memory (the child's ``ru_maxrss``): ``robusteval run
+mcq ... --estimate`` as a child process with each SRC first on the path (this checkout's ``src``,
+another version's), against the deterministic stub's ``openai`` spec (no tokenizer: the figure is
+the plan's, not a model's); ``--with-run`` also runs the real run against the stub, the peak the
+estimate should stay under. Nothing here passes or fails.
 
     python benchmarks/estimate_scale.py [--rows 12032] [--families order,format] [--compare-exact]
+    python benchmarks/estimate_scale.py --rows 12032 --memory src,../main/src [--with-run]
 """
 
 from __future__ import annotations
@@ -55,6 +62,25 @@ def timed_estimate(data: Path, families: str, cache: Path) -> tuple[float, float
     return time.perf_counter() - wall, time.process_time() - cpu, estimates
 
 
+def peak_memory(data: Path, families: str, sources: list[Path], with_run: bool, work: Path) -> None:
+    """Peak RSS of the estimate under each source tree, and of the run it estimates."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    sys.path.insert(0, str(ROOT / "tests"))
+    from engine.conftest import stub_process
+    from memory import run as child
+
+    with stub_process("--latency", "0.001") as url:
+        model = f"openai:bench?base_url={url}&max_concurrency=32"
+        common = ["run", "mcq", "--data", str(data), "--all", "--families", families, "--model", model,
+                  "--out", str(work / "runs"), "--quiet"]
+        for i, src in enumerate(sources):
+            wall, mb = child([*common, "--cache-dir", str(work / f"estimate-{i}"), "--estimate"], src.resolve())
+            print(f"--estimate with {src}: peak {mb:.0f} MB, {wall:.1f} s wall", flush=True)
+        if with_run:
+            wall, mb = child([*common, "--cache-dir", str(work / "run")], sources[0].resolve())
+            print(f"the run itself with {sources[0]}: peak {mb:.0f} MB, {wall:.1f} s wall", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=12032,
@@ -62,9 +88,14 @@ def main() -> None:
     parser.add_argument("--families", default="order,format")
     parser.add_argument("--sample", default=str(SAMPLE), help="the 400-row MMLU-Pro sample to resample")
     parser.add_argument("--compare-exact", action="store_true", help="also: the 400-row sample, exact vs extrapolated")
+    parser.add_argument("--memory", help="comma-separated src folders: peak memory of the estimate under each")
+    parser.add_argument("--with-run", action="store_true", help="with --memory: also the run's peak")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = build_file(Path(args.sample), args.rows, Path(tmp) / "mmlu-pro-test-resampled.jsonl")
+        if args.memory:
+            sources = [Path(s) for s in args.memory.split(",")]
+            return peak_memory(data, args.families, sources, args.with_run, Path(tmp))
         wall, cpu, estimates = timed_estimate(data, args.families, Path(tmp) / "cache")
         for e in estimates:
             print(f"{args.rows} rows x {args.families}: {e.requests} requests, {e.to_send} to send, "

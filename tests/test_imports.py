@@ -20,7 +20,7 @@ ORDER: tuple[tuple[str, ...], ...] = (
     ("types", "estimate", "errors", "files", "redact", "ranges"),  # the floor: values, errors, file I/O
     ("models",),  # backends, one per file behind one protocol
     ("engine",),  # the engine every model call goes through
-    ("results", "suite_specs"),  # typed result records and their JSON; the suites' registry (names its parts by dotted path)
+    ("results", "suite_specs"),  # typed result records and their JSON; the suites' registry (parts by dotted path)
     ("data",),  # loaders
     ("probes", "readers"),  # perturbations; reply text -> answer (a reader knows the label styles)
     ("judges", "rag"),

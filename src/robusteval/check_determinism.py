@@ -52,7 +52,8 @@ async def plan_requests(config: RunConfig, spec_text: str) -> list[Request]:
         finally:
             await engine.close()
             store.close()
-    return list(engine.planned.get(label, {}).values())
+    plan = engine.planned.get(label)
+    return list(plan.requests.values()) if plan else []
 
 
 def sample_requests(requests: list[Request], n: int, seed: int) -> list[Request]:

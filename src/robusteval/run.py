@@ -185,11 +185,14 @@ async def _dry_run(config: RunConfig, console: Console, *, stand_in: bool = Fals
     params = GenParams(temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens,
                        seed=config.seed)
     store = Store(Path(config.cache_dir).expanduser() / STORE_FILE)
-    engine = Engine(store, use_cache=config.use_cache, dry_run=True)
-    if stand_in:
-        from robusteval.engine.estimate import stand_in_length
+    if stand_in:  # an estimate: lengths and a sample of the planned requests, not all of them
+        from robusteval.engine.estimate import EXACT_PROMPTS, stand_in_length
 
+        engine = Engine(store, use_cache=config.use_cache, dry_run=True, keep_requests=False,
+                        plan_sample=EXACT_PROMPTS)
         engine.stand_in = stand_in_length(engine, store)
+    else:
+        engine = Engine(store, use_cache=config.use_cache, dry_run=True)
     add_model = ModelStarter(engine, config)
     try:
         labels = [await add_model(text) for text in config.models]
@@ -221,5 +224,5 @@ async def export_suite(config: RunConfig, path: Path, command: str, *, console: 
         for label, spec_text in started.items():
             spec = parse_model_spec(spec_text)
             models[label] = (engine.fingerprint(label), spec.name or spec.kind)
-        planned = {label: engine.planned.get(label, {}) for label in started}
+        planned = {label: plan.requests if (plan := engine.planned.get(label)) else {} for label in started}
         return write_export(path, planned, models, store.path, command)

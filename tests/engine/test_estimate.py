@@ -137,7 +137,7 @@ async def _planned(tmp_path, n_items, context):
     await engine.add_model("fake", backend)
     try:
         await _ask(context(engine, ["fake"]), "fake", _items(1, n_items))
-        planned = list(engine.planned["fake"].values())
+        planned = list(engine.planned["fake"].requests.values())
         exact = sum(5 + sum(len(m.content) for m in r.messages) // 4 for r in planned)
         counted = await count_prompt_tokens(engine, "fake", exact=100)
         return counted, exact, backend.counted, len(planned), estimate(engine, store, "fake", counted)

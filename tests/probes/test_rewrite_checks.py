@@ -10,7 +10,7 @@ import pytest
 
 from robusteval.probes.apply import Checks, _check
 from robusteval.probes.registry import get
-from robusteval.probes.rewrite_checks import form_problem, language_problem
+from robusteval.probes.rewrite_checks import fluency_problem, form_problem, language_problem
 
 QUESTION = "What colour is the sky on a clear day?"
 
@@ -58,3 +58,47 @@ def test_tree_paraphrases_get_the_same_checks():
     assert reason("Which colour does the sky have on a clear day?") is None
     assert reason("Welche Farbe hat der Himmel an einem klaren Tag?") == "wrong_language"
     assert reason("Abandonable and Abusive: the sky the sky the sky the sky is what colour?") == "repetitive"
+
+
+HEART = "What is the normal resting heart rate of an adult, in beats per minute?"
+
+
+@pytest.mark.parametrize("salad", [
+    # a list of words in place of the question (the tree paraphrase seen in issue 34 opened like this)
+    "Abandonable and Abusive: Abase, Abash, Abate, Abbreviate, Abdicate, Abduct, Aberrant, Abhor, Abide.",
+    # the question's and the topic's words with no sentence's order
+    "Heart rate beats is a neurological condition minute resting normal adult per the which.",
+    "Minute the per beats in adult an of rate heart resting normal the is what?",
+])
+def test_word_salad_is_refused(salad):
+    assert fluency_problem(HEART, salad) == "word_salad"
+
+
+@pytest.mark.parametrize("paraphrase", [
+    "In beats per minute, what is an adult's normal resting heart rate?",
+    "How many times per minute does the heart of a resting adult normally beat?",
+    "At rest, how many beats per minute is normal for an adult heart?",
+    "Beats per minute: what resting heart rate is normal for a grown-up?",
+    "Was ist die normale Ruheherzfrequenz eines Erwachsenen in Schlägen pro Minute?",  # not English: not judged here
+    "Heart rate at rest?",  # too short to tell
+])
+def test_fluent_paraphrases_pass(paraphrase):
+    assert fluency_problem(HEART, paraphrase) is None
+
+
+def test_the_fluency_check_compares_with_the_original():
+    """A question that is itself mostly symbols and names keeps its few function words in a rewrite:
+    it is not called a list."""
+    formula = "Balance 2 NaHCO3 Na2CO3 CO2 H2O: enthalpy change ΔH equals 30.92 kJ per mole, sodium bicarbonate."
+    assert fluency_problem(formula, "Sodium bicarbonate, 2 NaHCO3 Na2CO3 CO2 H2O: enthalpy change ΔH 30.92 kJ per "
+                                    "mole, balanced.") is None
+
+
+def test_word_salad_is_refused_in_both_rewrite_paths():
+    from robusteval.probes.paraphrase import Invariants, check_candidate
+
+    salad = "Heart rate beats is a neurological condition minute resting normal adult per the which?"
+    reason, _ = asyncio.run(_check(get("paraphrase"), HEART, salad, Checks(), None))
+    assert reason == "word_salad"
+    assert check_candidate(sim_parent=0.8, sim_root=0.7, parent_sim_root=0.9, duplicate=False, bounds=Invariants(),
+                           text=salad, root=HEART) == "word_salad"

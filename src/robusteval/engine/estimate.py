@@ -57,12 +57,13 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, cast
 
 import numpy as np
 
+from robusteval.engine.plan import Plan, prompt_chars
 from robusteval.engine.runner import Engine
 from robusteval.engine.store import PastAnswer, Store
 from robusteval.errors import UserError
@@ -126,12 +127,13 @@ async def count_prompt_tokens(engine: Engine, model: str, *, exact: int | None =
     """The prompt tokens of the planned requests, where the backend can count them: every prompt
     up to ``exact`` of them, else a seeded sample of ``exact`` extrapolated by characters."""
     backend = engine._models[model].backend
-    planned = list(engine.planned.get(model, {}).values())
-    if not planned or not hasattr(backend, "count_prompt_tokens"):
+    plan = engine.planned.get(model)
+    if not plan or not hasattr(backend, "count_prompt_tokens"):
         return None
     counter = cast(TokenCountingBackend, backend)
     exact = EXACT_PROMPTS if exact is None else exact
-    sample = planned if len(planned) <= exact else random.Random(seed).sample(planned, exact)
+    everything = plan.complete_sample and len(plan) <= exact
+    sample = plan.sample if everything or len(plan.sample) <= exact else random.Random(seed).sample(plan.sample, exact)
     slots = asyncio.Semaphore(max(1, backend.max_concurrency))
 
     async def count(request: Request) -> int:
@@ -144,13 +146,13 @@ async def count_prompt_tokens(engine: Engine, model: str, *, exact: int | None =
         raise  # the model cannot load: the run would fail the same way
     except Exception:  # e.g. a server without /tokenize: fall back to the ratio
         return None
-    if len(sample) == len(planned):
-        return CountedTokens(sum(counts), len(planned), len(planned), tuple(counts))
-    return CountedTokens(round(extrapolate(counts, [_chars(r) for r in sample], [_chars(r) for r in planned])),
-                         len(sample), len(planned))
+    if everything:
+        return CountedTokens(sum(counts), len(plan), len(plan), tuple(counts))
+    return CountedTokens(round(extrapolate(counts, [prompt_chars(r) for r in sample], plan.chars)),
+                         len(sample), len(plan))
 
 
-def extrapolate(tokens: list[int], chars: list[int], all_chars: list[int]) -> float:
+def extrapolate(tokens: list[int], chars: list[int], all_chars: Sequence[int]) -> float:
     """Total tokens of prompts of ``all_chars`` characters, from a random sample of them (``tokens``
     of prompts of ``chars`` characters): a line fitted on the sample, summed over all (regression
     estimator; the mean per prompt where the sample's lengths do not vary)."""
@@ -159,10 +161,6 @@ def extrapolate(tokens: list[int], chars: list[int], all_chars: list[int]) -> fl
         return float(y.mean() * len(all_chars))
     slope, intercept = np.polyfit(x, y, 1)
     return float(intercept * len(all_chars) + slope * float(sum(all_chars)))
-
-
-def _chars(request: Request) -> int:
-    return sum(len(m.content) for m in request.messages)
 
 
 def expected_completions(past: list[PastAnswer], max_tokens: int, prompt_chars: list[int]) -> tuple[float, str]:
@@ -226,36 +224,38 @@ def estimate(engine: Engine, store: Store, model: str,
              counted_prompt_tokens: CountedTokens | int | None = None) -> ModelEstimate:
     """The estimate for one model after a dry run; ``counted_prompt_tokens`` from `count_prompt_tokens`."""
     m = engine._models[model]
-    planned = list(engine.planned.get(model, {}).values())
+    plan = engine.planned.get(model) or Plan()
     past = store.history(m.backend.fingerprint)
-    chars = [_chars(r) for r in planned]  # each planned prompt's length
+    chars = plan.chars  # each planned prompt's length
     if isinstance(counted_prompt_tokens, int):
-        counted_prompt_tokens = CountedTokens(counted_prompt_tokens, len(planned), len(planned))
+        counted_prompt_tokens = CountedTokens(counted_prompt_tokens, len(plan), len(plan))
     per_char, per_message = chars_to_tokens(past)
-    each: list[float]
-    if counted_prompt_tokens is not None and len(counted_prompt_tokens.per_prompt) == len(planned):
-        each = [float(n) for n in counted_prompt_tokens.per_prompt]
+    each: Iterable[float]
+    if counted_prompt_tokens is not None and len(counted_prompt_tokens.per_prompt) == len(plan):
+        each = counted_prompt_tokens.per_prompt
     else:
-        each = [c * per_char + per_message * len(r.messages) for c, r in zip(chars, planned)]
+        each = (c * per_char + per_message * n for c, n in zip(chars, plan.messages))
+    window: int | None = getattr(m.backend, "context_window", None)
+    prompt, over_window = 0.0, 0
+    for tokens in each:  # one pass: no per-request list at the size of the plan
+        prompt += tokens
+        over_window += window is not None and window > 0 and tokens > window
     if counted_prompt_tokens is not None:
         prompt, prompt_basis = float(counted_prompt_tokens.tokens), counted_prompt_tokens.basis
     else:
-        prompt = sum(each)
         prompt_basis = f"prompt tokens at {per_char:.3f} per character"
-    window = getattr(m.backend, "context_window", None)
-    over_window = sum(tokens > window for tokens in each) if window else 0
     completion, bases = 0.0, []
     chars_by_limit: dict[int, list[int]] = {}
-    for c, r in zip(chars, planned):
-        chars_by_limit.setdefault(r.params.max_tokens, []).append(c)
+    for c, limit in zip(chars, plan.max_tokens):
+        chars_by_limit.setdefault(limit, []).append(c)
     for max_tokens, lengths in chars_by_limit.items():
         total, basis = expected_completions(past, max_tokens, lengths)
         completion += total
         bases.append(basis)
-    seconds = expected_seconds(past, len(planned), prompt + completion, max(1, m.limit.maximum))
+    seconds = expected_seconds(past, len(plan), prompt + completion, max(1, m.limit.maximum))
     usage = m.usage
     cost = (prompt * usage.price_in_per_mtok + completion * usage.price_out_per_mtok) * usage.price_factor / 1e6
-    duplicates = usage.requests - usage.cached - len(planned)
+    duplicates = usage.requests - usage.cached - len(plan)
     basis = "; ".join([*bases, prompt_basis]) if bases else "nothing to send"
-    return ModelEstimate(model, usage.requests, usage.cached, duplicates, len(planned), round(prompt),
+    return ModelEstimate(model, usage.requests, usage.cached, duplicates, len(plan), round(prompt),
                          round(completion), seconds, round(cost, 6), basis, window, over_window)

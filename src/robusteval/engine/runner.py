@@ -18,6 +18,7 @@ from typing import Any, Protocol, TypeVar, cast
 
 from robusteval.engine.group_commit import GroupCommit
 from robusteval.engine.limits import AdaptiveLimit, Pacer, TokenBudget
+from robusteval.engine.plan import Plan
 from robusteval.engine.store import Store, StoreRow, cache_key
 from robusteval.engine.stream import count_request
 from robusteval.errors import BackendError, UserError
@@ -113,7 +114,8 @@ class Engine:
 
     def __init__(self, store: Store, *, use_cache: bool = True, retry: RetryPolicy | None = None,
                  progress: ProgressSink | None = None, seed: int = 0, dry_run: bool = False,
-                 stand_in: bool | Callable[[str, Request], int] = False):
+                 stand_in: bool | Callable[[str, Request], int] = False, keep_requests: bool = True,
+                 plan_sample: int = 1000):
         self.store = store
         self._writer = GroupCommit(store)
         # dry_run: nothing is sent; each new request is recorded in `planned` and answered as failed,
@@ -126,7 +128,10 @@ class Engine:
         # the questionnaire after it) are counted at about their real size.
         self.dry_run = dry_run
         self.stand_in = stand_in
-        self.planned: dict[str, dict[str, Request]] = {}
+        # What a dry run plans, per model (`Plan`): the requests themselves only with keep_requests
+        # (an export writes them all); an estimate needs their lengths and a sample of plan_sample.
+        self.planned: dict[str, Plan] = {}
+        self._keep_requests, self._plan_sample = keep_requests, plan_sample
         self.use_cache = use_cache
         self.retry = retry or RetryPolicy()
         self.progress = progress
@@ -222,7 +227,9 @@ class Engine:
             if self.store.rejected != rejected:  # stored, but its bytes changed: asked again below
                 m.usage.store_rejected += 1
         if self.dry_run:
-            self.planned.setdefault(model, {})[key] = request
+            if (plan := self.planned.get(model)) is None:
+                plan = self.planned[model] = Plan(self._keep_requests, self._plan_sample)
+            plan.add(key, request)
             if self.stand_in:
                 chars = self.stand_in(model, request) if callable(self.stand_in) else 0
                 return _stand_in(key, request, chars)

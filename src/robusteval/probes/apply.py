@@ -20,7 +20,7 @@ import numpy as np
 from robusteval.engine import Engine, gather_all
 from robusteval.probes.paraphrase import Cost, is_question, leaked_answers, norm_text
 from robusteval.probes.registry import UNAVAILABLE_DATA, Rewrite, TextPerturbation, get
-from robusteval.probes.rewrite_checks import form_problem, language_problem
+from robusteval.probes.rewrite_checks import fluency_problem, form_problem, language_problem
 from robusteval.types import GenParams, Message
 
 Encode = Callable[[list[str]], np.ndarray]  # texts -> unit-norm rows (sentence embeddings)
@@ -198,7 +198,8 @@ async def _check(p: Rewrite, original: str, candidate: str | None, checks: Check
     if leaked_answers(candidate, checks.answers, original):
         return "contains_answer", None
     target = p.name.split(":", 1)[1] if p.name.startswith("language:") else None
-    if reason := language_problem(original, candidate, target) or form_problem(original, candidate):
+    if reason := (language_problem(original, candidate, target) or form_problem(original, candidate)
+                  or fluency_problem(original, candidate)):
         return reason, None
     if encode is None or not p.same_language:
         return None, None

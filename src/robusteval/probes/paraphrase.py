@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from robusteval.engine import Engine
 from robusteval.engine.runner import DRY_RUN, is_stand_in
-from robusteval.probes.rewrite_checks import form_problem, language_problem
+from robusteval.probes.rewrite_checks import fluency_problem, form_problem, language_problem
 from robusteval.readers.aliases import alias_match
 from robusteval.types import GenParams, Message, Response
 
@@ -198,8 +198,9 @@ def check_candidate(*, sim_parent: float, sim_root: float, parent_sim_root: floa
         return "not_a_question"
     if text is not None and leaked_answers(text, answers, root):
         return "contains_answer"
-    if text is not None and root and (reason := language_problem(root, text) or form_problem(root, text)):
-        return reason  # wrong_language, not_fluent, too_long, repetitive (probes/rewrite_checks.py)
+    if text is not None and root and (reason := language_problem(root, text) or form_problem(root, text)
+                                      or fluency_problem(root, text)):
+        return reason  # wrong_language, not_fluent, too_long, repetitive, word_salad (probes/rewrite_checks.py)
     if duplicate:
         return "duplicate"
     if sim_parent < bounds.lower:
