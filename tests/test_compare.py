@@ -80,6 +80,19 @@ def test_compare_shows_runs_on_other_data_side_by_side_unranked(tmp_path, capsys
     assert "not ranked" in md and "rank: by" not in md
 
 
+def test_compare_md_lists_the_tie_groups(tmp_path, capsys):
+    for run_id, acc in (("r1", 0.50), ("r2", 0.52), ("r3", 0.95)):
+        (tmp_path / run_id).mkdir()
+        est = {"value": acc, "ci_low": acc - 0.1, "ci_high": acc + 0.1, "n": 30}
+        (tmp_path / run_id / "results.json").write_text(json.dumps({
+            "run_id": run_id, "suite": "consistency", "models": {"m": {}},
+            "metrics": {"judges": {"oracle": {"models": {"m": {"mean": est}}}}}}))
+    out = tmp_path / "cmp"
+    assert main(["compare", *(str(tmp_path / r) for r in ("r1", "r2", "r3")), "--out", str(out)]) == 0
+    md = (out / "compare.md").read_text()
+    assert "- tie group =2: r1/m, r2/m" in md and "| 1 | r3 | m |" in md
+
+
 def test_compare_shows_every_sensitivity_measure_paired_where_it_exists(tmp_path, capsys):
     # A always says "A": right only on gold@A. B always finds the gold. 30 questions, 4 orders each.
     _write_run(tmp_path / "a", "m1", lambda item, v: "The best answer is A")

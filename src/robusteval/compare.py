@@ -386,6 +386,8 @@ def write_compare_md(board, out_dir: str, extra: list[str] | None = None) -> Non
     if board.metrics and any(row.rank is not None for row in board.rows):
         lines += ["", f"rank: by {board.metrics[0]}; '=' marks models that cannot be told apart (a paired test "
                       "over the items both answered, else their 95% intervals overlap)"]
+        lines += [f"- tie group ={rank}: " + ", ".join(f"{r.run_id}/{r.model}" for r in rows)
+                  for rank, rows in board.tie_groups]
     elif board.metrics:
         lines += ["", f"not ranked: these runs read different data ({board.dataset}) or a different number of items"]
     lines += extra or []

@@ -81,7 +81,8 @@ def test_headlines_file_each_detector_under_its_whole_label(stub_run):
 
 
 def test_report_section_of_the_run(stub_run):
-    (section,) = sections(load_run(stub_run))[1:]  # after the data section
+    (section, data) = sections(load_run(stub_run))  # results first, the data audit after them
+    assert data.audit and not section.audit
     assert [f.name for f in section.figures] == ["detection-f1", "cross-f1", "generator-detector"]
     detection, cross, generation = section.tables
     assert [row[0] for row in detection.rows] == [*CONFIGS, VOTE]

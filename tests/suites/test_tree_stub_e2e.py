@@ -102,7 +102,7 @@ def test_report_section_of_the_run(stub_run):
     tmp, _ = stub_run
     folder = tmp / "runs" / "stub"
     results = json.loads((folder / "results.json").read_text())
-    data, section = sections(Run(folder, results))
+    section, data = sections(Run(folder, results))  # results first, the data audit after them
     assert data.title == "Data" and section.title == "tree · openai:stub"
     assert [f.name for f in section.figures] == ["level-openai_stub-closed", "level-openai_stub-rag-bm25",
                                                  "stages-openai_stub"]
