@@ -216,3 +216,18 @@ def test_similar_wording_carries_a_templates_accuracy():
     errors = [np.abs(np.array([e.value for e in estimate(observed, covariates=x, seed=3).variants.values()])
                      - acc).mean() for x in (None, text_covariates(texts, _fake_embed))]
     assert errors[1] < errors[0]
+
+
+def test_taus_prior_scale_comes_from_the_cells():
+    # the same items under 10 templates that differ (eases over [-1, 1], sd 0.64) or do not: the
+    # scale of tau's prior follows what the asked cells say, where a fixed scale would not move
+    from robusteval.metrics.budget_fit import Fit
+
+    rng = np.random.default_rng(6)
+    ability = rng.normal(0, 1.5, 1000)[:, None]
+    mask = choose_cells(1000, 10, 0.25, seed=6)
+    scales = []
+    for ease in (np.zeros(10), np.linspace(-1, 1, 10)):
+        truth = (rng.random((1000, 10)) < 1 / (1 + np.exp(-(ability + ease[None, :])))).astype(float)
+        scales.append(Fit(np.where(mask, truth, np.nan), np.ones(truth.shape, dtype=bool)).tau_scale)
+    assert scales[0] < 0.25 < 0.4 < scales[1] < 1.0

@@ -13,8 +13,8 @@ logit P(item i right under variant j) = a_i + b_j, with
   variant effects, and so the spread, outward (the incidental-parameter problem).
 - b_j ~ N(x_j' gamma, tau^2): x_j the variant's covariates (none: gamma = 0), tau fitted by
   marginal likelihood (EM on the Laplace approximation) and drawn under a half-Cauchy prior whose
-  scale is that estimate (`Fit._tau_scale`), so how far a variant is
-  pulled toward the others (the penalty) comes from the data instead of a fixed C or scale.
+  scale is that estimate (`Fit._tau_scale`), so how far a variant is pulled toward the others (the
+  penalty) comes from the data instead of a fixed C or scale.
 
 The distribution over variants (quantiles, spread, worst and best case) is read from posterior
 draws of the whole grid, never from the spread of point estimates: point estimates of noisy
