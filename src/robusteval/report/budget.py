@@ -29,12 +29,14 @@ SCORE_NOTE = ("score --budget: the estimate is what `run mcq --budget` with the 
               "value. The family metrics above are of the whole grid.")
 # Where benchmarks/budget.py found intervals holding the truth in fewer than 90% of 20 repeats
 # (docs/performance.md), they are not printed. Per-variant accuracies: 10 variants x 20 asked cells
-# held 0.80-0.86, x 50 cells of a grid the Rasch model cannot express 0.85, from 100 cells 0.90-0.94.
-# Quantiles and spread of 10 variants: 0.85 at 25% of that grid, so never below MANY_VARIANTS.
-# With many variants the fitted spread of the variants carries the few cells of each (100 variants
-# x 11 cells: 0.90-1.0 for every figure).
+# held 0.78-0.79, x 50 cells of a grid the Rasch model cannot express 0.80, from 100 cells 0.90-0.94.
+# Quantiles and spread of 10 variants: 0.70-0.95 at 2%, 0.80 at 5% of that grid, so never below
+# MANY_VARIANTS. With many variants the fitted spread of the variants carries the few cells of each
+# from FEW_CELLS on (100 variants x 27 cells: 0.90-1.00 for every figure; x 11 cells the median's
+# interval held 0.85).
 THIN_CELLS = 100  # a variant with fewer asked cells leans on the model
 MANY_VARIANTS = 50
+FEW_CELLS = 25  # ... with many variants, each needs this many
 UNCHECKED = "(intervals marked † not shown: fewer than 90% of such intervals held the truth in benchmarks/budget.py)"
 
 
@@ -44,7 +46,7 @@ def trusted(estimate: BudgetEstimate) -> tuple[bool, bool]:
     counts = list(estimate.asked_per_variant.values())
     if not counts or estimate.asked >= estimate.cells:
         return True, True  # an older run (nothing to judge by), or the full grid (nothing estimated)
-    many = len(counts) >= MANY_VARIANTS
+    many = len(counts) >= MANY_VARIANTS and min(counts) >= FEW_CELLS
     return many or min(counts) >= THIN_CELLS, many
 
 
