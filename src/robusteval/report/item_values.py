@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -160,9 +160,10 @@ def item_values(suite: str, results: dict, rows: list[dict]) -> list[ItemValues]
     return extractor(results, [r for r in rows if isinstance(r, dict)]) if extractor else []
 
 
-# The keys of a samples.jsonl line the extractors read (mcq's `SampleRow`, tree's and hallucination's
-# scores): a streamed line keeps only these, so a run's prompts and replies are never held.
-SAMPLE_FIELDS = frozenset({f.name for f in fields(SampleRow)} | {"mode", "f1", "status", "step"})
+# The texts of a samples.jsonl line (the sample envelope's prompt and reply, `suites.base.Sample`): a
+# streamed line drops them, so a run's prompts and replies are never held; every other key is kept,
+# since a suite's extractor (the toy one in docs/extending.md included) may read any of its own.
+TEXT_FIELDS = frozenset({"prompt", "response"})
 RESULTS_ONLY = frozenset({"consistency", "persona"})  # extractors that read results.json alone
 CACHED_RUNS = 256  # runs whose per-item values are kept (a few KB each: per-item numbers, no text)
 _cache: OrderedDict[tuple, list[ItemValues]] = OrderedDict()
@@ -171,7 +172,7 @@ _cache_lock = threading.Lock()  # the leaderboard server answers on threads
 
 def run_item_values(suite: str, results: dict, samples: Path) -> list[ItemValues]:
     """`item_values` of a run whose samples are the file ``samples``, read line by line (only
-    `SAMPLE_FIELDS` kept) and cached per version of the file (path, modification time, size): a
+    `TEXT_FIELDS` dropped) and cached per version of the file (path, modification time, size): a
     leaderboard page load re-reads only the runs written since the last one, not every sample of
     every run. Raises what `files.iter_jsonl` raises for a file that cannot be read (never cached)."""
     if suite in RESULTS_ONLY or not samples.is_file():
@@ -182,7 +183,7 @@ def run_item_values(suite: str, results: dict, samples: Path) -> list[ItemValues
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
-    rows = [{k: v for k, v in row.items() if k in SAMPLE_FIELDS} for row in iter_jsonl(samples)
+    rows = [{k: v for k, v in row.items() if k not in TEXT_FIELDS} for row in iter_jsonl(samples)
             if isinstance(row, dict)]
     measures = item_values(suite, results, rows)
     with _cache_lock:
