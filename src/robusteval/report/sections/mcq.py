@@ -132,6 +132,8 @@ def headlines(results: dict) -> list[Headline]:
     for model, families in read_metrics(results.get("metrics")).items():
         for family, fm in families.items():
             out.append(_headline(model, f"{family} accuracy", fm.accuracy))
+            if fm.accuracy_valid is not None:  # some replies invalid (counted wrong above): left out here
+                out.append(_headline(model, f"{family} accuracy (valid replies only)", fm.accuracy_valid))
             out.append(_headline(model, f"{family} consistency rate", fm.consistency_rate))
     return out
 
