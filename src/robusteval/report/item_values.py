@@ -182,7 +182,9 @@ def run_item_values(suite: str, results: dict, samples: Path) -> list[ItemValues
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
-    rows = [{k: v for k, v in row.items() if k in SAMPLE_FIELDS} for row in iter_jsonl(samples)
+    # an extractor of this module reads only SAMPLE_FIELDS; another suite's (docs/extending.md) its own
+    own = (SUITES[suite].item_values or "").startswith(f"{__name__}:") if suite in SUITES else True
+    rows = [{k: v for k, v in row.items() if k in SAMPLE_FIELDS or not own} for row in iter_jsonl(samples)
             if isinstance(row, dict)]
     measures = item_values(suite, results, rows)
     with _cache_lock:
