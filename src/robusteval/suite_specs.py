@@ -46,7 +46,7 @@ class SuiteSpec:
     - ``encoder``: what turns that record into results.json's JSON, once, as the run is written
       (None: the codec's plain `encode`);
     - ``extra``: the record of its keys beside the metrics in results.json (None: plain JSON);
-    - ``section``: its report module (``sections(run)``, ``headlines(results)``; None: every
+    - ``section``: its report module (``sections(run)``, ``headlines(metrics)``, from the typed record; None: every
       estimate in one table, and each model's estimates as headlines);
     - ``item_values``: its per-item values for ``compare`` and the leaderboard (None: none);
     - ``checker``: what ``data check --suite NAME`` loads a dataset with (None: not supported);

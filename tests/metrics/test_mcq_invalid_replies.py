@@ -57,7 +57,7 @@ def test_accuracy_over_valid_replies_beside_the_one_as_scored():
     assert fm.accuracy_valid is not None and fm.accuracy_valid.value == pytest.approx(2 / 3)
     assert fm.accuracy_valid.low < 2 / 3 < fm.accuracy_valid.high  # a 95% interval around it
     assert to_json({"m": {"format": fm}})["m"]["format"]["accuracy_valid"]["value"] == pytest.approx(2 / 3)
-    names = [h.metric for h in headlines({"metrics": to_json({"m": {"format": fm}})})]
+    names = [h.metric for h in headlines({"m": {"format": fm}})]
     assert names == ["format accuracy", "format accuracy (valid replies only)", "format consistency rate"]
 
 
@@ -65,7 +65,7 @@ def test_no_valid_only_figure_without_invalid_replies():
     fm = family_of({"q1": ["The best answer is A", "The best answer is B"], "q2": ["The best answer is A"] * 2})
     assert fm.invalid == 0 and fm.accuracy.value == pytest.approx(3 / 4) and fm.accuracy_valid is None
     assert "accuracy_valid" not in fm.as_dict()
-    names = [h.metric for h in headlines({"metrics": to_json({"m": {"format": fm}})})]
+    names = [h.metric for h in headlines({"m": {"format": fm}})]
     assert names == ["format accuracy", "format consistency rate"]
 
 

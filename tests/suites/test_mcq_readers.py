@@ -11,7 +11,8 @@ import pytest
 
 from robusteval.cli import main
 from robusteval.report.model import Run
-from robusteval.report.sections.mcq import headlines, sections
+from robusteval.report.sections import headlines
+from robusteval.report.sections.mcq import sections
 from robusteval.testing.openai_stub import StubServer
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
