@@ -41,7 +41,7 @@ def test_terminal_shows_micro_and_macro_per_variant():
 
 def test_report_has_a_per_variant_table_with_both():
     as_json = {family: fm.as_dict() for family, fm in metrics_two_categories().items()}
-    [section] = sections(Run(path=None, results={"metrics": {"m": as_json}}))
+    [section] = sections(Run(path=None, results={"suite": "mcq", "metrics": {"m": as_json}}))
     table = next(t for t in section.tables if "accuracy per variant" in t.title)
     assert table.columns == ("variant", "accuracy (micro)", "macro over categories", "answered")
     row = next(r for r in table.rows if r[0] == "gold@A")

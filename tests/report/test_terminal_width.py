@@ -14,6 +14,7 @@ import pytest
 from rich.console import Console
 
 from robusteval.report.terminal import Table, transposed
+from robusteval.results.records import run_record
 from robusteval.suites import get_suite
 from robusteval.suites.base import SuiteResult
 
@@ -27,7 +28,7 @@ def _summary(case: Path, width: int) -> str:
     results = json.loads(results) if isinstance(results, str) else results
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, markup=False, emoji=False, highlight=False, soft_wrap=True)
-    get_suite(results["suite"]).print_summary(console, SuiteResult(metrics=results["metrics"], samples=[],
+    get_suite(results["suite"]).print_summary(console, SuiteResult(metrics=run_record(results).metrics, samples=[],
                                                                    extra=dict(results)))
     return buffer.getvalue()
 

@@ -120,11 +120,11 @@ def test_end_to_end_with_the_embedded_model(tmp_path):
                  "heatmap-oracle.png", "heatmap-embedding.png"):
         assert (run_dir / name).stat().st_size > 0, name
     assert (run_dir / "heatmap-oracle.png").read_bytes()[:4] == b"\x89PNG"
-    table = result.metrics["judges"]["embedding"]["table"]
+    table = result.metrics.encode()["judges"]["embedding"]["table"]
     assert set(table) == {"s1", "s2"} and all(0 <= v["llamacpp"] <= 5 for v in table.values())
-    oracle = result.metrics["judges"]["oracle"]["models"]["llamacpp"]
+    oracle = result.metrics.encode()["judges"]["oracle"]["models"]["llamacpp"]
     assert oracle["rated"] + oracle["missing"] == 2
-    assert "agreement" in result.metrics
+    assert "agreement" in result.metrics.encode()
     results = json.loads((run_dir / "results.json").read_text())
     assert results["judges"]["embedding"]["calibrations"]  # the calibration used is on record
     lines = [json.loads(x) for x in (run_dir / "samples.jsonl").read_text().splitlines()]
@@ -133,4 +133,4 @@ def test_end_to_end_with_the_embedded_model(tmp_path):
     again = build_config({}, {**flags, "run_id": "two"})
     _, result2, usage2 = asyncio.run(run_suite(again, quiet=True))
     assert usage2["llamacpp"]["new"] == 0
-    assert result2.metrics["judges"] == result.metrics["judges"]
+    assert result2.metrics.encode()["judges"] == result.metrics.encode()["judges"]

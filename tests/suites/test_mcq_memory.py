@@ -75,4 +75,4 @@ def test_memory_does_not_grow_with_the_samples(tmp_path, monkeypatch):
     assert len(lines) == 12_000
     first = [json.loads(line) for line in lines[:10]]
     assert [s["item_id"] for s in first] == ["s0"] * 10  # in the order asked: item by item
-    assert result.metrics["scripted"]["order"]["samples"] == 4 * 1200
+    assert result.metrics["scripted"]["order"].samples == 4 * 1200

@@ -11,6 +11,7 @@ import pytest
 
 from robusteval.cli import main
 from robusteval.report.model import Run
+from robusteval.report.sections import headlines
 from robusteval.report.sections.mcq import sections
 from robusteval.testing.openai_stub import StubServer
 
@@ -117,6 +118,16 @@ def test_mostly_invalid_replies_warn_and_the_valid_only_view(tmp_path, capsys):
         valid = [s for s in rows if s["status"] == "ok"]
         best = max(_accuracy([s for s in valid if s["variant"] == v]) for v in {s["variant"] for s in valid})
         assert fm["sensitivity_valid"]["max_p"]["value"] == pytest.approx(best)
+        # the headline pair: as scored (invalid counted wrong) and over valid replies only
+        right = sum(s["correct"] for s in rows)
+        assert fm["accuracy"]["value"] == pytest.approx(right / len(rows))
+        assert fm["accuracy_valid"]["value"] == pytest.approx(right / len(valid))
+        assert fm["accuracy_valid"]["value"] > fm["accuracy"]["value"]
+
+    assert out.count("all, valid replies only") == 2  # one row per family table, after "all"
+    metrics = [h.metric for h in headlines(results)]
+    for family in ("order", "format"):
+        assert metrics[metrics.index(f"{family} accuracy") + 1] == f"{family} accuracy (valid replies only)"
 
     report = sections(Run(path=folder, results=results))
     text = json.dumps([[t.title, t.columns, t.rows] for s in report for t in s.tables] + [s.notes for s in report])

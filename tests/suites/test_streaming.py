@@ -192,3 +192,51 @@ def capture() -> None:
 
 if __name__ == "__main__" and sys.argv[1:] == ["--capture"]:
     capture()
+
+
+@pytest.mark.parametrize("name", ["mcq-loglik", "mcq-math", "persona", "tree", "hallucination", "consistency"])
+def test_the_suite_hands_back_its_record_encoded_once_as_written(name, tmp_path, stub, monkeypatch):
+    """`SuiteResult.metrics` is the suite's typed record: results.json holds it encoded (by the writer),
+    and the terminal's tables printed from it equal those printed from `read_run`'s decoded record."""
+    import io
+
+    from rich.console import Console
+
+    from robusteval import run as run_module
+    from robusteval.results.records import encode_metrics, read_run
+    from robusteval.suite_specs import SUITES
+    from robusteval.suites import get_suite
+    from robusteval.suites.base import SuiteResult
+
+    returned = []
+    execute = run_module._execute
+
+    async def spy(*args, **kwargs):
+        result, info = await execute(*args, **kwargs)
+        returned.append(result)
+        return result, info
+
+    monkeypatch.setattr(run_module, "_execute", spy)
+    run_case(name, tmp_path, stub.base_url)
+    suite = cases(tmp_path, stub.base_url)[name][0]
+    result, record = returned[0], read_run(tmp_path / "runs" / name)
+    assert result.metrics and typed(result.metrics, SUITES[suite].metrics_type())
+    written = json.loads((tmp_path / "runs" / name / "results.json").read_text())["metrics"]
+    assert differences(encode_metrics(suite, result.metrics), written) == []
+
+    def tables(metrics) -> str:
+        buffer = io.StringIO()
+        console = Console(file=buffer, width=250, markup=False, emoji=False, highlight=False)
+        get_suite(suite).print_summary(console, SuiteResult(metrics=metrics, samples=[], extra=record.extra))
+        return buffer.getvalue()
+
+    assert tables(result.metrics) == tables(record.metrics) != ""
+
+
+def typed(value, kind) -> bool:
+    """Whether ``value`` is of the record type ``kind``, a by-model ``dict[str, ...]`` alias followed down."""
+    from typing import get_args, get_origin
+
+    if get_origin(kind) is dict:
+        return isinstance(value, dict) and all(typed(v, get_args(kind)[1]) for v in value.values())
+    return isinstance(value, kind)

@@ -158,12 +158,13 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
 def print_summary(suite: str, console: Console, result: SuiteResult) -> None:
     """The suite's terminal tables: its own ``print_summary``, else every estimate of its metrics."""
     from robusteval.report.table import print_estimates
+    from robusteval.results.records import encode_metrics
 
     own = getattr(get_suite(suite), "print_summary", None)
     if own is not None:
         own(console, result)
     else:
-        print_estimates(console, suite, result.metrics)
+        print_estimates(console, suite, encode_metrics(suite, result.metrics))
 
 
 def finish(args: argparse.Namespace, suite: str, console: Console, run_dir: Path, result: SuiteResult,
@@ -171,12 +172,13 @@ def finish(args: argparse.Namespace, suite: str, console: Console, run_dir: Path
     """After a run (or a merge): the suite's tables, the data audit, usage per model, the files
     written, and the exit code (3 when requests failed)."""
     from robusteval.data.audit import DataAudit
+    from robusteval.results.records import encode_metrics
     from robusteval.run import print_audit
 
     if getattr(args, "output_format", "table") == "json":
         print_audit(console, DataAudit.from_dict(result.extra.get("data")))
-        print(json.dumps({"suite": suite, "run_dir": str(run_dir), "metrics": result.metrics, "usage": usages,
-                          "written": [str(p) for p in result.written]}, indent=2))
+        print(json.dumps({"suite": suite, "run_dir": str(run_dir), "metrics": encode_metrics(suite, result.metrics),
+                          "usage": usages, "written": [str(p) for p in result.written]}, indent=2))
         return failed_requests_warning(console, sum(u["failed"] for u in usages.values()), retry_hint)
     out = out_console()
     if not args.quiet:

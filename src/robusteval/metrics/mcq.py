@@ -295,6 +295,7 @@ def family_metrics_of(t: _FamilyTally, *, seed: int = 0, n_resamples: int = 1000
     by_item = item_consistency(m.answers)
     agree, pairs = agreeing_pairs(m.answers)
     per_variant_sums = np.column_stack([correct, answered])
+    valid = np.isfinite(m.correct_valid)  # cells with at least one valid reply
     return FamilyMetrics(
         variants=variants,
         accuracy=proportion(correct.sum(axis=1), answered.sum(axis=1)),
@@ -315,6 +316,9 @@ def family_metrics_of(t: _FamilyTally, *, seed: int = 0, n_resamples: int = 1000
         sensitivity_valid=measures(t.reference, t.loglik_tensor(), m.variants, m.correct_valid,
                                    np.where(m.answers == -1, np.nan, m.answers), seed=seed,
                                    n_resamples=n_resamples) if sum(t.invalid) else None,
+        # the accuracy as scored counts an invalid reply wrong; this one leaves it out (same clustering)
+        accuracy_valid=proportion(np.where(valid, m.correct_valid, 0.0).sum(axis=1), valid.sum(axis=1))
+        if sum(t.invalid) else None,
     )
 
 

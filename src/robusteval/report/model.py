@@ -8,10 +8,13 @@ and is escaped when rendered.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from robusteval.files import slug
 from robusteval.report.table import fmt_estimate
+from robusteval.results.records import decode_metrics
 
 __all__ = ["estimate_text", "fmt_estimate", "slug"]  # re-exported: the sections import them from here
 
@@ -68,6 +71,12 @@ class Run:
     @property
     def run_id(self) -> str:
         return self.results.get("run_id", getattr(self.path, "name", "?"))
+
+    @cached_property
+    def metrics(self) -> Any:
+        """results.json's ``metrics`` as the suite's typed record, decoded once for every section and
+        headline (`results.records.decode_metrics`; None where the run holds none)."""
+        return decode_metrics(self.suite, self.results.get("metrics"))
 
 
 # The one value-with-interval formatter, under the name the report sections use.

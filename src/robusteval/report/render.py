@@ -98,7 +98,7 @@ def render_html(run: Run) -> tuple[str, list]:
     built = sections(run)
     page = environment().get_template("report.html.j2").render(
         run=run, results=run.results, config=run.results.get("config", {}), versions=run.results.get("versions", {}),
-        models=run.results.get("models", {}), sections=built, headlines=headlines(run.results),
+        models=run.results.get("models", {}), sections=built, headlines=headlines(run),
         warnings=headline_warnings(run.results),
         explorer=build_explorer(run.samples), failures=run.results.get("failures", []), missing=run.missing)
     return page, built
@@ -112,7 +112,7 @@ def markdown_summary(run: Run, built: list) -> str:
              *[f"> **Note:** {_md(note)}" for note in run.missing], *([""] if run.missing else []),
              *[f"> **Warning:** {_md(w)}" for w in headline_warnings(r)], *([""] if headline_warnings(r) else []),
              "| model | metric | value [95% CI] |", "|---|---|---|"]
-    for h in headlines(r):
+    for h in headlines(run):
         ci = "" if h.low is None else f" [{h.low:.3f}, {h.high:.3f}]"
         lines.append(f"| {_md(h.model)} | {_md(h.metric)} | {'n/a' if h.value is None else f'{h.value:.3f}'}{ci} |")
     for section in built:

@@ -36,6 +36,9 @@ def fmt_estimate(est: Estimate | Mapping | Sequence | float | None, digits: int 
     return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
+VALID_ONLY = "all, valid replies only"
+
+
 def print_mcq(console: Console, model: str, metrics: dict[str, FamilyMetrics]) -> None:
     """One table per family (accuracy per variant, consistency, spread) and its position bias."""
     for family, fm in metrics.items():
@@ -66,6 +69,8 @@ def print_mcq(console: Console, model: str, metrics: dict[str, FamilyMetrics]) -
         table.add_row(Text("all", style="bold"), fmt_estimate(fm.accuracy),
                       *([fmt_estimate(fm.macro_accuracy)] if macro else []),
                       "", str(fm.invalid), str(fm.failed), *tail)
+        if fm.accuracy_valid is not None:  # beside the as-scored figure, where invalid replies count wrong
+            table.add_row(Text(VALID_ONLY, style="bold"), fmt_estimate(fm.accuracy_valid), *pad, "", "", "", *tail)
         for label, est in (("consistency rate (per question)", fm.consistency_rate),
                            ("consistency rate (pooled pairs)", fm.consistency_rate_pooled),
                            ("spread (max-min accuracy)", fm.spread),

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from robusteval.errors import UserError
 from robusteval.files import atomic_write
+from robusteval.results.records import encode_metrics
 from robusteval.results.samples_file import SampleWriter
 
 if TYPE_CHECKING:  # config decodes settings with results.codec
@@ -147,7 +148,8 @@ def write_run(run_dir: Path, *, config: RunConfig, models: dict[str, dict[str, A
               samples: SampleWriter | list[Any], started: float, finished: float,
               extra: dict[str, Any] | None = None) -> Path:
     """Write results.json and samples.jsonl atomically (temp file + rename) into the run's folder.
-    ``samples``: the writer that wrote them as they were answered (`run.run_suite`), or a list."""
+    ``samples``: the writer that wrote them as they were answered (`run.run_suite`), or a list;
+    ``metrics``: the suite's typed record (`SuiteResult.metrics`), encoded here, once."""
     run_dir.mkdir(parents=True, exist_ok=True)
     if isinstance(samples, list):
         writer = SampleWriter(run_dir)
@@ -163,7 +165,7 @@ def write_run(run_dir: Path, *, config: RunConfig, models: dict[str, dict[str, A
         "wall_time_s": round(finished - started, 3),
         **(extra or {}),
         "models": models,
-        "metrics": metrics,
+        "metrics": encode_metrics(config.suite, metrics),
         "failures": samples.failures,
     }
     atomic_write(run_dir / "results.json", json.dumps(results, indent=2, ensure_ascii=False))

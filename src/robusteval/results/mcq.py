@@ -76,6 +76,9 @@ class FamilyMetrics:
     categories: dict[str, CategoryMetrics] = field(default_factory=dict)
     # the same over valid replies only (a question's invalid variants left out); None without invalid replies
     sensitivity_valid: Sensitivity | None = None
+    # accuracy over valid replies only (invalid ones left out, not counted wrong), beside ``accuracy``
+    # so a tiny model's headline says how it answers when it answers; None without invalid replies
+    accuracy_valid: Estimate | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """This family's JSON, as in results.json."""
@@ -99,7 +102,7 @@ def read_metrics(data: Any) -> McqMetrics:
 def _drop_absent_macro(family: dict[str, Any]) -> dict[str, Any]:
     if family.get("macro_accuracy") is None:
         family.pop("macro_accuracy", None)
-    for key in ("sensitivity", "sensitivity_valid"):
+    for key in ("sensitivity", "sensitivity_valid", "accuracy_valid"):
         if family.get(key) is None:
             family.pop(key, None)
     if not family.get("categories"):

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from robusteval.errors import UserError
-from robusteval.results.codec import RecordError, decode
+from robusteval.results.codec import RecordError, decode, encode
 from robusteval.suite_specs import SUITES
 
 
@@ -74,6 +74,26 @@ def metrics_type(suite: str) -> Any | None:
     """The metrics record type of ``suite`` (its `SuiteSpec`'s), or None."""
     spec = SUITES.get(suite)
     return None if spec is None else spec.metrics_type()
+
+
+def decode_metrics(suite: str, raw: Any) -> Any:
+    """results.json's ``metrics`` of a ``suite`` run as its typed record (the type its `SuiteSpec`
+    names; plain JSON for a suite without one), as the report's sections read it: None where the run
+    holds none (absent, or empty: an ``--estimate``, a tree build)."""
+    kind = metrics_type(suite)
+    if kind is None:
+        return raw
+    return decode(kind, raw) if raw else None
+
+
+def encode_metrics(suite: str, metrics: Any) -> Any:
+    """A suite's metrics record (`SuiteResult.metrics`) as results.json holds it: its spec's
+    encoder, once, as the run is written; plain JSON (a suite without a record type) as it is."""
+    spec = SUITES.get(suite)
+    encoder = None if spec is None else spec.encoder_of()
+    if encoder is not None:
+        return encoder(metrics)
+    return metrics if spec is None or spec.metrics is None else encode(metrics)
 
 
 def run_record(results: dict[str, Any]) -> RunRecord:

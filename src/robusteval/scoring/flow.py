@@ -28,7 +28,6 @@ from robusteval.probes.design import FAMILIES, expand
 from robusteval.readers import Reader, get_reader
 from robusteval.results import encode, reserve_run_folder, write_run
 from robusteval.results.budget import BudgetEstimates, budget_json
-from robusteval.results.mcq import to_json
 from robusteval.scoring.grid import GridCell, load_grid
 from robusteval.scoring.replies import (
     Placed,
@@ -262,7 +261,7 @@ def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudi
              **({"invalid_replies": invalid} if invalid else {})}
     if request.budget is not None:
         extra |= budget_check(samples, request.budget, request.seed)
-    result = SuiteResult(metrics=to_json(metrics), samples=[], extra=extra)
+    result = SuiteResult(metrics=metrics, samples=[], extra=extra)
     try:
         folder.prepare_for_files()
         write_run(folder.path, config=config, models=model_info, metrics=result.metrics, samples=samples,

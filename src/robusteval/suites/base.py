@@ -198,7 +198,9 @@ def _no_samples(result: object) -> Iterable[SampleLike]:
 class SuiteResult:
     """What a suite hands back; `run_suite` writes it to the run folder."""
 
-    metrics: dict[str, Any]  # JSON-able, by model (or by whatever the suite compares)
+    # the suite's typed metrics record (the type its `SuiteSpec.metrics` names; plain JSON for a suite
+    # without one): the terminal reads it as it is, results/ encodes it once into results.json
+    metrics: Any
     samples: list[SampleLike]
     extra: dict[str, Any] = field(default_factory=dict)  # more keys for results.json
     # more files in the run folder; a callable gives a file's text piece by piece, called once the

@@ -34,7 +34,6 @@ from robusteval.report.consistency_files import (
     submission_name,
 )
 from robusteval.report.model import slug
-from robusteval.results.codec import decode
 from robusteval.results.consistency import (
     ConsistencyMetrics,
     Generation,
@@ -238,7 +237,7 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
             files[f"heatmap-{name}.png"] = png
     extra = {"items": len(items), "variants": sum(len(i.variants) for i in items),
              "judges": {name: _judge_info(j) for name, j in judges.items()}}
-    return SuiteResult(metrics=record.encode(), samples=[], extra=extra, files=files)
+    return SuiteResult(metrics=record, samples=[], extra=extra, files=files)
 
 
 async def _generate(ctx: SuiteContext[Options], source) -> tuple[list[PromptSet], Generation]:
@@ -388,5 +387,5 @@ def _rating(judge: SimilarityJudge, group: _Group, rating: Rating, *, status: st
 def print_summary(console, result: SuiteResult) -> None:
     from robusteval.report.terminal_consistency import print_consistency
 
-    print_consistency(console, decode(ConsistencyMetrics, result.metrics), result.extra)
+    print_consistency(console, result.metrics, result.extra)
     print_noise_floor(console, result.extra)

@@ -34,7 +34,6 @@ from robusteval.ranges import Range
 from robusteval.readers.hallucigen import Generated, read_detection, read_joint, read_separate, read_yes_no
 from robusteval.report.hallucigen_files import detection_csv, generation_csv
 from robusteval.report.terminal_hallucination import matrix_csv, print_tables, summary_markdown
-from robusteval.results.codec import decode
 from robusteval.results.hallucination import (
     NLI_CONFIG,
     VOTE_PREFIX,
@@ -534,7 +533,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
                                "judge": options.judge, "nli_model": options.nli_model}}
     if "detection" in steps and not any(i.labelled for i in items):
         extra["hallucination"]["unlabelled"] = True  # the scores are n/a: the files hold the predictions
-    result = SuiteResult(metrics=record.encode(), samples=[], extra=extra, files=files)
+    result = SuiteResult(metrics=record, samples=[], extra=extra, files=files)
     result.files["summary.md"] = summary_markdown(record)
     if record.cross is not None:
         result.files["matrix.csv"] = matrix_csv(record.cross.matrix or {})
@@ -554,7 +553,7 @@ def _load_nli(name: str | None):
 
 
 def print_summary(console, result: SuiteResult) -> None:
-    print_tables(console, decode(HallucinationMetrics, result.metrics))
+    print_tables(console, result.metrics)
 
 
 __all__ = [

@@ -51,7 +51,7 @@ from robusteval.ranges import Range
 from robusteval.readers.scale import read_scale, read_scale_logprobs
 from robusteval.report.terminal_persona import print_tables
 from robusteval.results.codec import decode
-from robusteval.results.persona import ModelStability, PersonaBoard, decode_metrics, encode_metrics
+from robusteval.results.persona import ModelStability, PersonaBoard
 from robusteval.results.spool import Spool
 from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg
 from robusteval.types import GenParams, Message, Response
@@ -212,7 +212,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     }
     files: dict[str, Any] = {"conversations.jsonl": conversations.chunks,
                              "value_scores.csv": scores_csv(tallies, simulated, contexts, questionnaire)}
-    return SuiteResult(metrics=encode_metrics(metrics), samples=[], extra=json_safe(extra), files=files)
+    return SuiteResult(metrics=metrics, samples=[], extra=json_safe(extra), files=files)
 
 
 def load_context(spec: str, openers, personas: list[Persona], seed: int, max_tokens: int | None,
@@ -379,7 +379,7 @@ def scores_csv(tallies: dict[str, PersonaTally], personas: list[Persona], contex
 
 def print_summary(console, result: SuiteResult) -> None:
     board = result.extra.get("leaderboard")
-    print_tables(console, decode_metrics(result.metrics), None if board is None else decode(PersonaBoard, board),
+    print_tables(console, result.metrics, None if board is None else decode(PersonaBoard, board),
                  mds=result.extra.get("mds") or "classic")
 
 

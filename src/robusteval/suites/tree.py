@@ -50,7 +50,6 @@ from robusteval.rag.ner import checkable_subject, ner_messages, parse_entities, 
 from robusteval.rag.pipeline import attribute, closed_messages, context_has_answer, rag_messages, search
 from robusteval.rag.retrievers import RETRIEVERS, make_retriever
 from robusteval.ranges import Range
-from robusteval.results.tree import decode_metrics, encode_metrics
 from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg
 from robusteval.types import GenParams, Message, Response
 
@@ -472,7 +471,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
             await kb.close()
     extra["cost"] = {"build": info.get("build_cost"), "evaluate": eval_cost,
                      **({"setup": {"local_models": setup.summary()}} if setup.spent else {})}
-    return SuiteResult(metrics=encode_metrics(metrics_by_model), samples=[], extra=extra, files=files)
+    return SuiteResult(metrics=metrics_by_model, samples=[], extra=extra, files=files)
 
 
 def _tree_id(tree: Tree) -> str:
@@ -490,7 +489,7 @@ def _question_id(item: QAItem) -> str:
 def print_summary(console, result: SuiteResult) -> None:
     from robusteval.report.terminal_tree import print_tree
 
-    print_tree(console, decode_metrics(result.metrics), result.extra)
+    print_tree(console, result.metrics, result.extra)
 
 
 __all__ = ["NAME", "Options", "Sample", "add_arguments", "build_trees", "execute", "metrics",

@@ -1,4 +1,4 @@
-"""Report sections, one module per suite (``section(run)`` and ``headlines(results)``, named by its
+"""Report sections, one module per suite (``sections(run)`` and ``headlines(metrics)``, named by its
 `SuiteSpec`); a suite with no module of its own gets the generic section: every estimate in its
 metrics, as a table."""
 
@@ -41,9 +41,12 @@ def data_section(results: dict) -> Section | None:
                    notes=notes + tuple(f"examples: {e}" for e in examples), audit=True)
 
 
-def headlines(results: dict) -> list[Headline]:
-    module = _module(results.get("suite", ""))
-    return module.headlines(results) if module else generic_headlines(results)
+def headlines(run: Run | dict) -> list[Headline]:
+    """A run's headline figures: its section module's, from the typed metrics record (`Run.metrics`,
+    decoded once); a run's results.json as parsed JSON is read as a `Run`."""
+    run = run if isinstance(run, Run) else Run(None, run)  # type: ignore[arg-type]
+    module = _module(run.suite)
+    return module.headlines(run.metrics) if module else generic_headlines(run.results)
 
 
 def generic_section(results: dict) -> Section:

@@ -10,14 +10,7 @@ from robusteval.engine.determinism import NOISE_NOTE, noise_cell, summaries
 from robusteval.estimate import Estimate
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, estimate_text, headline_from
 from robusteval.report.plots import bars_with_ci, has_value, heatmap
-from robusteval.results.codec import decode
 from robusteval.results.consistency import ConsistencyMetrics
-
-
-def _metrics(results: dict) -> ConsistencyMetrics | None:
-    """The run's metrics as the typed record (only the metrics: a run's other keys need not parse)."""
-    raw = results.get("metrics")
-    return decode(ConsistencyMetrics, raw) if raw else None
 
 
 def _est(e: Estimate | None) -> str:
@@ -25,7 +18,7 @@ def _est(e: Estimate | None) -> str:
 
 
 def sections(run: Run) -> list[Section]:
-    metrics = _metrics(run.results)
+    metrics: ConsistencyMetrics | None = run.metrics
     if metrics is None:
         return [Section("consistency: same request, different style", notes=("This run has no metrics.",))]
     figures, tables = [], []
@@ -96,8 +89,7 @@ def sensitivity_table(judge: str, models: dict) -> TableData | None:
         for m, ss in rows))
 
 
-def headlines(results: dict) -> list[Headline]:
-    metrics = _metrics(results)
+def headlines(metrics: ConsistencyMetrics | None) -> list[Headline]:
     if metrics is None:
         return []
     return [headline_from(model, f"{judge} mean similarity (0-5)", s.mean.as_dict())

@@ -11,13 +11,12 @@ from robusteval.estimate import Estimate
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, number_text
 from robusteval.report.plots import bars_with_ci, has_value, heatmap
 from robusteval.report.table import fmt_estimate
-from robusteval.results.codec import decode
 from robusteval.results.hallucination import HallucinationMetrics, one_sided
 
 
-def _metrics(results: dict) -> HallucinationMetrics:
-    """The run's metrics record (only that part is read: an old run's other keys need not fit)."""
-    return decode(HallucinationMetrics, results.get("metrics") or {})
+def _metrics(metrics: HallucinationMetrics | None) -> HallucinationMetrics:
+    """The run's metrics record (`Run.metrics`; an empty one where the run holds none)."""
+    return metrics or HallucinationMetrics()
 
 
 def _text(est: Estimate | None) -> str:
@@ -25,7 +24,7 @@ def _text(est: Estimate | None) -> str:
 
 
 def sections(run: Run) -> list[Section]:
-    metrics = _metrics(run.results)
+    metrics = _metrics(run.metrics)
     figures, tables, notes = [], [], []
     for step, m in metrics.steps().items():
         if not m.detectors:
@@ -68,11 +67,11 @@ def sections(run: Run) -> list[Section]:
     return [Section("hallucination: generate and detect", tuple(figures), tuple(tables), tuple(notes))]
 
 
-def headlines(results: dict) -> list[Headline]:
+def headlines(metrics: HallucinationMetrics | None) -> list[Headline]:
     """Detection and cross F1 of every configuration, filed under the model that detected (the NLI
     baseline and votes under their own names)."""
     out = []
-    for step, m in _metrics(results).steps().items():
+    for step, m in _metrics(metrics).steps().items():
         for name, d in m.detectors.items():
             f1 = d.f1
             out.append(Headline(d.detector or name, f"{step} F1 ({name})", f1.value, f1.low, f1.high, n=f1.n))

@@ -14,9 +14,9 @@ from robusteval.results.mcq import (
     CopyCounts,
     FamilyMetrics,
     InvalidReplies,
+    McqMetrics,
     read_copy_counts,
     read_invalid,
-    read_metrics,
 )
 
 
@@ -24,7 +24,8 @@ def sections(run: Run) -> list[Section]:
     out = []
     invalid = read_invalid(run.results)
     reader = (run.results.get("design") or {}).get("reader")
-    for model, families in read_metrics(run.results.get("metrics")).items():
+    metrics: McqMetrics = run.metrics or {}
+    for model, families in metrics.items():
         figures, summary_rows = [], []
         for family, fm in families.items():
             names = list(fm.variants)
@@ -127,11 +128,14 @@ def category_tables(model: str, families: dict[str, FamilyMetrics]) -> list[Tabl
             for family, fm in families.items() if fm.categories]
 
 
-def headlines(results: dict) -> list[Headline]:
+def headlines(metrics: McqMetrics | None) -> list[Headline]:
+    """Per family: accuracy (and, where some replies were invalid, over valid ones only) and consistency rate."""
     out = []
-    for model, families in read_metrics(results.get("metrics")).items():
+    for model, families in (metrics or {}).items():
         for family, fm in families.items():
             out.append(_headline(model, f"{family} accuracy", fm.accuracy))
+            if fm.accuracy_valid is not None:  # some replies invalid (counted wrong above): left out here
+                out.append(_headline(model, f"{family} accuracy (valid replies only)", fm.accuracy_valid))
             out.append(_headline(model, f"{family} consistency rate", fm.consistency_rate))
     return out
 

@@ -9,17 +9,13 @@ import numpy as np
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, number_text, slug
 from robusteval.report.plots import heatmap
 from robusteval.report.table import fmt_estimate
-from robusteval.results.persona import ContextValidity, PersonaMetrics, decode_metrics, stability_caveat
-
-
-def _metrics(results: dict) -> PersonaMetrics:
-    """The run's metrics record (only that part is read: an old run's other keys need not fit)."""
-    return decode_metrics(results.get("metrics") or {})
+from robusteval.results.persona import ContextValidity, PersonaMetrics, stability_caveat
 
 
 def sections(run: Run) -> list[Section]:
     out = []
-    for model, m in _metrics(run.results).items():
+    metrics: PersonaMetrics = run.metrics or {}
+    for model, m in metrics.items():
         figures, rows = [], []
         matrix = m.stability_matrix
         values = np.array([[np.nan if v is None else v for v in row] for row in matrix.values], dtype=float)
@@ -57,7 +53,7 @@ def _scoring_note(scoring: str, validity: dict[str, ContextValidity]) -> str:
             f"(--scoring {scoring}). Mean probability on scale letters before renormalising: {masses}.")
 
 
-def headlines(results: dict) -> list[Headline]:
+def headlines(metrics: PersonaMetrics | None) -> list[Headline]:
     return [Headline(model, "rank-order stability", m.rank_order_stability.value, m.rank_order_stability.low,
                      m.rank_order_stability.high, n=m.rank_order_stability.n)
-            for model, m in _metrics(results).items()]
+            for model, m in (metrics or {}).items()]

@@ -9,19 +9,13 @@ from robusteval.report.model import Figure, Headline, Run, Section, TableData, s
 from robusteval.report.plots import bars_with_ci, has_value, heatmap
 from robusteval.report.sections.sensitivity import NOTE as SENSITIVITY_NOTE, measures_table, variants_table
 from robusteval.report.table import fmt_estimate
-from robusteval.results.records import run_record
 from robusteval.results.tree import TreeMetrics
-
-
-def _metrics(results: dict) -> TreeMetrics:
-    record = run_record({"suite": "tree", **results, "metrics": results.get("metrics") or {}})
-    return record.metrics
-
 
 
 def sections(run: Run) -> list[Section]:
     out = []
-    for model, m in _metrics(run.results).items():
+    metrics: TreeMetrics = run.metrics or {}
+    for model, m in metrics.items():
         figures, tables = [], []
         for mode, mm in m.modes.items():
             if has_value([mm.by_level[lv].accuracy.as_dict() for lv in mm.levels]):
@@ -60,6 +54,6 @@ def sections(run: Run) -> list[Section]:
     return out
 
 
-def headlines(results: dict) -> list[Headline]:
+def headlines(metrics: TreeMetrics | None) -> list[Headline]:
     return [Headline(model, f"{mode} accuracy", mm.accuracy.value, mm.accuracy.low, mm.accuracy.high, n=mm.accuracy.n)
-            for model, m in _metrics(results).items() for mode, mm in m.modes.items()]
+            for model, m in (metrics or {}).items() for mode, mm in m.modes.items()]

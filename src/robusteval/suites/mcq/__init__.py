@@ -36,7 +36,7 @@ from robusteval.probes.template_check import check_templates
 from robusteval.readers import get_reader
 from robusteval.results.budget import read_budget
 from robusteval.results.codec import encode
-from robusteval.results.mcq import CopyCounts, read_metrics
+from robusteval.results.mcq import CopyCounts
 from robusteval.suites.base import SuiteContext, SuiteResult, print_noise_floor
 from robusteval.suites.mcq.ask import Sample, ask_each, ask_loglik
 from robusteval.suites.mcq.budget import _first, ask_models
@@ -115,7 +115,7 @@ def print_summary(console, result: SuiteResult) -> None:
 
     invalid = read_invalid(result.extra)
     reader = (result.extra.get("design") or {}).get("reader")
-    for model, model_metrics in read_metrics(result.metrics).items():
+    for model, model_metrics in result.metrics.items():
         if model in invalid:  # first: the figures below count each invalid reply as wrong
             print_invalid_warning(console, model, invalid[model], reader)
         print_mcq(console, model, model_metrics)

@@ -18,7 +18,7 @@ from robusteval.metrics.budget import (
 from robusteval.metrics.mcq import McqTally
 from robusteval.results.budget import BudgetEstimate, budget_json
 from robusteval.results.codec import encode
-from robusteval.results.mcq import InvalidReplies, to_json
+from robusteval.results.mcq import InvalidReplies
 from robusteval.suites.base import SuiteContext, SuiteResult
 from robusteval.suites.mcq.ask import LOGLIK, Sample
 from robusteval.suites.mcq.options import Options
@@ -92,7 +92,7 @@ class Asked:
         if any(counts.invalid for counts in self.invalid.values()):  # only where some reply was unreadable
             extra["invalid_replies"] = {model: encode(counts) for model, counts in self.invalid.items()
                                         if counts.invalid}
-        return SuiteResult(metrics=to_json(self.metrics), samples=[], extra=extra)
+        return SuiteResult(metrics=self.metrics, samples=[], extra=extra)
 
 
 async def ask_models(ctx: SuiteContext[Options], ids: list[str], grids: dict[str, Grid] | None, ask: AskCells,
