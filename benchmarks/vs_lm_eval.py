@@ -58,6 +58,29 @@ def ensure_lm_eval(venv: Path) -> Path:
     return exe
 
 
+def task_yaml(task: str, prompts: Path, max_tokens: int | str) -> str:
+    """lm-eval's task file for prompts.jsonl lines ({"prompt", "target"}): the prompt sent as it is,
+    greedy, stopped at `STOP` and ``max_tokens``, exact match (also used by vs_peers.py)."""
+    return f"""task: {task}
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {prompts}
+test_split: test
+output_type: generate_until
+doc_to_text: "{{{{prompt}}}}"
+doc_to_target: "{{{{target}}}}"
+target_delimiter: ""
+generation_kwargs:
+  until: ["{STOP}"]
+  max_gen_toks: {max_tokens}
+  do_sample: false
+  temperature: 0
+metric_list:
+  - metric: exact_match
+"""
+
+
 def write_workload(folder: Path, n: int) -> tuple[Path, Path, int]:
     """Our MCQ file for robusteval and the same prompts as an lm-eval task; returns (data, task dir, requests)."""
     items = load_items("mmlu", limit=n, seed=0)
@@ -77,24 +100,7 @@ def write_workload(folder: Path, n: int) -> tuple[Path, Path, int]:
     with open(task_dir / "prompts.jsonl", "w") as f:
         for prompt, target in prompts.items():
             f.write(json.dumps({"prompt": prompt, "target": target}) + "\n")
-    (task_dir / f"{TASK}.yaml").write_text(f"""task: {TASK}
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {task_dir / 'prompts.jsonl'}
-test_split: test
-output_type: generate_until
-doc_to_text: "{{{{prompt}}}}"
-doc_to_target: "{{{{target}}}}"
-target_delimiter: ""
-generation_kwargs:
-  until: ["{STOP}"]
-  max_gen_toks: MAXTOK
-  do_sample: false
-  temperature: 0
-metric_list:
-  - metric: exact_match
-""")
+    (task_dir / f"{TASK}.yaml").write_text(task_yaml(TASK, task_dir / "prompts.jsonl", "MAXTOK"))
     return data, task_dir, len(prompts)
 
 

@@ -53,8 +53,8 @@ sys.path.insert(0, str(ROOT / "src"))
 from robusteval.data.mcq import load_items  # noqa: E402
 from robusteval.probes.design import expand  # noqa: E402
 from robusteval.testing.openai_stub import StubConfig, StubServer  # noqa: E402
+from vs_lm_eval import STOP, task_yaml  # noqa: E402  (the same lm-eval task file as benchmarks/vs_lm_eval.py)
 
-STOP = "Question:"
 MAX_TOKENS = 16
 CONCURRENCY = 32
 LM_EVAL_TASK = "robusteval_order"
@@ -104,24 +104,7 @@ def write_workload(folder: Path, questions: int) -> tuple[Path, Path, int]:
 def lm_eval_task(folder: Path, prompts: Path) -> Path:
     task_dir = folder / "lm_eval_task"
     task_dir.mkdir(exist_ok=True)
-    (task_dir / f"{LM_EVAL_TASK}.yaml").write_text(f"""task: {LM_EVAL_TASK}
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {prompts}
-test_split: test
-output_type: generate_until
-doc_to_text: "{{{{prompt}}}}"
-doc_to_target: "{{{{target}}}}"
-target_delimiter: ""
-generation_kwargs:
-  until: ["{STOP}"]
-  max_gen_toks: {MAX_TOKENS}
-  do_sample: false
-  temperature: 0
-metric_list:
-  - metric: exact_match
-""")
+    (task_dir / f"{LM_EVAL_TASK}.yaml").write_text(task_yaml(LM_EVAL_TASK, prompts, MAX_TOKENS))
     return task_dir
 
 
