@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -88,7 +89,8 @@ def test_leaderboard_sorts_filters_and_links_to_reports(browser, real_mcq_run, t
     page, errors = _page(browser)
     try:
         page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
-        column = page.locator("table.leaderboard th", has_text="order accuracy")
+        # exactly "order accuracy" (the sort mark aside): "order accuracy (valid replies only)" is another column
+        column = page.locator("table.leaderboard th", has_text=re.compile(r"^\s*order accuracy\W*$"))
         index = page.locator("table.leaderboard th").all_inner_texts().index(column.inner_text())
 
         def runs_in_order():
