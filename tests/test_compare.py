@@ -46,13 +46,20 @@ def test_compare_errors(tmp_path, capsys):
     assert "not a run folder" in capsys.readouterr().err
 
 
+def _oracle_run(folder, run_id: str, acc: float, **config) -> None:
+    """A consistency run folder whose one model's oracle mean similarity is ``acc`` (interval +-0.1, n 30)."""
+    (folder / run_id).mkdir()
+    est = {"value": acc, "ci_low": acc - 0.1, "ci_high": acc + 0.1, "n": 30}
+    results = {"run_id": run_id, "suite": "consistency", "models": {"m": {}},
+               "metrics": {"judges": {"oracle": {"models": {"m": {"mean": est}}}}}}
+    if config:
+        results["config"] = config
+    (folder / run_id / "results.json").write_text(json.dumps(results))
+
+
 def test_compare_headlines_across_runs_writes_table_and_plots(tmp_path, capsys):
     for run_id, acc in (("r1", 0.25), ("r2", 0.75)):
-        (tmp_path / run_id).mkdir()
-        est = {"value": acc, "ci_low": acc - 0.1, "ci_high": acc + 0.1, "n": 30}
-        (tmp_path / run_id / "results.json").write_text(json.dumps({
-            "run_id": run_id, "suite": "consistency", "models": {"m": {}},
-            "metrics": {"judges": {"oracle": {"models": {"m": {"mean": est}}}}}}))
+        _oracle_run(tmp_path, run_id, acc)
     out = tmp_path / "cmp"
     assert main(["compare", str(tmp_path / "r1"), str(tmp_path / "r2"), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -68,11 +75,7 @@ def test_compare_headlines_across_runs_writes_table_and_plots(tmp_path, capsys):
 
 def test_compare_shows_runs_on_other_data_side_by_side_unranked(tmp_path, capsys):
     for run_id, acc, limit in (("r1", 0.25, 20), ("r2", 0.75, None)):
-        (tmp_path / run_id).mkdir()
-        est = {"value": acc, "ci_low": acc - 0.1, "ci_high": acc + 0.1, "n": 30}
-        (tmp_path / run_id / "results.json").write_text(json.dumps({
-            "run_id": run_id, "suite": "consistency", "models": {"m": {}}, "config": {"limit": limit},
-            "metrics": {"judges": {"oracle": {"models": {"m": {"mean": est}}}}}}))
+        _oracle_run(tmp_path, run_id, acc, limit=limit)
     out = tmp_path / "cmp"
     assert main(["compare", str(tmp_path / "r1"), str(tmp_path / "r2"), "--out", str(out)]) == 0
     md = (out / "compare.md").read_text()
@@ -82,11 +85,7 @@ def test_compare_shows_runs_on_other_data_side_by_side_unranked(tmp_path, capsys
 
 def test_compare_md_lists_the_tie_groups(tmp_path, capsys):
     for run_id, acc in (("r1", 0.50), ("r2", 0.52), ("r3", 0.95)):
-        (tmp_path / run_id).mkdir()
-        est = {"value": acc, "ci_low": acc - 0.1, "ci_high": acc + 0.1, "n": 30}
-        (tmp_path / run_id / "results.json").write_text(json.dumps({
-            "run_id": run_id, "suite": "consistency", "models": {"m": {}},
-            "metrics": {"judges": {"oracle": {"models": {"m": {"mean": est}}}}}}))
+        _oracle_run(tmp_path, run_id, acc)
     out = tmp_path / "cmp"
     assert main(["compare", *(str(tmp_path / r) for r in ("r1", "r2", "r3")), "--out", str(out)]) == 0
     md = (out / "compare.md").read_text()
