@@ -49,6 +49,8 @@ class SuiteSpec:
     - ``section``: its report module (``sections(run)``, ``headlines(metrics)``, from the typed record; None: every
       estimate in one table, and each model's estimates as headlines);
     - ``item_values``: its per-item values for ``compare`` and the leaderboard (None: none);
+    - ``values_from_samples``: whether those values need samples.jsonl (False: results.json alone,
+      so a leaderboard never reads the samples);
     - ``checker``: what ``data check --suite NAME`` loads a dataset with (None: not supported);
     - ``unused``: the common settings (`RunConfig` fields) it does not read: giving one is an error.
     """
@@ -61,6 +63,7 @@ class SuiteSpec:
     extra: str | None = None
     section: str | None = None
     item_values: str | None = None
+    values_from_samples: bool = True
     checker: str | None = None
     unused: tuple[str, ...] = ()
 
@@ -103,6 +106,7 @@ SUITES: dict[str, SuiteSpec] = {spec.name: spec for spec in (
               "robusteval.suites.consistency", metrics="robusteval.results.consistency:ConsistencyMetrics",
               encoder="robusteval.results.consistency:ConsistencyMetrics.encode",
               section="robusteval.report.sections.consistency", item_values=f"{_VALUES}:consistency_values",
+              values_from_samples=False,
               unused=MCQ_ONLY),
     # one reply per prompt (no --samples); agreement is measured across detectors
     SuiteSpec("hallucination", "generate, detect and cross-evaluate hallucinations (CLEF 2024 HalluciGen)",
@@ -120,6 +124,7 @@ SUITES: dict[str, SuiteSpec] = {spec.name: spec for spec in (
               "robusteval.suites.persona", metrics="robusteval.results.persona:PersonaMetrics",
               encoder="robusteval.results.persona:encode_metrics",
               section="robusteval.report.sections.persona", item_values=f"{_VALUES}:persona_values",
+              values_from_samples=False,
               unused=("data", "limit", "samples", *MCQ_ONLY)),
 )}
 

@@ -164,7 +164,6 @@ def item_values(suite: str, results: dict, rows: list[dict]) -> list[ItemValues]
 # streamed line drops them, so a run's prompts and replies are never held; every other key is kept,
 # since a suite's extractor (the toy one in docs/extending.md included) may read any of its own.
 TEXT_FIELDS = frozenset({"prompt", "response"})
-RESULTS_ONLY = frozenset({"consistency", "persona"})  # extractors that read results.json alone
 CACHED_RUNS = 256  # runs whose per-item values are kept (a few KB each: per-item numbers, no text)
 _cache: OrderedDict[tuple, list[ItemValues]] = OrderedDict()
 _cache_lock = threading.Lock()  # the leaderboard server answers on threads
@@ -175,7 +174,8 @@ def run_item_values(suite: str, results: dict, samples: Path) -> list[ItemValues
     `TEXT_FIELDS` dropped) and cached per version of the file (path, modification time, size): a
     leaderboard page load re-reads only the runs written since the last one, not every sample of
     every run. Raises what `files.iter_jsonl` raises for a file that cannot be read (never cached)."""
-    if suite in RESULTS_ONLY or not samples.is_file():
+    spec = SUITES.get(suite)
+    if (spec is not None and not spec.values_from_samples) or not samples.is_file():
         return item_values(suite, results, [])  # a hand-made results.json may come without samples
     stat = samples.stat()
     key = (str(samples.resolve()), stat.st_mtime_ns, stat.st_size, suite)
