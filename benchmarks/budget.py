@@ -45,7 +45,8 @@ import numpy as np
 from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
-from robusteval.metrics.budget import QUANTILES, choose_cells, estimate, minilm_covariates
+from robusteval.metrics.budget import QUANTILES, choose_cells, estimate
+from robusteval.metrics.budget_covariates import minilm_covariates
 
 BUDGETS = (0.02, 0.05, 0.10, 0.25)
 GRIDS = ("narrow", "rasch", "interaction")

@@ -13,10 +13,9 @@ from robusteval.metrics.budget import (
     estimate,
     fit_grid,
     more_cells,
-    name_covariates,
     plan,
-    text_covariates,
 )
+from robusteval.metrics.budget_covariates import name_covariates, text_covariates
 
 
 @pytest.mark.parametrize("items, variants, budget", [(100, 10, 0.1), (37, 10, 0.25), (50, 4, 0.02), (20, 3, 1.0)])

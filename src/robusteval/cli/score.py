@@ -9,6 +9,7 @@ import time
 
 from rich.console import Console
 
+from robusteval.metrics.budget_covariates import COVARIATES, DEFAULT_COVARIATES
 from robusteval.readers import DEFAULT_READER, READERS
 from robusteval.suites.base import csv_arg
 
@@ -36,6 +37,12 @@ def add_parser(sub) -> None:
     p.add_argument("--budget", type=float,
                    help="a grid only: estimate the full grid from this share of its cells, chosen as "
                         "`run mcq --budget F --seed S` would, and show each estimate beside the grid's own value")
+    p.add_argument("--covariates", type=csv_arg, metavar="LIST",
+                   help=f"with --budget: what the estimate is told of each variant before asking, a comma list of "
+                        f"{', '.join(COVARIATES)} (default: {','.join(DEFAULT_COVARIATES)}), as `run mcq "
+                        "--budget-covariates`; text reads each variant's text from --variant-texts")
+    p.add_argument("--variant-texts", dest="variant_texts", metavar="FILE",
+                   help="with --covariates text: CSV/JSONL of variant, text (e.g. each prompt template's text)")
     p.add_argument("--out", dest="out_dir", default="runs", help="folder for the run folder (default: runs)")
     p.add_argument("--run-id", dest="run_id", help="name of the run folder (default: score-TIMESTAMP-XXXX)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --run-id folder")
@@ -55,7 +62,8 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     request = ScoreRequest(paths=tuple(args.files), data=args.data, families=args.families or (),
                            cross=args.cross or (), templates=args.templates, reader=args.reader, model=args.model,
                            kind=args.kind, seed=args.seed, out_dir=args.out_dir, run_id=args.run_id,
-                           overwrite=args.overwrite, budget=args.budget)
+                           overwrite=args.overwrite, budget=args.budget,
+                           covariates=args.covariates or DEFAULT_COVARIATES, variant_texts=args.variant_texts)
     run_dir, result = score_files(request)
     result.written += write_report_files(run_dir, console)
     return finish(args, "mcq", console, run_dir, result, {}, started)

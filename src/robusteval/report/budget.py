@@ -60,6 +60,21 @@ def trust_line(estimate: BudgetEstimate) -> str:
             f"than {THIN_CELLS}" + ("" if all(trusted(estimate)) else f" {UNCHECKED}"))
 
 
+def covariates_line(estimate: BudgetEstimate) -> str:
+    """What the estimate was told of the variants before asking (``--budget-covariates``): each kind
+    asked and its columns, a kind that had nothing to say of this family said so; "" for an older run."""
+    if not estimate.covariates:
+        return ""
+    kinds = ", ".join(f"{kind} ({n} column{'s' * (n != 1)})" if n else f"{kind} (nothing for this family)"
+                      for kind, n in estimate.covariates.items())
+    return f"covariates: {kinds}"
+
+
+def _notes(estimate: BudgetEstimate) -> list[str]:
+    """The lines under a budget table: how far its figures rest on the model, what it was told."""
+    return [line for line in (trust_line(estimate), covariates_line(estimate)) if line]
+
+
 def _shown(e: Estimate, ok: bool) -> str:
     return fmt_estimate(e) if ok else f"{fmt_estimate(Estimate(e.value))} †"
 
@@ -99,7 +114,7 @@ def print_budget(console: Console, model: str, estimates: dict[str, BudgetEstima
         for cells in rows(e, truth):
             table.add_row(*(Text(c) for c in cells))
         console.print(table)
-        if line := trust_line(e):
+        for line in _notes(e):
             console.print(Text(line))
     if estimates:
         console.print(Text(SCORE_NOTE if truths else NOTE, style="dim"))
@@ -114,6 +129,5 @@ def budget_section(run: Run) -> Section | None:
         for family, e in families.items():
             truth = truths.get(model, {}).get(family)
             tables.append(TableData(_title(model, family, e), _columns(truth is not None), tuple(rows(e, truth))))
-            if line := trust_line(e):
-                notes.append(f"{model} · {family}: {line}")
+            notes += [f"{model} · {family}: {line}" for line in _notes(e)]
     return Section("mcq · budgeted estimate", tables=tuple(tables), notes=tuple(notes)) if tables else None

@@ -25,6 +25,9 @@ class BudgetEstimate:
     budget: float = 1.0
     # how many cells of each variant were asked: how far each figure rests on the model (older runs: empty)
     asked_per_variant: dict[str, int] = field(default_factory=dict)
+    # what the estimate was told of the variants before asking: per covariate kind asked
+    # (`metrics.budget_covariates`), the columns it gave this family (empty: none asked, or an older run)
+    covariates: dict[str, int] = field(default_factory=dict)
 
 
 # model -> family -> estimate

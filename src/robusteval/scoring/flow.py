@@ -23,12 +23,13 @@ from robusteval.data.audit import DataAudit
 from robusteval.data.mcq import load_items
 from robusteval.errors import UserError
 from robusteval.metrics.budget import check_grid
+from robusteval.metrics.budget_covariates import DEFAULT_COVARIATES, Covariates, check_covariates, family_covariates
 from robusteval.metrics.mcq import McqTally
 from robusteval.probes.design import FAMILIES, expand
 from robusteval.readers import Reader, get_reader
 from robusteval.results import encode, reserve_run_folder, write_run
 from robusteval.results.budget import BudgetEstimates, budget_json
-from robusteval.scoring.grid import GridCell, load_grid
+from robusteval.scoring.grid import GridCell, load_grid, load_variant_texts
 from robusteval.scoring.replies import (
     Placed,
     generic_families,
@@ -66,6 +67,8 @@ class ScoreRequest:
     overwrite: bool = False
     extra_options: dict[str, Any] = field(default_factory=dict)
     budget: float | None = None  # a grid only: estimate from this share of its cells, beside the full grid
+    covariates: tuple[str, ...] = DEFAULT_COVARIATES  # what --budget's estimate is told of each variant
+    variant_texts: str | None = None  # --covariates text: a file of each variant's text
 
 
 def kind_of(path: Path) -> str:
@@ -189,6 +192,7 @@ def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
         raise UserError("score: --budget applies to a correctness grid (every cell known), not to replies")
     if request.budget is not None and not 0 < request.budget <= 1:
         raise UserError("score: --budget must be in (0, 1], e.g. --budget 0.1")
+    texts = _check_covariates(request)
     audit = DataAudit()
     samples: list[Any]
     if kind == "grid":
@@ -199,7 +203,9 @@ def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
         model_files: dict[str, list[str]] = {}
         design: dict[str, Any] = {"answers": "a correctness grid"}
         if request.budget is not None:
-            design |= {"budget": request.budget, "budget_design": "stratified"}
+            design |= {"budget": request.budget, "budget_design": "stratified",
+                       "budget_covariates": list(request.covariates),
+                       **({"variant_texts": request.variant_texts} if request.variant_texts else {})}
     else:
         reader = get_reader(request.reader)  # an unknown name stops before any file is read
         placed, design = placed_replies(request, kind, audit)
@@ -212,7 +218,18 @@ def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
     if not samples:
         raise UserError("score: no reply could be placed on an item and variant; see the data audit:\n  "
                         + "\n  ".join(audit.lines()))
-    return _write(request, kind, samples, audit, design, started, model_files)
+    return _write(request, kind, samples, audit, design, started, model_files, texts)
+
+
+def _check_covariates(request: ScoreRequest) -> dict[str, str] | None:
+    """``--covariates`` and ``--variant-texts`` checked before any file is scored; the variant texts."""
+    kinds = check_covariates("score: --covariates", request.covariates)
+    if request.budget is None and (kinds != DEFAULT_COVARIATES or request.variant_texts):
+        raise UserError("score: --covariates and --variant-texts apply with --budget")
+    if ("text" in kinds) != (request.variant_texts is not None):
+        raise UserError("score: --covariates text embeds each variant's text, read from --variant-texts FILE "
+                        "(CSV/JSONL of variant, text): give both or neither")
+    return load_variant_texts(request.variant_texts) if request.variant_texts else None
 
 
 def _unique(samples: list[Any], audit: DataAudit) -> list[Any]:
@@ -233,7 +250,8 @@ def _unique(samples: list[Any], audit: DataAudit) -> list[Any]:
 
 
 def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudit, design: dict[str, Any],
-           started: float, model_files: dict[str, list[str]]) -> tuple[Path, SuiteResult]:
+           started: float, model_files: dict[str, list[str]],
+           texts: dict[str, str] | None = None) -> tuple[Path, SuiteResult]:
     models = list(dict.fromkeys(s.model for s in samples))
     item_ids = list(dict.fromkeys(s.item_id for s in samples))
     metrics, invalid = {}, {}
@@ -260,7 +278,7 @@ def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudi
     extra = {"design": design, "scored": scored, "data": audit.as_dict(),
              **({"invalid_replies": invalid} if invalid else {})}
     if request.budget is not None:
-        extra |= budget_check(samples, request.budget, request.seed)
+        extra |= budget_check(samples, request.budget, request.seed, request.covariates, texts)
     result = SuiteResult(metrics=metrics, samples=[], extra=extra)
     try:
         folder.prepare_for_files()
@@ -274,19 +292,36 @@ def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudi
     return folder.path, result
 
 
-def budget_check(samples: list[Any], budget: float, seed: int) -> dict[str, Any]:
+def budget_check(samples: list[Any], budget: float, seed: int, kinds: tuple[str, ...] = DEFAULT_COVARIATES,
+                 texts: dict[str, str] | None = None) -> dict[str, Any]:
     """``score GRID --budget F``: per model and family, what ``run --budget F --seed S`` would have
-    estimated from the grid's cells (`metrics.budget.check_grid`), under results.json's ``budget``
-    as a budgeted run writes it, and the full grid's own figures under ``budget_truth``."""
+    estimated from the grid's cells (`metrics.budget.check_grid`), told the covariates ``kinds``
+    (``text``: of ``texts``, variant -> text), under results.json's ``budget`` as a budgeted run
+    writes it, and the full grid's own figures under ``budget_truth``."""
+
+    def covariates(family: str, variants: tuple[str, ...]) -> Covariates:
+        return family_covariates(variants, kinds, _family_texts(family, variants, texts))
+
     estimates: BudgetEstimates = {}
     truths: BudgetEstimates = {}
     for model in dict.fromkeys(s.model for s in samples):
         cells = [(s.item_id, s.family, str(s.variant), float(s.correct)) for s in samples
                  if s.model == model and s.correct is not None]
-        checked = check_grid(cells, budget, seed=seed)
+        checked = check_grid(cells, budget, seed=seed, covariates=covariates)
         estimates[model] = {family: est for family, (est, _) in checked.items()}
         truths[model] = {family: truth for family, (_, truth) in checked.items()}
     return {"budget": budget_json(estimates), "budget_truth": budget_json(truths)}
+
+
+def _family_texts(family: str, variants: tuple[str, ...], texts: dict[str, str] | None) -> list[str | None] | None:
+    """The texts of a family's variants: None where the file names none of them (a family without
+    text, as a run's ``order``), and a message naming the ones it lacks where it names some."""
+    if texts is None or not any(v in texts for v in variants):
+        return None
+    if missing := [v for v in variants if v not in texts]:
+        raise UserError(f"score: --variant-texts has no text for {len(missing)} of family {family!r}'s "
+                        f"{len(variants)} variants ({', '.join(missing[:5])}); give every one, or none")
+    return [texts[v] for v in variants]
 
 
 __all__ = ["KINDS", "GridSample", "ScoreRequest", "budget_check", "grid_samples", "kind_of", "score_files"]

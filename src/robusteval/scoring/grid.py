@@ -101,6 +101,26 @@ def load_grid(path: str | Path, audit: SourceAudit, *, model: str | None = None)
     return cells
 
 
+def load_variant_texts(path: str | Path) -> dict[str, str]:
+    """``score GRID --budget F --covariates text --variant-texts FILE``: each variant's text (its
+    prompt template's, as a run embeds it), from a CSV/TSV/JSONL file of ``variant`` and ``text``.
+    A row without either, or a variant given two different texts, stops with one message naming
+    its line: a text silently dropped would change the estimate without saying so."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise UserError(f"--variant-texts {path}: no such file")
+    texts: dict[str, str] = {}
+    for where, row in _rows(p):
+        variant, text = _text(row.get("variant")), row.get("text")
+        if variant is None or not isinstance(text, str) or not text.strip():
+            raise UserError(f"{path} {where}: need a variant and its text (columns variant, text)")
+        if texts.setdefault(variant, text) != text:
+            raise UserError(f"{path} {where}: variant {variant!r} given a second, different text")
+    if not texts:
+        raise UserError(f"{path}: no variant texts (need columns variant, text)")
+    return texts
+
+
 def _rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     if path.suffix.lower() in (".csv", ".tsv"):
         text = read_text(path)

@@ -28,7 +28,6 @@ from typing import Any
 
 from robusteval.data.math import is_math_source
 from robusteval.data.mcq import load_items, parse_columns
-from robusteval.metrics.budget import plan
 from robusteval.probes.apply import Rewriter
 from robusteval.probes.design import expand, template_styles
 from robusteval.probes.registry import Rewrite, get
@@ -39,7 +38,7 @@ from robusteval.results.codec import encode
 from robusteval.results.mcq import CopyCounts
 from robusteval.suites.base import SuiteContext, SuiteResult, print_noise_floor
 from robusteval.suites.mcq.ask import Sample, ask_each, ask_loglik
-from robusteval.suites.mcq.budget import _first, ask_models
+from robusteval.suites.mcq.budget import ask_models, plan_budget
 from robusteval.suites.mcq.copies import record_counts, write_copies
 from robusteval.suites.mcq.math import execute_math
 from robusteval.suites.mcq.options import (
@@ -85,10 +84,9 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
                         **({"rewriter": rewriter.model} if rewriter else {})}
     grids = None
     if options.budget is not None:
-        grids = plan([i.id for i in items], ((i.id, v.family, v.name) for i in items
-                                             for v in expand(i, options.families, design, options.cross)),
-                     options.budget, seed=config.seed, first=_first(options))
-        design_info |= {"budget": options.budget, "budget_design": options.budget_design}
+        grids, info = plan_budget(options, [i.id for i in items], ((i.id, v.family, v.name) for i in items
+                                  for v in expand(i, options.families, design, options.cross)), config.seed, design)
+        design_info |= info
     async def ask(model: str, cells: set[tuple[str, str, str]] | None, keep: Callable[[Sample], None]) -> None:
         if options.scoring == "loglik":
             await ask_loglik(ctx, model, items, options.families, design, options.cross, keep, cells)

@@ -10,12 +10,15 @@ from typing import Any, NamedTuple
 from robusteval.metrics.budget import (
     FIRST,
     Grid,
-    estimate,
+    estimate_grid,
     grow,
-    name_covariates,
     observed_grid,
+    plan,
 )
+from robusteval.metrics.budget_covariates import Covariates, family_covariates
 from robusteval.metrics.mcq import McqTally
+from robusteval.probes.design import Design
+from robusteval.probes.variant_texts import variant_texts
 from robusteval.results.budget import BudgetEstimate, budget_json
 from robusteval.results.codec import encode
 from robusteval.results.mcq import InvalidReplies
@@ -36,6 +39,22 @@ class Cell(NamedTuple):
 def _first(options: Options) -> float:
     """The share of the budget chosen before any answer: all of it, or FIRST when adaptive."""
     return FIRST if options.budget_design == "adaptive" else 1.0
+
+
+def plan_budget(options: Options, item_ids: list[str], cells: Iterable[tuple[str, str, str]], seed: int,
+                design: Design) -> tuple[dict[str, Grid], dict[str, Any]]:
+    """``--budget``'s grids (`metrics.budget.plan`) with each family's ``--budget-covariates``, and
+    what results.json's design says of them. The texts are embedded here, before any request, so
+    a missing embedder stops the run before it has cost anything."""
+    kinds = options.budget_covariates
+
+    def covariates(family: str, variants: tuple[str, ...]) -> Covariates:
+        texts = variant_texts(family, variants, design) if "text" in kinds else None
+        return family_covariates(variants, kinds, texts)
+
+    grids = plan(item_ids, cells, options.budget or 1.0, seed=seed, first=_first(options), covariates=covariates)
+    return grids, {"budget": options.budget, "budget_design": options.budget_design,
+                   "budget_covariates": list(kinds)}
 
 
 def _asked_cells(grids: dict[str, Grid] | None) -> set[tuple[str, str, str]] | None:
@@ -68,8 +87,7 @@ def budget_estimates(grids: dict[str, Grid], samples: list, budget: float, seed:
     out = {}
     for family in dict.fromkeys(c.family for c in samples):
         grid = grids[family.split(f"/{LOGLIK}")[0]]
-        out[family] = estimate(observed_grid(grid, _answers(samples, family)), names=grid.variants, exists=grid.exists,
-                               covariates=name_covariates(grid.variants), budget=budget, seed=seed)
+        out[family] = estimate_grid(grid, observed_grid(grid, _answers(samples, family)), budget, seed=seed)
     return out
 
 

@@ -10,13 +10,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from robusteval.data.math import MathItem, load_math
-from robusteval.metrics.budget import plan
 from robusteval.probes.design import Design
 from robusteval.probes.math_prompts import expand_math, load_math_templates
 from robusteval.readers.math import is_equivalent, read_math
 from robusteval.suites.base import SuiteContext, SuiteResult
 from robusteval.suites.mcq.ask import Sample, _stream
-from robusteval.suites.mcq.budget import _first, ask_models
+from robusteval.suites.mcq.budget import ask_models, plan_budget
 from robusteval.suites.mcq.options import Options, math_families
 from robusteval.types import GenParams, Response, Variant
 
@@ -38,10 +37,9 @@ async def execute_math(ctx: SuiteContext[Options], data: str) -> SuiteResult:
         design_info |= {"seeds": options.seeds, "seed_temperature": options.seed_temperature}
     grids = None
     if options.budget is not None:
-        grids = plan([p.id for p in problems], ((p.id, v.family, v.name) for p in problems
-                                                for v in expand_math(p, families, design)),
-                     options.budget, seed=config.seed, first=_first(options))
-        design_info |= {"budget": options.budget, "budget_design": options.budget_design}
+        grids, info = plan_budget(options, [p.id for p in problems], ((p.id, v.family, v.name) for p in problems
+                                  for v in expand_math(p, families, design)), config.seed, design)
+        design_info |= info
     async def ask(model: str, cells: set[tuple[str, str, str]] | None, keep: Callable[[Sample], None]) -> None:
         await ask_math(ctx, model, problems, families, ctx.params, config.samples, design, keep, cells)
 

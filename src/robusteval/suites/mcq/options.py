@@ -14,6 +14,7 @@ from robusteval.metrics.budget import (
     DESIGNS as BUDGET_DESIGNS,
     FIRST,
 )
+from robusteval.metrics.budget_covariates import COVARIATES, DEFAULT_COVARIATES, check_covariates
 from robusteval.probes.design import FAMILIES, Design
 from robusteval.probes.fewshot import ShotPool
 from robusteval.probes.math_prompts import FAMILIES as MATH_FAMILIES
@@ -47,6 +48,7 @@ class Options:
     seed_temperature: Annotated[float, Range(0, 10, low_open=True)] = 0.7  # greedy draws would be one reply
     budget: Annotated[float, Range(0, 1, low_open=True, hint='e.g. --budget 0.1')] | None = None
     budget_design: str = "stratified"
+    budget_covariates: tuple[str, ...] = DEFAULT_COVARIATES
     duplicates: str = "drop-both"
     reader: str = DEFAULT_READER
     columns: str | None = None  # question=Q,choices=A|B|C|D,answer=Gold: the --data file's column names
@@ -94,6 +96,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="stratified: the cells spread evenly over questions and variants (default); adaptive: "
                         # argparse %-formats help: the shares' % signs doubled
                         f"{1 - FIRST:.0%}% of them where the fit of the first {FIRST:.0%}%'s answers is least sure")
+    p.add_argument("--budget-covariates", dest="budget_covariates", type=csv_arg, metavar="LIST",
+                   help=f"what --budget's estimate is told of each variant before asking, a comma list of "
+                        f"{', '.join(COVARIATES)} (default: {','.join(DEFAULT_COVARIATES)}): names, the settings "
+                        "in a crossed design's variant names; text, each variant's template text embedded with "
+                        "the offline MiniLM (prompt, fewshot, format; needs robusteval[embed]); gold, the gold "
+                        "option's position (order); none, nothing")
 
 
 def validate(config: Any, options: Options) -> None:
@@ -120,9 +128,12 @@ def validate(config: Any, options: Options) -> None:
         (options.scoring == "generate" or config.samples == 1, "--samples applies to --scoring generate only"),
         (options.budget_design in BUDGET_DESIGNS, f"--budget-design must be one of {', '.join(BUDGET_DESIGNS)}"),
         (options.budget is not None or options.budget_design == "stratified", "--budget-design applies with --budget"),
+        (options.budget is not None or options.budget_covariates == DEFAULT_COVARIATES,
+         "--budget-covariates applies with --budget"),
     ):
         if not ok:
             raise UserError(message)
+    check_covariates("--budget-covariates", options.budget_covariates)
     sampled = "seeds" in (*options.families, *options.cross)
     if sampled and options.scoring != "generate":
         raise UserError("the seeds family samples written replies: use it with --scoring generate")
