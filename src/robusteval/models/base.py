@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from robusteval.errors import BackendError
 from robusteval.types import Completion, GenParams, Message, TokenLogprob
 
 
@@ -46,6 +47,35 @@ class TokenCountingBackend(Backend, Protocol):
     the run's estimate checks for the method and otherwise counts characters."""
 
     async def count_prompt_tokens(self, messages: tuple[Message, ...]) -> int: ...
+
+
+class WindowedBackend(Backend, Protocol):
+    """A backend that knows how many tokens its model can hold: llama.cpp its ``n_ctx`` per slot, hf
+    the model's configuration, an OpenAI-compatible server what its spec or ``/models`` says. None
+    where it is not known (a hosted API that does not say)."""
+
+    @property
+    def context_window(self) -> int | None: ...
+
+
+def context_window(backend: object) -> int | None:
+    """The model's context window in tokens where the backend declares one, else None: what the
+    estimate's warning (`engine.estimate`) and a backend's own refusal (`window_error`) rest on."""
+    window = getattr(backend, "context_window", None)
+    return window if isinstance(window, int) and not isinstance(window, bool) and window > 0 else None
+
+
+def over_window(prompt_tokens: float, window: int | None) -> bool:
+    """Whether a prompt of ``prompt_tokens`` leaves no room for one token of reply in ``window``
+    (llama.cpp's server refuses such a request, vLLM too)."""
+    return window is not None and prompt_tokens >= window
+
+
+def window_error(prompt_tokens: int, window: int) -> BackendError:
+    """The failure of a request whose prompt does not fit the window: not retried (the same prompt
+    fails the same way), and worded so the run's failure hint names the window (`WINDOW_ERROR`)."""
+    return BackendError(f"the prompt is {prompt_tokens} tokens, longer than the model's context window "
+                        f"({window} tokens)", retryable=False)
 
 
 class DeferredBackend(Backend, Protocol):

@@ -137,6 +137,10 @@ class OpenAIBatchBackend:
         return self.api.fingerprint
 
     @property
+    def context_window(self) -> int | None:
+        return self.api.context_window
+
+    @property
     def max_concurrency(self) -> int:
         return self.max_batch
 

@@ -103,6 +103,11 @@ class PoolBackend:
     def max_concurrency(self) -> int:
         return sum(r.backend.max_concurrency for r in self.replicas)
 
+    @property
+    def context_window(self) -> int | None:
+        """The least window a replica knows: a request may go to any of them."""
+        return min((w for r in self.replicas if (w := r.backend.context_window) is not None), default=None)
+
     async def start(self) -> None:
         outcomes = await asyncio.gather(*(r.backend.start() for r in self.replicas), return_exceptions=True)
         failed = [o for o in outcomes if isinstance(o, BaseException)]
