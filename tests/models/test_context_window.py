@@ -32,6 +32,7 @@ def test_what_the_window_rests_on():
     assert context_window(OpenAIBackend("m", "http://a/v1", "K", False, context_window=4096)) == 4096
     assert context_window(object()) is None
     assert not over_window(4095, 4096) and over_window(4096, 4096)  # no room left for one token of reply
+    assert over_window(4000, 4096, 100) and not over_window(3996, 4096, 100)  # where max_tokens must fit too
     assert not over_window(10**6, None)
     assert reported_window({"id": "m", "max_model_len": 32768}) == 32768  # vLLM
     assert reported_window({"id": "m", "context_length": 8192}) == 8192  # OpenRouter, LM Studio
@@ -73,6 +74,22 @@ def test_the_estimate_warns_of_prompts_longer_than_an_openai_servers_window(tmp_
 
         assert main(_mcq(server.model("stub") + "&context_window=4096", tmp_path, mcq_file, "--estimate")) == 0
         assert "context window" not in _said(capsys)
+
+
+def test_for_an_openai_server_the_estimate_counts_max_tokens_in_the_window(tmp_path, mcq_file, capsys):
+    """vLLM and OpenAI refuse a prompt + max_tokens over the window (llama.cpp only a prompt that fills
+    it): the same prompts fit at 4 tokens of reply and do not at 64."""
+    def _mcq_max(model, max_tokens):
+        args = _mcq(model, tmp_path, mcq_file, "--estimate")
+        args[args.index("--max-tokens") + 1] = max_tokens
+        return args
+
+    with StubServer(StubConfig(max_model_len=100)) as server:
+        assert main(_mcq_max(server.model("stub"), "4")) == 0
+        assert "context window" not in _said(capsys)
+        assert main(_mcq_max(server.model("stub"), "64")) == 0
+        assert "warning: 12 of the 12 requests to openai:stub have prompts longer than its context window " \
+               "(100 tokens)" in _said(capsys)
 
 
 def test_a_run_whose_prompts_a_server_refuses_says_a_rerun_would_fail_the_same_way(tmp_path, mcq_file, capsys):

@@ -18,7 +18,8 @@ questionnaire after it) are counted at about their real size, and at most their 
 A prompt longer than the model's context window fails in the run. Where the backend declares its
 window (`models.base.context_window`: llama.cpp its ``n_ctx`` per slot, hf the model's configuration,
 an OpenAI-compatible server its ``context_window`` option or what ``/models`` reports), the estimate
-counts the planned prompts that leave no room for a reply in it (``over_window``) and the command warns
+counts the planned prompts that leave no room for a reply in it (``over_window``; for an OpenAI-compatible
+server no room for the request's max_tokens, which vLLM and OpenAI refuse) and the command warns
 before anything is asked (the persona suite's Reddit posts of 5,000-7,000 tokens against the embedded
 model's 4,096).
 
@@ -238,10 +239,11 @@ def estimate(engine: Engine, store: Store, model: str,
     else:
         each = (c * per_char + per_message * n for c, n in zip(chars, plan.messages))
     window = context_window(m.backend)
+    holds_reply = bool(getattr(m.backend, "window_holds_reply", False))
     prompt, too_long = 0.0, 0
-    for tokens in each:  # one pass: no per-request list at the size of the plan
+    for tokens, limit in zip(each, plan.max_tokens):  # one pass: no per-request list at the size of the plan
         prompt += tokens
-        too_long += over_window(tokens, window)
+        too_long += over_window(tokens, window, limit if holds_reply else 0)
     if counted_prompt_tokens is not None:
         prompt, prompt_basis = float(counted_prompt_tokens.tokens), counted_prompt_tokens.basis
     else:

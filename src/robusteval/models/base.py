@@ -49,26 +49,21 @@ class TokenCountingBackend(Backend, Protocol):
     async def count_prompt_tokens(self, messages: tuple[Message, ...]) -> int: ...
 
 
-class WindowedBackend(Backend, Protocol):
-    """A backend that knows how many tokens its model can hold: llama.cpp its ``n_ctx`` per slot, hf
-    the model's configuration, an OpenAI-compatible server what its spec or ``/models`` says. None
-    where it is not known (a hosted API that does not say)."""
-
-    @property
-    def context_window(self) -> int | None: ...
-
-
 def context_window(backend: object) -> int | None:
-    """The model's context window in tokens where the backend declares one, else None: what the
-    estimate's warning (`engine.estimate`) and a backend's own refusal (`window_error`) rest on."""
+    """The model's context window in tokens where the backend declares one (a ``context_window``
+    attribute: llama.cpp its ``n_ctx`` per slot, hf the model's configuration, an OpenAI-compatible
+    server what its spec or ``/models`` says), else None: what the estimate's warning
+    (`engine.estimate`) and a backend's own refusal (`window_error`) rest on."""
     window = getattr(backend, "context_window", None)
     return window if isinstance(window, int) and not isinstance(window, bool) and window > 0 else None
 
 
-def over_window(prompt_tokens: float, window: int | None) -> bool:
-    """Whether a prompt of ``prompt_tokens`` leaves no room for one token of reply in ``window``
-    (llama.cpp's server refuses such a request, vLLM too)."""
-    return window is not None and prompt_tokens >= window
+def over_window(prompt_tokens: float, window: int | None, reply_tokens: int = 0) -> bool:
+    """Whether a prompt of ``prompt_tokens`` leaves no room in ``window`` for one token of reply
+    (llama.cpp's server refuses such a request), or for ``reply_tokens`` where the server wants the
+    whole ``max_tokens`` to fit (vLLM and OpenAI refuse prompt + max_tokens over the window: a backend
+    says so with ``window_holds_reply``)."""
+    return window is not None and prompt_tokens + max(1, reply_tokens) > window
 
 
 def window_error(prompt_tokens: int, window: int) -> BackendError:

@@ -116,6 +116,7 @@ class OpenAIBatchBackend:
     max_batch: int = BATCH_LIMIT
     deferred = True
     price_factor = 0.5
+    window_holds_reply = True  # the Batch API checks each line as its chat endpoint does
     ledger_path: Path | None = None
     _queue: list[_Waiting] = field(default_factory=list)
     _arrived: int = 0

@@ -55,6 +55,7 @@ class OpenAIBackend:
     fingerprint: str = ""
     server_model: str = ""  # the model id the server reported at start (a pool compares its replicas')
     context_window: int | None = None  # tokens: the spec's context_window, else what /models reports
+    window_holds_reply = True  # vLLM and OpenAI refuse a prompt + max_tokens over the window
     loglik_text = True
 
     @classmethod

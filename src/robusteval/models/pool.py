@@ -84,6 +84,7 @@ class PoolBackend:
     backoff_cap_s: float = 30.0
     fingerprint: str = ""
     loglik_text = True
+    window_holds_reply = True  # as each replica's (`OpenAIBackend`)
     _probes: set[asyncio.Task[None]] = field(default_factory=set)
     _picks: int = 0
 

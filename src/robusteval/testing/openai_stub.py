@@ -10,7 +10,7 @@ that misbehaves on demand and that counts what it was asked:
   final answer" or a ``\boxed{}`` (open-answer math), ``"Let me think. The final answer is N."`` with
   N in 0-9 picked the same way.
 - ``GET /v1/models``: one model id (with ``max_model_len`` where ``max_model_len`` is set, as vLLM
-  reports it; a prompt of that many words or more is then refused with vLLM's 400).
+  reports it; a request whose prompt words and max_tokens exceed it is then refused with vLLM's 400).
 - ``POST /v1/completions`` with ``echo``: prompt log-probabilities, as vLLM returns them (loglik scoring).
 
 Batch mode (the OpenAI Batch API, as `models.openai_batch` uses it): ``POST /v1/files`` (multipart,
@@ -245,10 +245,13 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
             hostile_served[h] += 1
             record(f"hostile:{shape}", h)
             return hostile_reply(shape, h, body, request.headers.get("Authorization", ""))
-        if config.max_model_len is not None and (n := prompt_tokens(body)) >= config.max_model_len:
-            record("too_long", h)
-            return _error(400, f"This model's maximum context length is {config.max_model_len} tokens. "
-                               f"However, your messages resulted in {n} tokens.")
+        if config.max_model_len is not None:  # vLLM's check: the prompt and max_tokens must fit
+            n, reply = prompt_tokens(body), body.get("max_tokens") or 0
+            if isinstance(reply, int) and n + max(1, reply) > config.max_model_len:
+                record("too_long", h)
+                return _error(400, f"This model's maximum context length is {config.max_model_len} tokens. "
+                                   f"However, you requested {n + reply} tokens ({n} in the messages, "
+                                   f"{reply} in the completion).")
         roll = rng.random()
         if roll < config.p_429:
             record("429", h)
@@ -585,7 +588,7 @@ def main(argv: list[str] | None = None) -> None:
                         "failed, expired or cancelled (then without output)")
     parser.add_argument("--batch-p-error", type=float, default=0.0, help="share of batch lines answered with an error")
     parser.add_argument("--max-model-len", type=int, default=None, help="the context window /v1/models reports "
-                        "(words); longer prompts are refused with vLLM's 400")
+                        "(words); a prompt and max_tokens over it are refused with vLLM's 400")
     parser.add_argument("--hits-file", help="write the counters here as JSON")
     parser.add_argument("--hits-interval", type=float, default=0.1,
                         help="seconds between hits-file rewrites; 0 rewrites it at every hit")
