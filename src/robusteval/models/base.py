@@ -69,8 +69,8 @@ def over_window(prompt_tokens: float, window: int | None, reply_tokens: int = 0)
 def window_error(prompt_tokens: int, window: int) -> BackendError:
     """The failure of a request whose prompt does not fit the window: not retried (the same prompt
     fails the same way), and worded so the run's failure hint names the window (`WINDOW_ERROR`)."""
-    return BackendError(f"the prompt is {prompt_tokens} tokens, longer than the model's context window "
-                        f"({window} tokens)", retryable=False)
+    return BackendError(f"the prompt is {prompt_tokens} tokens: no room for a reply in the model's context "
+                        f"window ({window} tokens)", retryable=False)
 
 
 class DeferredBackend(Backend, Protocol):
