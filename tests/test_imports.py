@@ -17,7 +17,7 @@ PACKAGE = "robusteval"
 # The layers, lowest first (docs/architecture.md, "Import rules"): a module may import its own layer
 # and those below it, never one above. A layer is the first name under robusteval (a package or a module).
 ORDER: tuple[tuple[str, ...], ...] = (
-    ("types", "estimate", "errors", "files", "redact", "ranges"),  # the floor: values, errors, file I/O
+    ("types", "estimate", "errors", "files", "ledger", "redact", "ranges"),  # the floor: values, errors, file I/O
     ("models",),  # backends, one per file behind one protocol
     ("engine",),  # the engine every model call goes through
     ("results", "suite_specs"),  # typed result records and their JSON; the suites' registry (parts by dotted path)

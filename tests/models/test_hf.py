@@ -10,8 +10,9 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from robusteval.errors import UserError  # noqa: E402
+from robusteval.errors import BackendError, UserError  # noqa: E402
 from robusteval.models import load_backend, parse_model_spec  # noqa: E402
+from robusteval.models.base import context_window  # noqa: E402
 from robusteval.types import GenParams, Message  # noqa: E402
 
 
@@ -109,3 +110,66 @@ def test_mcq_suite_runs_on_hf_backend(tiny_hf_model, tmp_path, mcq_file):
     assert usage["new"] == 12 and usage["failed"] == 0
     # a random model never writes "The best answer is": every reply is invalid, none failed
     assert results["metrics"][f"hf:{tiny_hf_model}"]["format"]["invalid"] == 12
+
+
+def _words(n: int) -> tuple[Message, ...]:
+    return (Message("user", " ".join(["cat"] * n)),)
+
+
+def test_an_hf_models_window_is_its_configurations(tiny_hf_model):
+    """The tiny model is built with 128 positions (tests/conftest.py); its word-level tokenizer makes
+    one token a word, and the template adds 4 ("user :" and "assistant :"). A reply may take only the
+    positions the prompt left (the random model stops early anyway, so what generate was asked is read)."""
+    asked: list[int] = []
+
+    async def go(b):
+        generate = b._model.generate
+        b._model.generate = lambda **kw: asked.append(kw["max_new_tokens"]) or generate(**kw)
+        return (await b.count_prompt_tokens(_words(100)),
+                await b.chat(_words(100), GenParams(max_tokens=40)),
+                await b.chat(_words(10), GenParams(max_tokens=3)))
+
+    backend, (counted, near_the_end, short) = asyncio.run(_with_backend(tiny_hf_model, go))
+    assert context_window(backend) == 128
+    assert counted == near_the_end.prompt_tokens == 104 and short.prompt_tokens == 14
+    assert asked == [24, 3]  # 128 - 104 positions left of the 40 asked for; 3 where they fit
+
+
+def test_an_hf_prompt_longer_than_the_window_fails_and_is_not_retried(tiny_hf_model):
+    async def go(b):
+        outcomes = []
+        for call in (lambda: b.chat(_words(124), GenParams(max_tokens=4)),  # 128 tokens: no room for a reply
+                     lambda: b.loglikelihood(_words(124), "", " cat")):
+            with pytest.raises(BackendError) as caught:
+                await call()
+            outcomes.append(caught.value)
+        return outcomes
+
+    _, errors = asyncio.run(_with_backend(tiny_hf_model, go))
+    for error, tokens in zip(errors, (128, 129), strict=True):  # the scored continuation is one more token
+        assert not error.retryable
+        assert str(error) == (f"the prompt is {tokens} tokens: no room for a reply in the model's context "
+                              "window (128 tokens)")
+
+
+def test_the_estimate_warns_of_prompts_longer_than_an_hf_models_window(tiny_hf_model, tmp_path, capsys):
+    """Counted by the model's own tokenizer (`count_prompt_tokens`), before anything is asked; the
+    same warning as llama.cpp's (`models.base.context_window`, tests/models/test_context_window.py)."""
+    import json
+
+    from robusteval.cli import main
+
+    data = tmp_path / "long.jsonl"
+    rows = [{"question": " ".join(["cat"] * words), "choices": ["red", "blue", "green", "dog"], "answer": "A"}
+            for words in (10, 200, 20)]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = ["run", "mcq", "--model", f"hf:{tiny_hf_model}", "--data", str(data), "--families", "format",
+            "--max-tokens", "4", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "runs"),
+            "--estimate"]
+    assert main(args) == 0
+    out = capsys.readouterr()
+    text = " ".join((out.out + out.err).split())
+    assert "prompt tokens counted by the model's tokenizer" in text
+    assert f"warning: 6 of the 18 requests to hf:{tiny_hf_model} have prompts longer than its context window " \
+           "(128 tokens): they would fail" in text
+    assert "hf: a model with a longer one" in text

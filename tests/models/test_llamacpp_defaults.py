@@ -6,41 +6,55 @@ import os
 
 import pytest
 
-from robusteval.models import parse_model_spec
+from robusteval.models import parse_model_spec, threads
 from robusteval.models.llamacpp import LlamaCppBackend, default_threads
 
 
-@pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 2), (16, 16)])
-def test_default_threads_on_an_idle_machine_are_the_granted_cores(monkeypatch, cores, threads):
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
-    monkeypatch.setattr(os, "cpu_count", lambda: 64)  # the host's count is not what this process may use
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    assert default_threads() == threads
-    assert LlamaCppBackend.from_spec(parse_model_spec("llamacpp")).n_threads == threads
-
-
-@pytest.mark.parametrize(("cores", "host", "load", "threads"), [
-    (2, 2, 0.3, 2),  # an idle machine (this process's own start-up): both cores
-    (2, 2, 0.6, 1),  # more than half a core busy: one thread, not two
-    (2, 2, 1.0, 1),
-    (2, 2, 14.0, 1),  # the load the issue saw: never fewer than 1
-    (16, 16, 3.0, 13),
-    (16, 16, 3.6, 12),
-    (8, 8, 2.5, 6),  # 5.5 free: rounded to the nearest core
-    (4, 64, 32.0, 2),  # 4 of 64 host cores granted: half the host busy, so half of them
-])
-def test_default_threads_are_the_free_cores(monkeypatch, cores, host, load, threads):
+def _machine(monkeypatch, cores: int, host: int, load: float | None, busy: float | None = None) -> None:
+    """This process granted ``cores`` of ``host``, the given load average and busy cores over the window:
+    the readings are injected, so no test depends on the machine's real load or on time."""
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: host)
     monkeypatch.setattr(os, "getloadavg", lambda: (load, 0.0, 0.0))
-    assert default_threads() == threads
-    assert LlamaCppBackend.from_spec(parse_model_spec("llamacpp")).n_threads == threads
+    monkeypatch.setattr(threads, "busy_cores", lambda cpus, window=threads.WINDOW_S: busy)
+
+
+@pytest.mark.parametrize(("cores", "expected"), [(1, 1), (2, 2), (16, 16)])
+def test_default_threads_on_an_idle_machine_are_the_granted_cores(monkeypatch, cores, expected):
+    _machine(monkeypatch, cores, 64, 0.0, 0.0)  # the host's count is not what this process may use
+    assert default_threads() == expected
+    assert LlamaCppBackend.from_spec(parse_model_spec("llamacpp")).n_threads == expected
+
+
+@pytest.mark.parametrize(("cores", "host", "load", "busy", "expected"), [
+    (2, 2, 0.3, 0.0, 2),  # an idle machine (this process's own start-up): both cores
+    (2, 2, 0.6, 0.0, 1),  # more than half a core busy over the last minute: one thread, not two
+    (2, 2, 14.0, 2.0, 1),  # the load issue 28 saw: never fewer than 1
+    (2, 2, 0.27, 1.0, 1),  # a busy loop started a moment ago: the load average missed it, the window did not
+    (16, 16, 3.0, 1.0, 13),
+    (8, 8, 2.5, None, 6),  # no /proc/stat (macOS): the load average alone, 5.5 free rounded
+    (4, 64, 32.0, 0.5, 2),  # 4 of 64 host cores granted: half the host busy, so half of them
+])
+def test_default_threads_are_the_free_cores(monkeypatch, cores, host, load, busy, expected):
+    _machine(monkeypatch, cores, host, load, busy)
+    assert default_threads() == expected
+    assert LlamaCppBackend.from_spec(parse_model_spec("llamacpp")).n_threads == expected
     assert LlamaCppBackend.from_spec(parse_model_spec("llamacpp?n_threads=3")).n_threads == 3  # explicit wins
 
 
-def test_default_threads_without_affinity_or_load_fall_back_to_cpu_count(monkeypatch):
+def test_an_explicit_thread_count_does_not_measure_the_machine(monkeypatch):
+    """``?n_threads=N`` wins without the window's wait (the default was computed and thrown away)."""
+    def watched(cpus, window=threads.WINDOW_S):
+        raise AssertionError("measured the cores although n_threads was given")
+
+    monkeypatch.setattr(threads, "busy_cores", watched)
+    assert LlamaCppBackend.from_spec(parse_model_spec("llamacpp?n_threads=8")).n_threads == 8
+
+
+def test_default_threads_without_affinity_load_or_proc_stat_fall_back_to_cpu_count(monkeypatch, tmp_path):
     monkeypatch.delattr(os, "sched_getaffinity", raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(threads, "PROC_STAT", tmp_path / "absent")  # as on macOS
 
     def no_load():
         raise OSError("no load average")
@@ -51,12 +65,6 @@ def test_default_threads_without_affinity_or_load_fall_back_to_cpu_count(monkeyp
     assert default_threads() == 4
 
 
-def test_explicit_threads_win(monkeypatch):
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
-    monkeypatch.setattr(os, "getloadavg", lambda: (7.5, 0.0, 0.0))
-    assert LlamaCppBackend.from_spec(parse_model_spec("llamacpp?n_threads=8")).n_threads == 8
-
-
 def test_helper_models_cap_torch_threads_to_the_free_cores_and_never_raise_them(monkeypatch):
     torch = pytest.importorskip("torch")
     from robusteval.models.threads import cap_torch_threads
@@ -64,11 +72,9 @@ def test_helper_models_cap_torch_threads_to_the_free_cores_and_never_raise_them(
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(4)
-        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
-        monkeypatch.setattr(os, "cpu_count", lambda: 4)
-        monkeypatch.setattr(os, "getloadavg", lambda: (2.8, 0.0, 0.0))
+        _machine(monkeypatch, 4, 4, 2.8, 1.0)
         assert cap_torch_threads() == 1 and torch.get_num_threads() == 1
-        monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+        _machine(monkeypatch, 4, 4, 0.0, 0.0)
         assert cap_torch_threads() == 1  # a lower ceiling (OMP_NUM_THREADS, a user's setting) stays
     finally:
         torch.set_num_threads(before)

@@ -197,8 +197,11 @@ def finish(args: argparse.Namespace, suite: str, console: Console, run_dir: Path
     return failed_requests_warning(console, sum(u["failed"] for u in usages.values()), retry_hint)
 
 
+# How to give each kind of backend a longer window: the warning before a run and the hint after one.
+LONGER_WINDOW = ("llamacpp: --model 'llamacpp?n_ctx=8192'; a vLLM server: its --max-model-len; "
+                 "hf: a model with a longer one")
 WINDOW_HINT = ("they are longer than the model's context window, so the same command would fail the same way: "
-               "give the model a longer window (e.g. --model 'llamacpp?n_ctx=8192') or shorter inputs "
+               f"give the model a longer window ({LONGER_WINDOW}) or shorter inputs "
                "(persona: --context-max-tokens N); `--estimate` counts such prompts before a run")
 
 
@@ -245,7 +248,7 @@ def estimate_command(config: RunConfig, console: Console, as_json: bool = False)
             console.print(styled("warning:", "yellow",
                                  f" {e.over_window} of the {e.to_send} requests to {e.model} have prompts longer "
                                  f"than its context window ({e.window} tokens): they would fail. Give the model a "
-                                 "longer window (llamacpp?n_ctx=8192) or shorten the inputs"
+                                 f"longer window ({LONGER_WINDOW}) or shorten the inputs"
                                  + (" (--context-max-tokens cuts the opening posts)" if config.suite == "persona"
                                     else "")))
     if config.suite in CONTENT_DEPENDENT:

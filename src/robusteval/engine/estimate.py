@@ -16,12 +16,15 @@ that max_tokens, else max_tokens), so prompts built on replies (a conversation's
 questionnaire after it) are counted at about their real size, and at most their size with no history.
 
 A prompt longer than the model's context window fails in the run. Where the backend declares its
-window (llama.cpp: ``n_ctx`` per slot), the estimate counts the planned prompts longer than it
-(``over_window``) and the command warns before anything is asked (the persona suite's Reddit posts
-of 5,000-7,000 tokens against the embedded model's 4,096).
+window (`models.base.context_window`: llama.cpp its ``n_ctx`` per slot, hf the model's configuration,
+an OpenAI-compatible server its ``context_window`` option or what ``/models`` reports), the estimate
+counts the planned prompts that leave no room for a reply in it (``over_window``; for an OpenAI-compatible
+server no room for the request's max_tokens, which vLLM and OpenAI refuse) and the command warns
+before anything is asked (the persona suite's Reddit posts of 5,000-7,000 tokens against the embedded
+model's 4,096).
 
-Prompt tokens are counted exactly where the backend can (`count_prompt_tokens`: the llama.cpp
-backend applies the model's chat template and tokenizer; that loads the model, asks nothing), up to
+Prompt tokens are counted exactly where the backend can (`count_prompt_tokens`: the llama.cpp and hf
+backends apply the model's chat template and tokenizer; that loads the model, asks nothing), up to
 `EXACT_PROMPTS` distinct prompts. Above that (MMLU-Pro's full test split x order,format plans about
 180,000 prompts: minutes of tokenizing) a seeded random sample of `EXACT_PROMPTS` is
 counted and the total extrapolated by characters: a line (tokens = a + b x characters) fitted on the
@@ -67,7 +70,7 @@ from robusteval.engine.plan import Plan, prompt_chars
 from robusteval.engine.runner import Engine
 from robusteval.engine.store import PastAnswer, Store
 from robusteval.errors import UserError
-from robusteval.models.base import TokenCountingBackend
+from robusteval.models.base import TokenCountingBackend, context_window, over_window
 from robusteval.types import Request
 
 CHARS_PER_TOKEN = 4.0
@@ -235,11 +238,12 @@ def estimate(engine: Engine, store: Store, model: str,
         each = counted_prompt_tokens.per_prompt
     else:
         each = (c * per_char + per_message * n for c, n in zip(chars, plan.messages))
-    window: int | None = getattr(m.backend, "context_window", None)
-    prompt, over_window = 0.0, 0
-    for tokens in each:  # one pass: no per-request list at the size of the plan
+    window = context_window(m.backend)
+    holds_reply = bool(getattr(m.backend, "window_holds_reply", False))
+    prompt, too_long = 0.0, 0
+    for tokens, limit in zip(each, plan.max_tokens):  # one pass: no per-request list at the size of the plan
         prompt += tokens
-        over_window += window is not None and window > 0 and tokens > window
+        too_long += over_window(tokens, window, limit if holds_reply else 0)
     if counted_prompt_tokens is not None:
         prompt, prompt_basis = float(counted_prompt_tokens.tokens), counted_prompt_tokens.basis
     else:
@@ -258,4 +262,4 @@ def estimate(engine: Engine, store: Store, model: str,
     duplicates = usage.requests - usage.cached - len(plan)
     basis = "; ".join([*bases, prompt_basis]) if bases else "nothing to send"
     return ModelEstimate(model, usage.requests, usage.cached, duplicates, len(plan), round(prompt),
-                         round(completion), seconds, round(cost, 6), basis, window, over_window)
+                         round(completion), seconds, round(cost, 6), basis, window, too_long)

@@ -24,7 +24,6 @@ left to ask.
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -35,6 +34,7 @@ from typing import Any
 from robusteval.engine.store import Store, StoreRow, cache_key
 from robusteval.errors import BackendError, UserError
 from robusteval.files import atomic_write_chunks
+from robusteval.ledger import Ledger
 from robusteval.models.chat_format import chat_body, parse_chat_completion, parse_echo_loglik, plain_prompt
 from robusteval.models.openai_batch import output_body
 from robusteval.types import Completion, GenParams, Message, Request
@@ -86,51 +86,33 @@ def batch_line(custom_id: str, model_name: str, request: Request) -> dict[str, A
                      "temperature": 0}}
 
 
-class ExportLedger:
+class ExportLedger(Ledger):
     """The requests exported and not yet imported: a small SQLite file beside the response store."""
 
     def __init__(self, path: Path | str):
-        self.path = Path(path)
-        try:
-            self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            self._db.executescript("""
-                PRAGMA busy_timeout=60000;
-                CREATE TABLE IF NOT EXISTS exported (custom_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL,
-                    request TEXT NOT NULL, run TEXT NOT NULL, exported_at REAL NOT NULL);
-            """)
-        except sqlite3.Error as exc:
-            raise UserError(f"cannot open the export ledger {self.path} (SQLite: {exc}); make its folder writable "
-                            "or use another --cache-dir") from None
+        super().__init__(Path(path), """
+            CREATE TABLE IF NOT EXISTS exported (custom_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL,
+                request TEXT NOT NULL, run TEXT NOT NULL, exported_at REAL NOT NULL);
+        """, "export ledger")
 
     def record(self, items: Iterable[Exported]) -> None:
         now = time.time()
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            self._db.executemany("INSERT OR REPLACE INTO exported VALUES (?,?,?,?,?)",
-                                 [(e.custom_id, e.fingerprint, request_json(e.request), e.run, now) for e in items])
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO exported VALUES (?,?,?,?,?)",
+                           [(e.custom_id, e.fingerprint, request_json(e.request), e.run, now) for e in items])
 
     def lookup(self, custom_ids: list[str]) -> dict[str, Exported]:
-        found: dict[str, Exported] = {}
-        for start in range(0, len(custom_ids), 500):  # SQLite's limit on bound parameters
-            chunk = custom_ids[start:start + 500]
-            rows = self._db.execute("SELECT custom_id, fingerprint, request, run FROM exported WHERE custom_id IN "
-                                    f"({','.join('?' * len(chunk))})", chunk).fetchall()
-            found |= {c: Exported(c, f, request_from_json(r), run) for c, f, r, run in rows}
-        return found
+        rows = self.rows_for("SELECT custom_id, fingerprint, request, run FROM exported WHERE custom_id IN ({})",
+                             custom_ids)
+        return {c: Exported(c, f, request_from_json(r), run) for c, f, r, run in rows}
 
     def forget(self, custom_ids: Iterable[str]) -> None:
-        self._db.executemany("DELETE FROM exported WHERE custom_id = ?", [(c,) for c in custom_ids])
+        with self.transaction() as db:
+            db.executemany("DELETE FROM exported WHERE custom_id = ?", [(c,) for c in custom_ids])
 
     def pending(self) -> dict[str, int]:
         """run -> exported requests still waiting for their answer."""
-        return dict(self._db.execute("SELECT run, COUNT(*) FROM exported GROUP BY run").fetchall())
-
-    def close(self) -> None:
-        self._db.close()
+        return dict(self.query("SELECT run, COUNT(*) FROM exported GROUP BY run"))
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from robusteval.errors import BackendError
 from robusteval.types import Completion, GenParams, Message, TokenLogprob
 
 
@@ -46,6 +47,30 @@ class TokenCountingBackend(Backend, Protocol):
     the run's estimate checks for the method and otherwise counts characters."""
 
     async def count_prompt_tokens(self, messages: tuple[Message, ...]) -> int: ...
+
+
+def context_window(backend: object) -> int | None:
+    """The model's context window in tokens where the backend declares one (a ``context_window``
+    attribute: llama.cpp its ``n_ctx`` per slot, hf the model's configuration, an OpenAI-compatible
+    server what its spec or ``/models`` says), else None: what the estimate's warning
+    (`engine.estimate`) and a backend's own refusal (`window_error`) rest on."""
+    window = getattr(backend, "context_window", None)
+    return window if isinstance(window, int) and not isinstance(window, bool) and window > 0 else None
+
+
+def over_window(prompt_tokens: float, window: int | None, reply_tokens: int = 0) -> bool:
+    """Whether a prompt of ``prompt_tokens`` leaves no room in ``window`` for one token of reply
+    (llama.cpp's server refuses such a request), or for ``reply_tokens`` where the server wants the
+    whole ``max_tokens`` to fit (vLLM and OpenAI refuse prompt + max_tokens over the window: a backend
+    says so with ``window_holds_reply``)."""
+    return window is not None and prompt_tokens + max(1, reply_tokens) > window
+
+
+def window_error(prompt_tokens: int, window: int) -> BackendError:
+    """The failure of a request whose prompt does not fit the window: not retried (the same prompt
+    fails the same way), and worded so the run's failure hint names the window (`WINDOW_ERROR`)."""
+    return BackendError(f"the prompt is {prompt_tokens} tokens: no room for a reply in the model's context "
+                        f"window ({window} tokens)", retryable=False)
 
 
 class DeferredBackend(Backend, Protocol):

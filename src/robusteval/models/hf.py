@@ -3,6 +3,11 @@
 Spec: ``hf:PATH_OR_HUB_ID?device=cpu|cuda|auto&dtype=auto|float32|bfloat16|float16``.
 One model answers one request at a time (a lock serialises calls), so ``max_concurrency`` is 1;
 the engine still overlaps everything else around it.
+
+The context window is the model's (`model_window`): a prompt that leaves no room for a reply fails,
+not retried, as llama.cpp's and vLLM's servers refuse it (past its positions a model either stops with
+an index error or goes on with positions it never learned, and its reply would be stored as an
+answer); a reply stops at the window's end. `--estimate` warns of such prompts before the run.
 """
 
 from __future__ import annotations
@@ -15,13 +20,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from robusteval.errors import UserError
-from robusteval.models.base import file_sha256
+from robusteval.models.base import file_sha256, over_window, window_error
 from robusteval.types import Completion, GenParams, Message, TokenLogprob
 
 if TYPE_CHECKING:  # spec.load_backend imports the backends
     from robusteval.models.spec import ModelSpec
 
 WEIGHT_PATTERNS = ("*.safetensors", "*.bin")
+# Where a model's configuration states how many positions it was built for (GPT-2: n_positions).
+WINDOW_FIELDS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
+NO_LIMIT = 10**9  # transformers' "no limit" for a tokenizer's model_max_length is 1e30
 
 # A torch.Tensor: torch is an optional extra that mypy reads as untyped (ignore_missing_imports), so Any.
 Tensor = Any
@@ -34,6 +42,7 @@ class HFBackend:
     dtype: str = "auto"
     max_concurrency: int = 1
     fingerprint: str = ""
+    context_window: int | None = None  # known once the model has loaded (`model_window`)
     loglik_text = True  # scores any continuation, option texts included
 
     @classmethod
@@ -67,6 +76,7 @@ class HFBackend:
                             f"{str(exc).splitlines()[0]}") from None
         self._model.to(self.device).eval()
         self._torch = torch
+        self.context_window = model_window(self._model.config, self._tokenizer)
         self.fingerprint = f"hf:{self.name}:{self._weights_hash(local)}"
 
     def _weights_hash(self, local: Path) -> str:
@@ -89,11 +99,21 @@ class HFBackend:
     async def chat(self, messages: tuple[Message, ...], params: GenParams) -> Completion:
         return await asyncio.to_thread(self._generate, self._prompt(messages), params)
 
+    async def count_prompt_tokens(self, messages: tuple[Message, ...]) -> int:
+        """The prompt's length in tokens as `chat` feeds it to the model (the estimate's exact count)."""
+        return await asyncio.to_thread(lambda: len(self._tokenizer(self._prompt(messages),
+                                                                   add_special_tokens=False)["input_ids"]))
+
     def _generate(self, prompt: str, params: GenParams) -> Completion:
         torch, tok = self._torch, self._tokenizer
         enc = tok(prompt, return_tensors="pt", add_special_tokens=False).to(self.device)
+        n_prompt = int(enc["input_ids"].shape[1])
+        window = self.context_window
+        if window is not None and over_window(n_prompt, window):
+            raise window_error(n_prompt, window)
+        room = params.max_tokens if window is None else min(params.max_tokens, window - n_prompt)
         sample = params.temperature > 0
-        kwargs = {"max_new_tokens": params.max_tokens, "do_sample": sample, "return_dict_in_generate": True,
+        kwargs = {"max_new_tokens": room, "do_sample": sample, "return_dict_in_generate": True,
                   "output_logits": params.logprobs, "pad_token_id": tok.pad_token_id or tok.eos_token_id}
         if sample:
             kwargs |= {"temperature": params.temperature, "top_p": params.top_p, "top_k": 0}
@@ -114,7 +134,7 @@ class HFBackend:
             text, finish = text[:cut], "stop"
             new = new[: self._tokens_covering(new, cut)]
         logprobs = self._logprobs(out.logits, new, params.top_logprobs) if params.logprobs else None
-        return Completion(text=text, prompt_tokens=int(enc["input_ids"].shape[1]), completion_tokens=len(new),
+        return Completion(text=text, prompt_tokens=n_prompt, completion_tokens=len(new),
                           finish_reason=finish, logprobs=logprobs)
 
     def _tokens_covering(self, tokens: list[int], n_chars: int) -> int:
@@ -147,6 +167,8 @@ class HFBackend:
         torch, tok = self._torch, self._tokenizer
         ctx = tok(context, add_special_tokens=False)["input_ids"]
         full = tok(context + continuation, add_special_tokens=False)["input_ids"]
+        if self.context_window is not None and len(full) > self.context_window:  # scored, nothing generated
+            raise window_error(len(full), self.context_window)
         n_cont = max(1, len(full) - len(ctx))
         ids = torch.tensor([full], device=self.device)
         with self._lock, torch.no_grad():
@@ -160,3 +182,11 @@ class HFBackend:
     async def close(self) -> None:
         self._model = None
         self._tokenizer = None
+
+
+def model_window(config: Any, tokenizer: Any) -> int | None:
+    """Tokens the model can hold: the least of what its configuration (`WINDOW_FIELDS`) and its
+    tokenizer's ``model_max_length`` state, None where neither states one."""
+    stated = [getattr(config, name, None) for name in WINDOW_FIELDS] + [getattr(tokenizer, "model_max_length", None)]
+    windows = [w for w in stated if isinstance(w, int) and not isinstance(w, bool) and 0 < w < NO_LIMIT]
+    return min(windows) if windows else None

@@ -54,7 +54,8 @@ def embedded_model_path() -> Path:
 
 def default_threads() -> int:
     """llama.cpp compute threads when ``?n_threads=`` is not given: the cores actually free
-    (`threads.free_threads`: the cores this process may use less the load on them, at least 1),
+    (`threads.free_threads`: the cores this process may use less what other processes keep busy on
+    them, over the last moment or the last minute, whichever is busier; at least 1),
     never more threads than there are free cores.
 
     Measured on 2 cores (docs/performance.md): alone on the machine, 2 threads did 40 mcq requests
@@ -138,7 +139,8 @@ class LlamaCppBackend:
             path=path,
             n_parallel=spec.int_option("n_parallel", DEFAULT_PARALLEL),
             n_ctx_per_slot=spec.int_option("n_ctx", 4096),
-            n_threads=spec.int_option("n_threads", default_threads()),
+            # measured only when not given (`default_threads` watches the cores for a moment)
+            n_threads=spec.int_option("n_threads", 0) or default_threads(),
             cache_ram_mib=None if cache_ram_mib < 0 else cache_ram_mib,
             cache_prompt=_flag(spec, "cache_prompt", DEFAULT_CACHE_PROMPT),
             flash_attn=_flag(spec, "flash_attn", DEFAULT_FLASH_ATTN),

@@ -36,10 +36,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import sqlite3
 import time
-from collections.abc import Coroutine, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 
 from robusteval.errors import BackendError, UserError
+from robusteval.ledger import Ledger
 from robusteval.models.chat_format import chat_body, parse_chat_completion
 from robusteval.models.openai_compat import RETRYABLE_STATUS, OpenAIBackend
 from robusteval.types import Completion, GenParams, Message
@@ -69,63 +68,37 @@ def batch_requested(spec: ModelSpec) -> bool:
     return value in TRUE
 
 
-class BatchLedger:
+class BatchLedger(Ledger):
     """Which batch each submitted request is in: a small SQLite file beside the response store."""
 
     def __init__(self, path: Path | str):
-        self.path = path
-        try:
-            self._db = sqlite3.connect(path, timeout=60, isolation_level=None)
-            self._db.executescript("""
-                PRAGMA busy_timeout=60000;
-                CREATE TABLE IF NOT EXISTS batches (batch_id TEXT PRIMARY KEY, base_url TEXT NOT NULL,
-                    requests INTEGER NOT NULL, created_at REAL NOT NULL);
-                CREATE TABLE IF NOT EXISTS batch_requests (custom_id TEXT PRIMARY KEY, batch_id TEXT NOT NULL);
-            """)
-        except sqlite3.Error as exc:
-            raise UserError(f"cannot open the batch ledger {path} (SQLite: {exc}); make its folder writable "
-                            "or use another --cache-dir") from None
+        super().__init__(path, """
+            CREATE TABLE IF NOT EXISTS batches (batch_id TEXT PRIMARY KEY, base_url TEXT NOT NULL,
+                requests INTEGER NOT NULL, created_at REAL NOT NULL);
+            CREATE TABLE IF NOT EXISTS batch_requests (custom_id TEXT PRIMARY KEY, batch_id TEXT NOT NULL);
+        """, "batch ledger")
 
     def lookup(self, custom_ids: list[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
-        for start in range(0, len(custom_ids), 500):  # SQLite's limit on bound parameters
-            chunk = custom_ids[start:start + 500]
-            found.update(self._db.execute(
-                f"SELECT custom_id, batch_id FROM batch_requests WHERE custom_id IN ({','.join('?' * len(chunk))})",
-                chunk).fetchall())
-        return found
+        return dict(self.rows_for("SELECT custom_id, batch_id FROM batch_requests WHERE custom_id IN ({})",
+                                  custom_ids))
 
     def record(self, batch_id: str, base_url: str, custom_ids: list[str]) -> None:
-        with self._transaction():
-            self._db.execute("INSERT OR REPLACE INTO batches VALUES (?,?,?,?)",
-                             (batch_id, base_url, len(custom_ids), time.time()))
-            self._db.executemany("INSERT OR REPLACE INTO batch_requests VALUES (?,?)",
-                                 [(c, batch_id) for c in custom_ids])
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO batches VALUES (?,?,?,?)",
+                       (batch_id, base_url, len(custom_ids), time.time()))
+            db.executemany("INSERT OR REPLACE INTO batch_requests VALUES (?,?)", [(c, batch_id) for c in custom_ids])
 
     def forget(self, batch_id: str, custom_ids: Iterable[str]) -> None:
         """Drop answered requests; a batch with none left is dropped too."""
-        with self._transaction():
-            self._db.executemany("DELETE FROM batch_requests WHERE custom_id = ? AND batch_id = ?",
-                                 [(c, batch_id) for c in custom_ids])
-            self._db.execute("DELETE FROM batches WHERE batch_id = ? AND NOT EXISTS "
-                             "(SELECT 1 FROM batch_requests WHERE batch_id = ?)", (batch_id, batch_id))
+        with self.transaction() as db:
+            db.executemany("DELETE FROM batch_requests WHERE custom_id = ? AND batch_id = ?",
+                           [(c, batch_id) for c in custom_ids])
+            db.execute("DELETE FROM batches WHERE batch_id = ? AND NOT EXISTS "
+                       "(SELECT 1 FROM batch_requests WHERE batch_id = ?)", (batch_id, batch_id))
 
     def pending(self) -> dict[str, int]:
         """batch id -> requests still waiting for their answer."""
-        return dict(self._db.execute("SELECT batch_id, COUNT(*) FROM batch_requests GROUP BY batch_id").fetchall())
-
-    @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
-
-    def close(self) -> None:
-        self._db.close()
+        return dict(self.query("SELECT batch_id, COUNT(*) FROM batch_requests GROUP BY batch_id"))
 
 
 @dataclass
@@ -143,6 +116,7 @@ class OpenAIBatchBackend:
     max_batch: int = BATCH_LIMIT
     deferred = True
     price_factor = 0.5
+    window_holds_reply = True  # the Batch API checks each line as its chat endpoint does
     ledger_path: Path | None = None
     _queue: list[_Waiting] = field(default_factory=list)
     _arrived: int = 0
@@ -162,6 +136,10 @@ class OpenAIBatchBackend:
     @property
     def fingerprint(self) -> str:
         return self.api.fingerprint
+
+    @property
+    def context_window(self) -> int | None:
+        return self.api.context_window
 
     @property
     def max_concurrency(self) -> int:

@@ -1,6 +1,9 @@
 """Any OpenAI-compatible HTTP endpoint (OpenAI, vLLM, llama.cpp server, Ollama, TGI), over aiohttp.
 
-Spec: ``openai:MODEL?base_url=URL&api_key_env=VAR&max_concurrency=N&timeout=S``.
+Spec: ``openai:MODEL?base_url=URL&api_key_env=VAR&max_concurrency=N&timeout=S&context_window=TOKENS``.
+The model's context window is ``context_window`` where given, else what the server's ``/models`` entry
+for the model reports (`reported_window`: vLLM's ``max_model_len``, ``context_length`` or
+``context_window`` elsewhere), else unknown; `--estimate` warns of prompts that do not fit it.
 The API key is read from the environment variable named by ``api_key_env`` (default
 ``OPENAI_API_KEY``) and is never stored, logged or written to results. ``OPENAI_BASE_URL``,
 ``OPENAI_ORG_ID`` and ``OPENAI_PROJECT_ID`` are honoured as the official SDK honours them, and so are
@@ -51,6 +54,8 @@ class OpenAIBackend:
     timeout_s: float = 600.0
     fingerprint: str = ""
     server_model: str = ""  # the model id the server reported at start (a pool compares its replicas')
+    context_window: int | None = None  # tokens: the spec's context_window, else what /models reports
+    window_holds_reply = True  # vLLM and OpenAI refuse a prompt + max_tokens over the window
     loglik_text = True
 
     @classmethod
@@ -67,6 +72,7 @@ class OpenAIBackend:
             key_required=key_required,
             max_concurrency=spec.int_option("max_concurrency", 16),
             timeout_s=spec.float_option("timeout", 600.0),
+            context_window=spec.int_option("context_window", 0) or None,
         )
 
     async def start(self) -> None:
@@ -119,12 +125,14 @@ class OpenAIBackend:
             raise UserError(f"{self.base_url}/models answered HTTP 404, and {self.base_url}/v1/models answers: "
                             f"the API is under /v1; use base_url={self.base_url}/v1 in --model")
         try:
-            ids = [m["id"] for m in json.loads(raw)["data"]] if status == 200 else []
+            entries = json.loads(raw)["data"] if status == 200 else []
+            ids = [m["id"] for m in entries]
         except (ValueError, KeyError, TypeError):
-            ids = []  # some servers have no /models; the endpoint answered, which is enough
-        if self.model in ids:
-            return self.model
-        return ids[0] if len(ids) == 1 else "unlisted"
+            entries, ids = [], []  # some servers have no /models; the endpoint answered, which is enough
+        served = self.model if self.model in ids else ids[0] if len(ids) == 1 else "unlisted"
+        if self.context_window is None and served in ids:
+            self.context_window = reported_window(entries[ids.index(served)])
+        return served
 
     async def _answers_under_v1(self) -> bool:
         """Whether the server answers ``/v1/models`` where ``/models`` was 404: a base_url without
@@ -194,6 +202,17 @@ class OpenAIBackend:
         session, self._session = getattr(self, "_session", None), None
         if session is not None:
             await session.close()
+
+
+def reported_window(entry: object) -> int | None:
+    """The context window a ``/models`` entry reports, where it reports one: ``max_model_len`` (vLLM),
+    ``context_length`` (OpenRouter, LM Studio), ``context_window`` (Groq); OpenAI's own says nothing."""
+    if isinstance(entry, dict):
+        for name in ("max_model_len", "context_length", "context_window"):
+            value = entry.get(name)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+    return None
 
 
 def _headers(key: str | None) -> dict[str, str]:

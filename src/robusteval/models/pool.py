@@ -84,6 +84,7 @@ class PoolBackend:
     backoff_cap_s: float = 30.0
     fingerprint: str = ""
     loglik_text = True
+    window_holds_reply = True  # as each replica's (`OpenAIBackend`)
     _probes: set[asyncio.Task[None]] = field(default_factory=set)
     _picks: int = 0
 
@@ -102,6 +103,11 @@ class PoolBackend:
     @property
     def max_concurrency(self) -> int:
         return sum(r.backend.max_concurrency for r in self.replicas)
+
+    @property
+    def context_window(self) -> int | None:
+        """The least window a replica knows: a request may go to any of them."""
+        return min((w for r in self.replicas if (w := r.backend.context_window) is not None), default=None)
 
     async def start(self) -> None:
         outcomes = await asyncio.gather(*(r.backend.start() for r in self.replicas), return_exceptions=True)

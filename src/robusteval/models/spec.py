@@ -29,7 +29,8 @@ DEFAULT_SPEC = "llamacpp"
 # otherwise be ignored in silence). A backend that reads a new option lists it here.
 OPTIONS = {
     "llamacpp": ("n_parallel", "n_ctx", "n_threads", "cache_ram_mib", "cache_prompt", "flash_attn"),
-    "openai": ("base_url", "api_key_env", "max_concurrency", "timeout", "batch", "batch_window", "batch_poll"),
+    "openai": ("base_url", "api_key_env", "max_concurrency", "timeout", "batch", "batch_window", "batch_poll",
+               "context_window"),
     "hf": ("device", "dtype", "max_concurrency"),
     "batchfile": (),
 }
@@ -39,6 +40,7 @@ OPTIONS = {
 NUMERIC_OPTIONS: dict[str, tuple[type[int] | type[float], Range]] = {
     "n_parallel": (int, Range(1, 256)),
     "n_ctx": (int, Range(16, 2**22)),  # tokens per slot
+    "context_window": (int, Range(16, 2**24)),  # tokens an OpenAI-compatible server's model holds
     "n_threads": (int, Range(1, 1024)),
     "cache_ram_mib": (int, Range(-1, 2**22, hint="-1 for the default")),
     "max_concurrency": (int, Range(1, 10**5)),

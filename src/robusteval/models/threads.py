@@ -5,21 +5,73 @@ thread that loses its core stalls the rest, and a request takes many times longe
 threads (measured in docs/performance.md, "Threads on a busy machine": at load 10-14 on 2 cores,
 35-54 s per request with 2 threads against 5-9 s with 1). So a default takes the cores that are
 actually free, not every core: the cores granted to this process (a container's or taskset's grant)
-less their share of the load average, to the nearest core, at least 1.
+less what other processes keep busy on them, to the nearest core, at least 1.
+
+How busy the cores are is read two ways (`read_cpu`), and the busier reading wins (`threads_for`):
+
+- what the granted cores did over the last `WINDOW_S` seconds (``/proc/stat``'s busy ticks, less this
+  process's own): sees a competitor that started a moment ago, which the load average, a one-minute
+  mean, shows only as a few tenths (docs/performance.md, "make demo beside a busy loop": a busy loop
+  started with the run was missed, and the model took both cores);
+- the 1-minute load average: counts processes waiting for a core, beyond what the cores can show as
+  busy, and a competitor that is busy in bursts and happened to pause during the window.
+
+The busier one wins because the two mistakes cost differently: one thread too few on an idle machine
+costs 1.6x (2 threads against 1 alone on 2 cores), one too many on a busy one 16x. Without
+``/proc/stat`` (macOS, Windows) only the load average is read.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+WINDOW_S = 0.3  # long enough for a scheduler tick per core to count (100 Hz), short beside a model's load
+PROC_STAT = Path("/proc/stat")
+PROC_SELF_STAT = Path("/proc/self/stat")
+
+
+@dataclass(frozen=True)
+class CpuReadings:
+    """What the thread count is chosen from; every figure in cores (``None``: not known here)."""
+
+    cores: int  # granted to this process
+    host_cores: int  # on the host, which the load average is spread over
+    load: float | None = None  # the host's 1-minute load average
+    busy: float | None = None  # granted cores other processes kept busy over the last window
+
+
+def threads_for(r: CpuReadings) -> int:
+    """Threads a local model may start: the granted cores less the busier of the two readings, to the
+    nearest core, at least 1 (every granted core where neither is known).
+
+    The load average is host-wide: the share of it that falls on the granted cores is taken as busy
+    (all of it when the process may use every core). To the nearest core: a core busy less than half
+    the time counts as free (this process's own start-up shows in the load of an idle machine as a
+    few tenths)."""
+    readings = [] if r.busy is None else [r.busy]
+    if r.load is not None:
+        readings.append(r.load * r.cores / max(r.cores, r.host_cores))
+    if not readings:
+        return max(1, r.cores)
+    return max(1, min(r.cores, math.floor(r.cores - max(readings) + 0.5)))
+
+
+def granted_cpus() -> set[int] | None:
+    """The ids of the CPUs this process may run on (its affinity), None where the system does not say."""
+    try:
+        return set(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return None
 
 
 def granted_cores() -> int:
     """The cores this process may run on (its CPU affinity), not the host's count."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+    cpus = granted_cpus()
+    return max(1, len(cpus)) if cpus is not None else os.cpu_count() or 1
 
 
 def load_average() -> float | None:
@@ -30,21 +82,86 @@ def load_average() -> float | None:
         return None
 
 
-def free_threads(cores: int | None = None, load: float | None = None, host_cores: int | None = None) -> int:
-    """Threads a local model may start: the granted ``cores`` less the load on them, at least 1.
+@dataclass(frozen=True)
+class Ticks:
+    """One reading of the clock ticks spent: on the chosen CPUs (busy and in all) and by this process."""
 
-    ``load`` is the host's 1-minute load average over its ``host_cores``; the share that falls on the
-    granted cores is taken as busy (all of it when the process may use every core), and what is left
-    is rounded to the nearest core. Where the load is not known, every granted core."""
-    cores = granted_cores() if cores is None else cores
-    load = load_average() if load is None else load
-    if load is None:
-        return max(1, cores)
-    host = max(cores, host_cores if host_cores is not None else (os.cpu_count() or cores))
-    busy = load * cores / host
-    # to the nearest core: a core busy less than half the time counts as free (this process's own
-    # start-up shows in the load of an idle machine as a few tenths)
-    return max(1, min(cores, math.floor(cores - busy + 0.5)))
+    busy: int
+    total: int
+    cpus: int  # how many CPU lines were summed
+    own: int  # this process's user + system ticks, all its threads
+
+
+def cpu_ticks(proc_stat: str, cpus: set[int] | None) -> tuple[int, int, int] | None:
+    """(busy ticks, all ticks, CPUs summed) of the ``cpuN`` lines of ``/proc/stat`` text for ``cpus``
+    (every CPU where None); None when a CPU asked for has no line (a container that shows another
+    machine's CPUs), so the caller falls back to the load average instead of guessing."""
+    found: dict[int, list[int]] = {}
+    for line in proc_stat.splitlines():
+        name, _, rest = line.partition(" ")
+        if name.startswith("cpu") and name[3:].isdigit():
+            found[int(name[3:])] = [int(v) for v in rest.split()]
+    wanted = set(found) if cpus is None else cpus
+    if not wanted or not wanted <= set(found):
+        return None
+    busy = total = 0
+    for cpu in wanted:
+        # user nice system idle iowait irq softirq steal (guest time is inside user already)
+        fields = (found[cpu] + [0] * 8)[:8]
+        idle = fields[3] + fields[4]
+        total += sum(fields)
+        busy += sum(fields) - idle
+    return busy, total, len(wanted)
+
+
+def own_ticks(self_stat: str) -> int:
+    """User + system ticks of this process (``/proc/self/stat``'s utime and stime, fields 14 and 15;
+    read after the command name, which may hold spaces and parentheses)."""
+    fields = self_stat.rpartition(")")[2].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def busy_between(before: Ticks, after: Ticks) -> float:
+    """Cores other processes kept busy between two readings: the busy ticks less this process's own,
+    over the ticks one CPU had, within [0, CPUs]."""
+    per_cpu = (after.total - before.total) / max(1, after.cpus)
+    if per_cpu <= 0:
+        return 0.0
+    others = (after.busy - before.busy) - (after.own - before.own)
+    return min(float(after.cpus), max(0.0, others / per_cpu))
+
+
+def read_ticks(cpus: set[int] | None) -> Ticks | None:
+    """Ticks now, from ``/proc``; None where it is absent or unreadable (not Linux)."""
+    try:
+        summed = cpu_ticks(PROC_STAT.read_text(), cpus)
+        own = own_ticks(PROC_SELF_STAT.read_text())
+    except (OSError, ValueError, IndexError):
+        return None
+    return None if summed is None else Ticks(*summed, own)
+
+
+def busy_cores(cpus: set[int] | None, window: float = WINDOW_S) -> float | None:
+    """Granted cores that other processes kept busy over the next ``window`` seconds (this call waits
+    that long), None where ``/proc/stat`` cannot tell."""
+    before = read_ticks(cpus)
+    if before is None:
+        return None
+    time.sleep(window)
+    after = read_ticks(cpus)
+    return None if after is None else busy_between(before, after)
+
+
+def read_cpu(window: float = WINDOW_S) -> CpuReadings:
+    """This machine's readings now (takes ``window`` seconds where ``/proc/stat`` is there)."""
+    cpus, cores = granted_cpus(), granted_cores()
+    return CpuReadings(cores=cores, host_cores=max(cores, os.cpu_count() or cores), load=load_average(),
+                       busy=busy_cores(cpus, window))
+
+
+def free_threads() -> int:
+    """Threads a local model may start now: `threads_for` this machine's `read_cpu`."""
+    return threads_for(read_cpu())
 
 
 def cap_torch_threads() -> int:
@@ -57,4 +174,5 @@ def cap_torch_threads() -> int:
     return threads
 
 
-__all__ = ["cap_torch_threads", "free_threads", "granted_cores", "load_average"]
+__all__ = ["CpuReadings", "busy_cores", "cap_torch_threads", "free_threads", "granted_cores", "load_average",
+           "read_cpu", "threads_for"]

@@ -9,7 +9,8 @@ that misbehaves on demand and that counts what it was asked:
   (`answer_for`, or `expected_answer` from the engine's own types); to a prompt that asks for "the
   final answer" or a ``\boxed{}`` (open-answer math), ``"Let me think. The final answer is N."`` with
   N in 0-9 picked the same way.
-- ``GET /v1/models``: one model id.
+- ``GET /v1/models``: one model id (with ``max_model_len`` where ``max_model_len`` is set, as vLLM
+  reports it; a request whose prompt words and max_tokens exceed it is then refused with vLLM's 400).
 - ``POST /v1/completions`` with ``echo``: prompt log-probabilities, as vLLM returns them (loglik scoring).
 
 Batch mode (the OpenAI Batch API, as `models.openai_batch` uses it): ``POST /v1/files`` (multipart,
@@ -151,6 +152,7 @@ class StubConfig:
     batch_delay_s: float = 0.0  # and the least time from its creation to "completed"
     batch_p_error: float = 0.0  # share of a batch's lines answered with an error (seeded)
     batch_final: str = "completed"  # or "failed", "expired", "cancelled": then no output file
+    max_model_len: int | None = None  # the context window /v1/models reports, in the stub's tokens (words)
 
 
 class StubState:
@@ -223,8 +225,10 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
             write_hits(state, each_hit_file)
 
     async def models(_request: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": config.model_id, "object": "model",
-                                                              "owned_by": "robusteval-stub"}]})
+        entry: dict[str, object] = {"id": config.model_id, "object": "model", "owned_by": "robusteval-stub"}
+        if config.max_model_len is not None:
+            entry["max_model_len"] = config.max_model_len
+        return web.json_response({"object": "list", "data": [entry]})
 
     async def chat(request: web.Request) -> web.Response:
         try:
@@ -241,6 +245,13 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
             hostile_served[h] += 1
             record(f"hostile:{shape}", h)
             return hostile_reply(shape, h, body, request.headers.get("Authorization", ""))
+        if config.max_model_len is not None:  # vLLM's check: the prompt and max_tokens must fit
+            n, reply = prompt_tokens(body), body.get("max_tokens") or 0
+            if isinstance(reply, int) and n + max(1, reply) > config.max_model_len:
+                record("too_long", h)
+                return _error(400, f"This model's maximum context length is {config.max_model_len} tokens. "
+                                   f"However, you requested {n + reply} tokens ({n} in the messages, "
+                                   f"{reply} in the completion).")
         roll = rng.random()
         if roll < config.p_429:
             record("429", h)
@@ -364,16 +375,21 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
 def completion_body(body: dict, h: str, model_id: str) -> dict:
     """The chat.completion the stub answers to a request body with hash ``h``."""
     text = _answer(h, body)
-    prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages") or ())
+    prompt = prompt_tokens(body)
     completion_tokens = len(text.split())
     return {
         "id": f"chatcmpl-{h}", "object": "chat.completion", "created": int(time.time()),
         "model": body.get("model") or model_id, "system_fingerprint": "stub",
         "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
                      "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt + completion_tokens},
     }
+
+
+def prompt_tokens(body: dict) -> int:
+    """The stub's token count of a chat request's prompt: its messages' words."""
+    return sum(len(str(m.get("content", "")).split()) for m in body.get("messages") or ())
 
 
 def _public(batch: dict) -> dict:
@@ -571,6 +587,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch-final", default="completed", help="the status a batch ends in: completed, "
                         "failed, expired or cancelled (then without output)")
     parser.add_argument("--batch-p-error", type=float, default=0.0, help="share of batch lines answered with an error")
+    parser.add_argument("--max-model-len", type=int, default=None, help="the context window /v1/models reports "
+                        "(words); a prompt and max_tokens over it are refused with vLLM's 400")
     parser.add_argument("--hits-file", help="write the counters here as JSON")
     parser.add_argument("--hits-interval", type=float, default=0.1,
                         help="seconds between hits-file rewrites; 0 rewrites it at every hit")
@@ -582,7 +600,8 @@ def main(argv: list[str] | None = None) -> None:
                         hostile=(HOSTILE_SHAPES if args.hostile == "all"
                                  else tuple(filter(None, args.hostile.split(",")))),
                         hostile_hits=args.hostile_hits, batch_polls=args.batch_polls,
-                        batch_delay_s=args.batch_delay, batch_p_error=args.batch_p_error, batch_final=args.batch_final)
+                        batch_delay_s=args.batch_delay, batch_p_error=args.batch_p_error, batch_final=args.batch_final,
+                        max_model_len=args.max_model_len)
 
     async def serve() -> None:
         stop = asyncio.Event()
