@@ -17,7 +17,7 @@ from robusteval.results.budget import BudgetEstimate, read_budget
 
 NOTE = ("--budget: only the cells counted as asked were asked; the rest are predicted by a Rasch model "
         "(logit = item + variant) whose items' and variants' spreads are fitted to them (empirical Bayes), and "
-        "each figure is its posterior mean with the central 95% of its posterior draws, which complete the "
+        "each figure is its posterior median with the central 95% of its posterior draws, which complete the "
         "unasked cells with answers. The same command without --budget asks the remaining cells (the asked ones "
         "are cached) and gives the full grid's numbers. The family metrics and sensitivity measures elsewhere in "
         "a budgeted run are of the asked cells only: a question asked under one variant is its own worst and "
@@ -25,7 +25,7 @@ NOTE = ("--budget: only the cells counted as asked were asked; the rest are pred
         "sensitivity there.")
 SCORE_NOTE = ("score --budget: the estimate is what `run mcq --budget` with the same share and seed would have "
               "reported, from the cells it would have asked of this grid (a Rasch model with empirical-Bayes "
-              "spreads; posterior means and the central 95% of the posterior draws); 'full grid' is the grid's own "
+              "spreads; posterior medians and the central 95% of the posterior draws); 'full grid' is the grid's own "
               "value. The family metrics above are of the whole grid.")
 # Where benchmarks/budget.py found intervals holding the truth in fewer than 90% of 20 repeats
 # (docs/performance.md), they are not printed. Per-variant accuracies: 10 variants x 20 asked cells
