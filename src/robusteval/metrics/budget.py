@@ -14,10 +14,13 @@ Model (`estimate`): correctness follows a Rasch (one-parameter IRT) model, as Pr
 item and template parameters, logit P(item i right under variant j) = a_i + b_j, but with the items'
 abilities and the variants' effects drawn from distributions fitted to the asked cells (empirical
 Bayes, `metrics.budget_fit`) instead of a fixed L2 penalty. Each figure (each variant's accuracy,
-the 5/50/95% quantiles of the variants' accuracies, the spread) is its posterior mean over draws of
-the whole grid, each unasked cell drawn as a 0/1 answer, and its interval the central 95% of those
-draws: the quantiles and spread of noisy point estimates are biased outward (on PromptEval's MMLU
-grid at 2% of cells a spread of 0.30 against a true 0.06, issue 29), the draws' are not.
+the 5/50/95% quantiles of the variants' accuracies, the spread) is its posterior median over draws
+of the whole grid, each unasked cell drawn as a 0/1 answer, and its interval the central 95% of those
+draws. The median, not the mean: the errors that matter are absolute ones, which the median
+minimises, and where few cells leave tau open the spread's posterior is skewed toward wide, so the
+mean overstates it (docs/performance.md). The quantiles and spread of noisy point estimates are
+biased outward (on PromptEval's MMLU grid at 2% of cells a spread of 0.30 against a true 0.06,
+issue 29), the draws' are not.
 ``covariates`` (variants x features, `metrics.budget_covariates`: a crossed design's settings, the
 template text's embedding, the gold's position) let a variant's effect be learned from the variants
 like it; a `Grid` carries its family's, chosen by ``--budget-covariates`` when it is planned. The
@@ -155,7 +158,7 @@ def estimate(observed: np.ndarray, *, names: Iterable[str] | None = None, exists
     grid, from the asked cells of ``observed``; ``exists`` marks the cells that are variants at all,
     ``covariates`` (variants x features) what is known of each variant before asking.
 
-    Each figure is its posterior mean under the empirical-Bayes model of `budget_fit`, and its
+    Each figure is its posterior median under the empirical-Bayes model of `budget_fit`, and its
     interval the central ``level`` of its posterior draws: the draws complete the grid with 0/1
     answers, so they carry the unasked cells' noise, the fit's and its prior's."""
     n_items, n_vars = observed.shape
@@ -170,7 +173,7 @@ def estimate(observed: np.ndarray, *, names: Iterable[str] | None = None, exists
     else:
         summary = _summary(Fit(observed, exists, covariates).draws(n_draws, rng))
         tail = (1 - level) / 2
-        point = summary.mean(axis=0)
+        point = np.median(summary, axis=0)
         low, high = np.quantile(summary, tail, axis=0), np.quantile(summary, 1 - tail, axis=0)
     est = [Estimate(_num(v), _num(lo), _num(hi), n_items) for v, lo, hi in zip(point, low, high)]
     labels = [str(n) for n in names] if names is not None else [str(j) for j in range(n_vars)]

@@ -11,18 +11,21 @@ logit P(item i right under variant j) = a_i + b_j, with
   predicts misses that never happen. The items are integrated out, never fitted one by one: with
   two asked cells per item a joint fit's item abilities are mostly noise, and that noise pushed the
   variant effects, and so the spread, outward (the incidental-parameter problem).
-- b_j ~ N(x_j' gamma, tau^2): x_j the variant's covariates (none: gamma = 0), tau fitted by
-  marginal likelihood (EM on the Laplace approximation) and drawn under a half-Cauchy prior whose
-  scale is that estimate (`Fit._tau_scale`), so how far a variant is pulled toward the others (the
-  penalty) comes from the data instead of a fixed C or scale.
+- b_j ~ N(x_j' gamma, tau^2): x_j the variant's covariates (none: gamma = 0), tau drawn from its
+  posterior under a flat prior on [0.01, 4] logits, the effects integrated out (`_draw_tau`), so how
+  far a variant is pulled toward the others (the penalty) comes from the data, with its
+  uncertainty, instead of a fixed C or scale. A prior scaled by tau's own estimate (half-Cauchy
+  whose scale was the EM's tau) shrank too hard wherever that estimate came out low: with 10
+  variants x 20 cells it lies anywhere in 0.1-1.2 over grids whose true tau is 0.6, and there
+  the intervals missed (docs/performance.md).
 
 The distribution over variants (quantiles, spread, worst and best case) is read from posterior
 draws of the whole grid, never from the spread of point estimates: point estimates of noisy
 effects are spread too wide (raw) or too narrow (shrunk); a draw from the posterior has the right
-dispersion when the fitted prior is right. Each draw samples the abilities given the effects, the
-effects given the abilities (Metropolis), tau and gamma given the effects (so the interval carries
-the fit's own uncertainty, not only the EB point), and completes every unasked cell with a 0/1
-answer (the full grid's accuracies are of answers, not probabilities).
+dispersion when the fitted prior is right. Each draw samples the abilities given the effects, tau
+given the abilities (the effects integrated out), the effects given tau, gamma given the effects
+(so the interval carries the fit's own uncertainty, not only the EB point), and completes every
+unasked cell with a 0/1 answer (the full grid's accuracies are of answers, not probabilities).
 """
 
 from __future__ import annotations
@@ -33,12 +36,12 @@ from scipy.special import expit, logsumexp
 
 GRID = np.linspace(-7.0, 7.0, 43)  # item abilities' support (logit); 7 is p = 0.999
 RIDGE = 1.0  # the covariates' coefficients' prior precision (x standardised): weak, it only keeps them finite
-TAU2_FLOOR = 1e-4
-SCALE_FLOOR = 0.05
+TAU2_FLOOR = 1e-4  # the EM's
 EM_ITERATIONS = 60  # a start for the sampler, which draws tau itself: it need not be converged far
 PRIOR_SD, PRIOR_ITEMS = 2.0, 0.05  # the abilities' anchor: a normal's sd, and its weight in items' worth
 WARM = 100  # sweeps before the draws are kept
-SCALE_STEP = 0.3  # sd of log c in the scale move
+EFFECTS = np.linspace(-6.0, 6.0, 301)  # the variant effects' support when drawn (logit)
+TAUS = np.geomspace(0.01, 4.0, 48)  # and tau's: its prior is flat on [0.01, 4]
 
 
 def _log_p(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -46,6 +49,9 @@ def _log_p(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     z = GRID[None, :] + b[:, None]
     log_wrong = -np.logaddexp(0.0, z)
     return z + log_wrong, log_wrong
+
+
+_LOG_RIGHT, _LOG_WRONG = _log_p(EFFECTS)  # EFFECTS x GRID
 
 
 class Fit:
@@ -82,7 +88,6 @@ class Fit:
         self.tau2 = 1.0
         self.info = np.zeros(self.n_vars)
         self._em(iterations)
-        self.tau_scale = self._tau_scale()
 
     def _item_posterior(self, b: np.ndarray) -> np.ndarray:
         """items x GRID: each item's posterior over the ability grid, given the variant effects."""
@@ -113,30 +118,21 @@ class Fit:
             if np.abs(self.b - before).max() < 1e-4:
                 break
 
-    def _tau_scale(self) -> float:
-        """The scale of tau's half-Cauchy prior, chosen from the data: tau's marginal-likelihood
-        (type-II maximum likelihood) estimate, the EM's, so the prior's median is the tau the asked
-        cells favour and the draws still move tau where the cells insist. Neither fixed nor flat:
-        flat, on the narrow MMLU shape at 2% (about 3 informative cells per template) the draws
-        climbed to tau near 1 and the spread and 5% quantile intervals missed; a fixed 0.3 is the
-        right size for that grid only (docs/performance.md). SCALE_FLOOR only keeps the scale
-        positive (a zero scale would hold tau at 0 whatever the cells say)."""
-        return max(float(np.sqrt(self.tau2)), SCALE_FLOOR)
-
     def draws(self, n: int, rng: np.random.Generator, warm: int = WARM) -> np.ndarray:
         """n x variants: the full grid's accuracies (the asked cells as answered, the others drawn as
         0/1 answers) under n posterior draws, by Gibbs sampling started from the EB fit.
 
-        tau is drawn too (`_tau_scale`'s prior), so the intervals carry the uncertainty of how alike
-        the variants are, which few cells per variant leave wide (10 variants x 20 cells: the EB
-        estimate of tau is 0 in half the grids whose true tau is 0.6). Plain Gibbs mixes badly
-        along the funnel where tau and every effect shrink or grow together (started at 0.5 on the
-        narrow MMLU shape at 2%, it had not come down to 0.2 after 300 sweeps), so each sweep also
-        proposes scaling tau and all effects' deviations by one factor (`_scale_move`)."""
+        Each sweep draws the abilities given the effects, then tau given the abilities with the
+        effects integrated out (`_draw_tau`), then the effects given tau (exactly, on EFFECTS), then
+        gamma. tau is drawn so the intervals carry the uncertainty of how alike the variants are,
+        which few cells per variant leave wide (10 variants x 20 cells: tau's estimate lies
+        anywhere in 0.1-1.2 over grids whose true tau is 0.6). Drawn given the effects, as plain
+        Gibbs does, tau and the effects move together only by small steps along the funnel where
+        they shrink or grow as one: 200 draws held 13-30 independent ones of tau on 1000 x 10 at
+        2%, and their 95% intervals were too narrow; with the effects integrated out, 60-115."""
         b, gamma, tau2 = self.b.copy(), self.gamma.copy(), max(self.tau2, 0.01)
-        step = 2.4 / np.sqrt(self.info + 1 / tau2)
         out = np.empty((n, self.n_vars))
-        accepted = np.zeros(self.n_vars)
+        log_tau_prior = np.log(TAUS)  # flat on tau (TAUS is log-spaced: each point stands for a width ~ tau)
         for t in range(warm + n):
             # abilities | effects: exact, on the grid; then each variant's answers per grid point
             cdf = np.cumsum(self._item_posterior(b), axis=1)
@@ -145,27 +141,14 @@ class Fit:
             onehot = sparse.csr_matrix((np.ones(self.n_items), (np.arange(self.n_items), at)),
                                        shape=(self.n_items, len(GRID)))
             right, wrong = np.asarray((self.right.T @ onehot).todense()), np.asarray((self.wrong.T @ onehot).todense())
-            # effects | abilities, tau, gamma: Metropolis steps per variant, all variants at once
+            loglik = right @ _LOG_RIGHT.T + wrong @ _LOG_WRONG.T  # variants x EFFECTS
+            lik = np.exp(loglik - loglik.max(axis=1, keepdims=True))
             prior_mean = self.x @ gamma
-            for _ in range(2):
-                proposal = b + step * rng.standard_normal(self.n_vars)
-                gain = (_effect_logpost(proposal, right, wrong, prior_mean, tau2)
-                        - _effect_logpost(b, right, wrong, prior_mean, tau2))
-                move = np.log(rng.random(self.n_vars)) < gain
-                b = np.where(move, proposal, b)
-                accepted += move
-            if t < warm and t % 10 == 9:  # keep each variant's acceptance near 0.4
-                step *= np.exp(np.clip(accepted / 20 - 0.4, -0.5, 0.5))
-                accepted[:] = 0
-            if self.n_vars > 1:  # tau | effects, gamma | effects and tau, then the joint scale move
-                resid = b - self.x @ gamma
-                drawn_tau2 = max(TAU2_FLOOR, float(resid @ resid / rng.chisquare(self.n_vars - 1)))
-                # the exact draw under a flat prior, kept with the prior's ratio (independence Metropolis)
-                if np.log(rng.random()) < _log_prior(drawn_tau2, self.tau_scale) - _log_prior(tau2, self.tau_scale):
-                    tau2 = drawn_tau2
+            if self.n_vars > 1:
+                tau2 = _draw_tau(lik, prior_mean, log_tau_prior, rng) ** 2
+            b = _draw_effects(lik, prior_mean, tau2, rng)
+            if self.n_vars > 1:
                 gamma = _draw_gamma(self.x, b, tau2, rng)
-                for _ in range(3):
-                    b, tau2 = _scale_move(b, tau2, self.x @ gamma, right, wrong, rng, self.tau_scale)
             if t >= warm:  # the unasked cells as answers: binomial per variant and grid point
                 unasked = np.asarray((self.unasked.T @ onehot).todense()).astype(np.int64)
                 drawn = rng.binomial(unasked, expit(GRID[None, :] + b[:, None])).sum(axis=1)
@@ -178,35 +161,34 @@ class Fit:
         return self._item_posterior(self.b) @ expit(GRID[:, None] + self.b[None, :])
 
 
-def _scale_move(b: np.ndarray, tau2: float, prior_mean: np.ndarray, right: np.ndarray, wrong: np.ndarray,
-                rng: np.random.Generator, scale: float) -> tuple[np.ndarray, float]:
-    """A Metropolis step that scales tau and every effect's deviation from its prior mean by one
-    factor c: the normal prior's density is unchanged up to c^-m, which the move's Jacobian c^(m+1)
-    cancels but for one c, so the acceptance is the likelihood ratio times c times tau's prior ratio."""
-    log_c = SCALE_STEP * rng.standard_normal()
-    proposal = prior_mean + np.exp(log_c) * (b - prior_mean)
-    proposed_tau2 = max(TAU2_FLOOR, tau2 * np.exp(2 * log_c))
-    gain = (_loglik(proposal, right, wrong) - _loglik(b, right, wrong) + log_c
-            + _log_prior(proposed_tau2, scale) - _log_prior(tau2, scale))
-    if np.log(rng.random()) < gain:
-        return proposal, proposed_tau2
-    return b, tau2
+def _prior_on_effects(prior_mean: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """taus x variants x EFFECTS: each variant's normal prior, normalised on the grid (a tau below
+    the grid's step puts it all on the nearest point). Without covariates every variant has the
+    same prior, computed once (taus x 1 x EFFECTS): on 100 variants that was most of a sweep."""
+    if np.ptp(prior_mean) < 1e-12:
+        prior_mean = prior_mean[:1]
+    z = (EFFECTS[None, None, :] - prior_mean[None, :, None]) / tau[:, None, None]
+    log_d = -0.5 * z**2
+    d = np.exp(log_d - log_d.max(axis=2, keepdims=True))
+    return d / d.sum(axis=2, keepdims=True)
 
 
-def _log_prior(tau2: float, scale: float) -> float:
-    """tau's prior: half-Cauchy (Gelman 2006, for a few groups' variance) of the given scale."""
-    return -float(np.log1p(tau2 / scale**2))
+def _draw_tau(lik: np.ndarray, prior_mean: np.ndarray, log_prior: np.ndarray, rng: np.random.Generator) -> float:
+    """tau given the abilities and gamma, the effects integrated out: on TAUS, each variant's
+    likelihood (variants x EFFECTS, scaled per variant) averaged over its normal prior."""
+    prior = _prior_on_effects(prior_mean, TAUS)
+    marginal = prior[:, 0, :] @ lik.T if prior.shape[1] == 1 else np.einsum("tve,ve->tv", prior, lik)
+    log_post = np.log(marginal + 1e-300).sum(axis=1) + log_prior
+    w = np.exp(log_post - log_post.max())
+    return float(TAUS[rng.choice(len(TAUS), p=w / w.sum())])
 
 
-def _loglik(b: np.ndarray, right: np.ndarray, wrong: np.ndarray) -> float:
-    log_right, log_wrong = _log_p(b)
-    return float((right * log_right + wrong * log_wrong).sum())
-
-
-def _effect_logpost(b: np.ndarray, right: np.ndarray, wrong: np.ndarray, prior_mean: np.ndarray,
-                    tau2: float) -> np.ndarray:
-    log_right, log_wrong = _log_p(b)
-    return (right * log_right + wrong * log_wrong).sum(axis=1) - (b - prior_mean) ** 2 / (2 * tau2)
+def _draw_effects(lik: np.ndarray, prior_mean: np.ndarray, tau2: float, rng: np.random.Generator) -> np.ndarray:
+    """Each variant's effect given the abilities, tau and gamma: exact, on EFFECTS."""
+    w = _prior_on_effects(prior_mean, np.array([np.sqrt(tau2)]))[0] * lik
+    cdf = np.cumsum(w, axis=1)
+    at = np.minimum((cdf < rng.random((len(w), 1)) * cdf[:, -1:]).sum(axis=1), len(EFFECTS) - 1)
+    return EFFECTS[at]
 
 
 def _standardise(covariates: np.ndarray | None, n_vars: int) -> np.ndarray:

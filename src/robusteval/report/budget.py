@@ -17,7 +17,7 @@ from robusteval.results.budget import BudgetEstimate, read_budget
 
 NOTE = ("--budget: only the cells counted as asked were asked; the rest are predicted by a Rasch model "
         "(logit = item + variant) whose items' and variants' spreads are fitted to them (empirical Bayes), and "
-        "each figure is its posterior mean with the central 95% of its posterior draws, which complete the "
+        "each figure is its posterior median with the central 95% of its posterior draws, which complete the "
         "unasked cells with answers. The same command without --budget asks the remaining cells (the asked ones "
         "are cached) and gives the full grid's numbers. The family metrics and sensitivity measures elsewhere in "
         "a budgeted run are of the asked cells only: a question asked under one variant is its own worst and "
@@ -25,18 +25,18 @@ NOTE = ("--budget: only the cells counted as asked were asked; the rest are pred
         "sensitivity there.")
 SCORE_NOTE = ("score --budget: the estimate is what `run mcq --budget` with the same share and seed would have "
               "reported, from the cells it would have asked of this grid (a Rasch model with empirical-Bayes "
-              "spreads; posterior means and the central 95% of the posterior draws); 'full grid' is the grid's own "
+              "spreads; posterior medians and the central 95% of the posterior draws); 'full grid' is the grid's own "
               "value. The family metrics above are of the whole grid.")
-# Where benchmarks/budget.py found intervals holding the truth in fewer than 90% of 20 repeats
-# (docs/performance.md), they are not printed. Per-variant accuracies: 10 variants x 20 asked cells
-# held 0.78-0.79, x 50 cells of a grid the Rasch model cannot express 0.80, from 100 cells 0.90-0.94.
-# Quantiles and spread of 10 variants: 0.70-0.95 at 2%, 0.80 at 5% of that grid, so never below
-# MANY_VARIANTS. With many variants the fitted spread of the variants carries the few cells of each
-# from FEW_CELLS on (100 variants x 27 cells: 0.90-1.00 for every figure; x 11 cells the median's
-# interval held 0.85).
-THIN_CELLS = 100  # a variant with fewer asked cells leans on the model
-MANY_VARIANTS = 50
-FEW_CELLS = 25  # ... with many variants, each needs this many
+# An interval is printed only where benchmarks/budget.py found such intervals holding the truth in at
+# least 90% of 20 repeats (docs/performance.md). Per-variant accuracies held 0.90-0.99 on every grid
+# and budget measured, from 2 asked cells per variant (the real 109 x 10 grid at 2%) up. The
+# quantiles and spread of 100 variants held 0.95 from 10 cells each (the narrow MMLU shape at 2%);
+# of 10 variants they held 0.85-1.00 on the synthetic grids but 0.70-0.85 (some quantile, at
+# every budget from 2 to 27 cells per variant) on the real 10-template grid the Rasch model fits
+# worse, so never below MANY_VARIANTS.
+VARIANT_CELLS = 2  # per-variant intervals: every variant needs this many asked cells
+MANY_VARIANTS = 50  # quantiles and spread: this many variants ...
+FEW_CELLS = 10  # ... each with this many asked cells
 UNCHECKED = "(intervals marked † not shown: fewer than 90% of such intervals held the truth in benchmarks/budget.py)"
 
 
@@ -46,18 +46,26 @@ def trusted(estimate: BudgetEstimate) -> tuple[bool, bool]:
     counts = list(estimate.asked_per_variant.values())
     if not counts or estimate.asked >= estimate.cells:
         return True, True  # an older run (nothing to judge by), or the full grid (nothing estimated)
-    many = len(counts) >= MANY_VARIANTS and min(counts) >= FEW_CELLS
-    return many or min(counts) >= THIN_CELLS, many
+    return min(counts) >= VARIANT_CELLS, len(counts) >= MANY_VARIANTS and min(counts) >= FEW_CELLS
 
 
 def trust_line(estimate: BudgetEstimate) -> str:
-    """How far the figures rest on the model: the variants with few asked cells."""
+    """How far the figures rest on the model, and which rule left an interval out: the words say
+    the thresholds `trusted` applies to this estimate."""
     counts = list(estimate.asked_per_variant.values())
     if not counts:
         return ""
-    thin = sum(c < THIN_CELLS for c in counts)
-    return (f"asked cells per variant: {min(counts)}-{max(counts)}; {thin} of {len(counts)} variants have fewer "
-            f"than {THIN_CELLS}" + ("" if all(trusted(estimate)) else f" {UNCHECKED}"))
+    line = f"asked cells per variant: {min(counts)}-{max(counts)}"
+    per_variant, summary = trusted(estimate)
+    if not per_variant:
+        thin = sum(c < VARIANT_CELLS for c in counts)
+        line += f"; {thin} of {len(counts)} variants have fewer than {VARIANT_CELLS}"
+    if not summary:
+        line += (f"; quantiles and spread need {MANY_VARIANTS} or more variants"
+                 if len(counts) < MANY_VARIANTS else
+                 f"; {sum(c < FEW_CELLS for c in counts)} of {len(counts)} variants have fewer than {FEW_CELLS}, "
+                 "which the quantiles and spread need")
+    return line + ("" if per_variant and summary else f" {UNCHECKED}")
 
 
 def covariates_line(estimate: BudgetEstimate) -> str:
