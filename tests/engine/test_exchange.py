@@ -141,6 +141,12 @@ def test_import_refuses_what_it_cannot_read(cli_run, tmp_path):
     latin.write_bytes('{"custom_id": "é"}\n'.encode("latin-1"))
     bad = cli_run("import-results", str(latin), "--cache-dir", str(tmp_path / "c"))
     assert bad.code == 2 and "not UTF-8" in bad.err
+    import gzip
+
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(gzip.compress(b'{"custom_id": "x"}\n' * 50)[:-12])  # a gzip stream broken off
+    broken = cli_run("import-results", str(cut), "--cache-dir", str(tmp_path / "c"))
+    assert broken.code == 2 and "cut.jsonl.gz" in broken.err and "stored" in broken.err
 
 
 @pytest.mark.slow

@@ -32,19 +32,21 @@ def test_batched_answers_equal_the_hf_backends_and_complete_the_run(cli_run, tmp
     lines = plain.read_text(encoding="utf-8").splitlines()
     with gzip.open(requests, "wt", encoding="utf-8") as f:  # gzip-compressed input is read as it is
         f.write("\n".join(lines) + "\n")
-    one, four = tmp_path / "answers-1.jsonl", tmp_path / "answers-4.jsonl"
+    one, four = tmp_path / "answers-1.jsonl.gz", tmp_path / "answers-4.jsonl"  # .gz: written compressed
     example = _example()
     assert example.run(str(requests), str(one), str(tiny_hf_model), batch_size=1, device="cpu") == {
         "answered": len(lines), "refused": 0, "unanswered": 0}
     example.run(str(requests), str(four), str(tiny_hf_model), batch_size=4, device="cpu")
     texts = {}
     for path in (one, four):
-        out = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        raw = path.read_bytes()
+        text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8")
+        out = [json.loads(line) for line in text.splitlines()]
         assert sorted(o["custom_id"] for o in out) == sorted(json.loads(line)["custom_id"] for line in lines)
         texts[path] = {o["custom_id"]: o["response"]["body"]["choices"][0]["message"]["content"] for o in out}
     assert texts[one] == texts[four]  # left padding in a batch changes no answer
 
-    imported = cli_run("import-results", str(one), "--cache-dir", str(tmp_path / "cache"))
+    imported = cli_run("import-results", str(one), "--cache-dir", str(tmp_path / "cache"))  # read compressed
     assert imported.code == 0 and f"stored {len(lines)} answers" in imported.out
     final = cli_run("run", "mcq", *flags, "--model", "batchfile:tiny", "--run-id", "final")
     assert final.code == 0

@@ -23,6 +23,7 @@ left to ask.
 
 from __future__ import annotations
 
+import gzip
 import json
 import time
 from collections import Counter
@@ -193,8 +194,11 @@ def import_results(paths: list[Path], store: Store) -> ImportReport:
 
 
 def _import_file(path: Path, store: Store, ledger: ExportLedger, report: ImportReport, chunk: int = 2000) -> None:
-    try:
-        handle = path.open(encoding="utf-8-sig")
+    try:  # a gzip-compressed output (answers.jsonl.gz, as engines often write) is read as it is
+        with path.open("rb") as probe:
+            packed = probe.read(2) == b"\x1f\x8b"
+        handle = (gzip.open(path, "rt", encoding="utf-8-sig")  # noqa: SIM115 (closed by the `with` below)
+                  if packed else path.open(encoding="utf-8-sig"))
     except OSError as exc:
         raise UserError(f"import-results: cannot read {path}: {exc.strerror or exc}") from None
     with handle:
@@ -216,6 +220,9 @@ def _import_file(path: Path, store: Store, ledger: ExportLedger, report: ImportR
                 if len(pending) >= chunk:
                     _store_chunk(path, pending, store, ledger, report)
                     pending = []
+        except (OSError, EOFError) as exc:  # a truncated or corrupt gzip stream: keep what was read
+            _store_chunk(path, pending, store, ledger, report)
+            raise UserError(f"import-results: {path}: {exc}; the lines read before it were stored") from None
         except UnicodeDecodeError as exc:
             raise UserError(f"import-results: {path} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
                             "give the batch output file (JSONL)") from None
