@@ -49,6 +49,7 @@ from sklearn.linear_model import LogisticRegression
 
 from robusteval.metrics.budget import QUANTILES, choose_cells, estimate
 from robusteval.metrics.budget_covariates import check_covariates, family_covariates
+from robusteval.metrics.budget_fit import draw_rows
 
 BUDGETS = (0.02, 0.05, 0.10, 0.25)
 GRIDS = ("narrow", "rasch", "interaction")
@@ -113,8 +114,7 @@ def floor_draws(observed: np.ndarray, truth: Truth, n: int, rng: np.random.Gener
     out = np.empty((n, n_vars))
     for t, pick in enumerate(picks):
         w = prior.reshape(-1, len(EFFECTS))[pick][None, :] * lik  # variants x effects
-        cdf = np.cumsum(w, axis=1)
-        effect = EFFECTS[np.minimum((cdf < rng.random((n_vars, 1)) * cdf[:, -1:]).sum(axis=1), len(EFFECTS) - 1)]
+        effect = EFFECTS[draw_rows(w, rng)]
         p = 1 / (1 + np.exp(-(truth.offset + effect[None, :])))
         filled = np.where(np.isnan(observed), rng.random(p.shape) < p, observed)
         out[t] = filled.mean(axis=0)

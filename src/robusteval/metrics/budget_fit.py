@@ -135,9 +135,7 @@ class Fit:
         log_tau_prior = np.log(TAUS)  # flat on tau (TAUS is log-spaced: each point stands for a width ~ tau)
         for t in range(warm + n):
             # abilities | effects: exact, on the grid; then each variant's answers per grid point
-            cdf = np.cumsum(self._item_posterior(b), axis=1)
-            u = rng.random((self.n_items, 1))
-            at = np.minimum((cdf < u * cdf[:, -1:]).sum(axis=1), len(GRID) - 1)
+            at = draw_rows(self._item_posterior(b), rng)
             onehot = sparse.csr_matrix((np.ones(self.n_items), (np.arange(self.n_items), at)),
                                        shape=(self.n_items, len(GRID)))
             right, wrong = np.asarray((self.right.T @ onehot).todense()), np.asarray((self.wrong.T @ onehot).todense())
@@ -185,10 +183,15 @@ def _draw_tau(lik: np.ndarray, prior_mean: np.ndarray, log_prior: np.ndarray, rn
 
 def _draw_effects(lik: np.ndarray, prior_mean: np.ndarray, tau2: float, rng: np.random.Generator) -> np.ndarray:
     """Each variant's effect given the abilities, tau and gamma: exact, on EFFECTS."""
-    w = _prior_on_effects(prior_mean, np.array([np.sqrt(tau2)]))[0] * lik
-    cdf = np.cumsum(w, axis=1)
-    at = np.minimum((cdf < rng.random((len(w), 1)) * cdf[:, -1:]).sum(axis=1), len(EFFECTS) - 1)
-    return EFFECTS[at]
+    return EFFECTS[draw_rows(_prior_on_effects(prior_mean, np.array([np.sqrt(tau2)]))[0] * lik, rng)]
+
+
+def draw_rows(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One column index per row of ``weights`` (rows x points, unnormalised, non-negative), drawn
+    with probability proportional to the row's weights: how the sampler draws an ability or an
+    effect on its grid."""
+    cdf = np.cumsum(weights, axis=1)
+    return np.minimum((cdf < rng.random((len(weights), 1)) * cdf[:, -1:]).sum(axis=1), weights.shape[1] - 1)
 
 
 def _standardise(covariates: np.ndarray | None, n_vars: int) -> np.ndarray:
