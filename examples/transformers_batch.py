@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -154,6 +155,10 @@ def main() -> None:
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     parser.add_argument("--time-limit", type=float, help="start no new batch after this many seconds")
     args = parser.parse_args()
+    if args.batch_size < 1:
+        parser.error(f"--batch-size {args.batch_size}: give 1 or more")
+    if not os.path.isfile(args.input):
+        parser.error(f"{args.input}: no such file (the requests `--export-requests` wrote)")
     started = time.perf_counter()
     counts = run(args.input, args.output, args.model, args.gguf, args.batch_size, args.device, args.dtype,
                  args.time_limit)
