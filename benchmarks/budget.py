@@ -22,7 +22,14 @@ cells, `choose_cells`), ask only the chosen cells and compare with the full grid
   those cells can remove;
 - floor (`floor_draws`): told every cell's logit but its template's effect, it learns only the
   templates' effects and their distribution from the asked cells, exactly: its errors are what the
-  budget's cells per template leave, so a target below its error is out of reach at that budget.
+  budget's cells per template leave, so a target below its error is out of reach at that budget
+  for a Rasch-type estimator. On a real grid the logits are those of our model fitted to every
+  cell (`fitted_truth`): the abilities it is told are learnt from cells no estimator has;
+- rest (real grids, `rest_oracle`): told every other template's answers in full, it predicts a
+  template's unasked cells from them (a logistic regression fitted on the template's asked cells):
+  a check that needs no model of the grid. Where it does no better than ours, the rest of the grid
+  says little of a template's unasked answers, and what a budget leaves is its own cells' sampling
+  error.
 
 Grids: ``narrow``, the shape of PromptEval's MMLU high_school_psychology grid for one LLM (545
 questions x 100 templates, 367 right under every template and 41 wrong under every one, the rest
@@ -30,8 +37,8 @@ Rasch with a small template effect: full-grid accuracies about 0.79-0.85, spread
 ``rasch``, 1000 items x 10 variants (abilities ~ N(0, 1.5), eases over [-1, 1]); ``interaction``,
 the same with an N(0, 1.5) item x variant term on each cell's logit, which no Rasch model
 expresses (its oracle knows the cell's true probability, interaction included). ``--grid FILE``
-adds real grids (no oracle or floor: their truth's parameters are unknown; `noise_floor` prints
-the MAE the unasked answers' own noise leaves under a model fitted to every cell), e.g. the
+adds real grids (their floor told a fit of every cell, the rest oracle, no oracle: `noise_floor`
+prints the MAE the unasked answers' own noise leaves under a model fitted to every cell), e.g. the
 embedded model's grids in benchmarks/data/ (`grid_from_runs.py` writes them from runs; docs/
 performance.md says how each was made); ``--covariates`` adds ours told the variants' covariates
 (``ours+KINDS``, as ``run mcq --budget-covariates``). Prints tables; asserts nothing.
@@ -121,6 +128,33 @@ def floor_draws(observed: np.ndarray, truth: Truth, n: int, rng: np.random.Gener
     return out
 
 
+def fitted_truth(grid: np.ndarray) -> Truth:
+    """A real grid with the floor's parameters from our model fitted to every cell: each cell's
+    fitted logit less its variant's fitted effect is what the floor is told."""
+    from robusteval.metrics.budget_fit import Fit
+
+    fit = Fit(grid, np.ones(grid.shape, dtype=bool), None)
+    p = np.clip(fit.expected(), 1e-9, 1 - 1e-9)
+    return Truth(grid, None, np.log(p / (1 - p)) - fit.b[None, :], fit.b)
+
+
+def rest_oracle(observed: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Each template's accuracy, its unasked cells predicted from every other template's answers in
+    full (the whole grid but the template's own column), by a logistic regression (C = 1) fitted on
+    the template's asked cells; a template whose asked cells are all right or all wrong, by their
+    share."""
+    out = np.empty(grid.shape[1])
+    for j in range(grid.shape[1]):
+        asked = ~np.isnan(observed[:, j])
+        y, rest = grid[asked, j], np.delete(grid, j, axis=1)
+        if len(np.unique(y)) < 2:
+            predicted = np.full(len(grid), y.mean() if len(y) else np.nanmean(observed))
+        else:
+            predicted = LogisticRegression(C=1.0, max_iter=1000).fit(rest[asked], y).predict_proba(rest)[:, 1]
+        out[j] = np.where(asked, grid[:, j], predicted).mean()
+    return out
+
+
 def plain_rasch(observed: np.ndarray) -> np.ndarray:
     """PromptEval's plain Rasch estimate of each template's accuracy (see the module's docstring)."""
     n_items, n_vars = observed.shape
@@ -159,17 +193,18 @@ def _ours(observed: np.ndarray, draws: int, seed: int,
 
 
 def table(name: str, truth_of: Callable[[int], Truth], repeats: int, draws: int, budgets: tuple[float, ...],
-          covariates: dict[str, np.ndarray] | None = None) -> None:
+          covariates: dict[str, np.ndarray] | None = None, rest: bool = False) -> None:
     """Per budget and method: mean errors, and (methods with intervals) the share of repeats whose
-    interval holds the full grid's figure. ``floor`` only where the truth's parameters are known;
-    ``ours+KINDS`` is ours told the covariates of those kinds (``covariates``: method -> variants x
-    features)."""
+    interval holds the full grid's figure. ``floor`` only where the truth's parameters are known or
+    fitted; ``ours+KINDS`` is ours told the covariates of those kinds (``covariates``: method ->
+    variants x features); ``rest`` (`rest_oracle`) where asked."""
     covariates = covariates or {}
     print(f"\n{name}")
     print("budget  method  mae    q_err (5/50/95%)     spread_err  |spread_err|  cover acc  cover q (5/50/95%)  "
           "cover spread")
     for budget in budgets:
-        errors: dict[str, list] = {"ours": [], **{m: [] for m in covariates}, "floor": [], "rasch": [], "oracle": []}
+        errors: dict[str, list] = {"ours": [], **{m: [] for m in covariates}, "floor": [], "rest": [], "rasch": [],
+                                   "oracle": []}
         cover: dict[str, list] = {"ours": [], **{m: [] for m in covariates}, "floor": []}
         for r in range(repeats):
             truth = truth_of(r)
@@ -183,6 +218,8 @@ def table(name: str, truth_of: Callable[[int], Truth], repeats: int, draws: int,
                 fits[method] = _ours(observed, draws, r, x)
             if truth.offset is not None:
                 fits["floor"] = _from_draws(floor_draws(observed, truth, draws, np.random.default_rng(r)))
+            if rest:
+                fits["rest"] = (_figures(rest_oracle(observed, truth.grid)), None, None)
             if truth.p is not None:
                 fits["oracle"] = (_figures(np.where(mask, truth.grid, truth.p).mean(axis=0)), None, None)
             for method, (point, low, high) in fits.items():
@@ -295,8 +332,9 @@ def main() -> None:
             acc = grid.mean(axis=0)
             quantiles = np.round(np.quantile(acc, QUANTILES), 3).tolist()
             print(f"\n{path} ({key}): accuracy per variant 5/50/95% {quantiles}, spread {np.ptp(acc):.3f}")
+            truth = fitted_truth(grid)
             table(f"real: {key}, {grid.shape[0]} items x {grid.shape[1]} variants",
-                  lambda r, g=grid: Truth(g), a.repeats, a.draws, budgets, covariates=x)
+                  lambda r, t=truth: t, a.repeats, a.draws, budgets, covariates=x, rest=True)
             floors = ", ".join(f"{b:.1%} {noise_floor(grid, b, a.repeats):.3f}" for b in budgets)
             print(f"noise floor of the per-variant MAE (the unasked answers' noise, fitted model): {floors}")
 
