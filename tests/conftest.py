@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -46,7 +47,7 @@ def llama_http():
 
 class CliRun(NamedTuple):
     """What one in-process ``robusteval`` command gave: its exit code, the run folder it wrote (None
-    if none), and what it printed."""
+    if none), and what it printed (empty where it was not captured: `run_cli` without ``capsys``)."""
 
     code: int
     folder: Path | None
@@ -61,30 +62,45 @@ class CliRun(NamedTuple):
         assert self.folder is not None, f"no run folder (exit {self.code}): {self.err}"
         return [json.loads(line) for line in (self.folder / "samples.jsonl").read_text(encoding="utf-8").splitlines()]
 
+    def written(self) -> tuple[dict, list[dict]]:
+        """``(results, samples)`` of a run that must have succeeded (exit 0)."""
+        assert self.code == 0, f"exit {self.code}: {self.err}"
+        return self.results(), self.samples()
+
+
+def run_cli(root: Path, *args: str | Path, capsys=None) -> CliRun:
+    """`robusteval.cli.main` in this process; a command that runs a suite (``run``, ``tree build``) gets
+    ``--out ROOT/runs --cache-dir ROOT/cache`` (later flags win). The folder is ``--run-id``'s, else the
+    one new folder in ROOT/runs. What it prints is captured where ``capsys`` is given."""
+    from robusteval.cli import main
+
+    runs = root / "runs"
+    argv = [str(a) for a in args]
+    if argv[:1] == ["run"] or argv[:2] == ["tree", "build"]:
+        argv[2:2] = ["--out", str(runs), "--cache-dir", str(root / "cache")]
+    before = set(runs.iterdir()) if runs.is_dir() else set()
+    if capsys is not None:
+        capsys.readouterr()
+    code = main(argv)
+    out, err = capsys.readouterr() if capsys is not None else ("", "")
+    new = sorted(set(runs.iterdir()) - before) if runs.is_dir() else []
+    named = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--run-id"]
+    folder = runs / named[-1] if named and (runs / named[-1]).is_dir() else (new[0] if len(new) == 1 else None)
+    return CliRun(code, folder, out, err)
+
 
 @pytest.fixture
 def cli_run(tmp_path, capsys):
-    """``cli_run("run", "mcq", ...) -> CliRun(code, folder, out, err)``: `robusteval.cli.main` in this
-    process; a command that runs a suite (``run``, ``tree build``) gets ``--out tmp/runs --cache-dir
-    tmp/cache`` (later flags win). The folder is ``--run-id``'s, else the one new folder in tmp/runs."""
-    from robusteval.cli import main
+    """``cli_run("run", "mcq", ...) -> CliRun(code, folder, out, err)``: `run_cli` in this test's
+    tmp_path, its output captured."""
+    return functools.partial(run_cli, tmp_path, capsys=capsys)
 
-    runs = tmp_path / "runs"
 
-    def run(*args: str) -> CliRun:
-        argv = [str(a) for a in args]
-        if argv[:1] == ["run"] or argv[:2] == ["tree", "build"]:
-            argv[2:2] = ["--out", str(runs), "--cache-dir", str(tmp_path / "cache")]
-        before = set(runs.iterdir()) if runs.is_dir() else set()
-        capsys.readouterr()
-        code = main(argv)
-        captured = capsys.readouterr()
-        new = sorted(set(runs.iterdir()) - before) if runs.is_dir() else []
-        named = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--run-id"]
-        folder = runs / named[-1] if named and (runs / named[-1]).is_dir() else (new[0] if len(new) == 1 else None)
-        return CliRun(code, folder, captured.out, captured.err)
-
-    return run
+@pytest.fixture(scope="session")
+def cli_run_in():
+    """``cli_run_in(root, "run", "mcq", ...) -> CliRun``: `run_cli` in a folder of the caller's (a module
+    fixture's ``tmp_path_factory`` folder), output not captured."""
+    return run_cli
 
 
 def bare_context(engine, models=(), *, suite: str = "mcq", options=None, samples=None, params=None):

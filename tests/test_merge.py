@@ -10,10 +10,10 @@ from robusteval.cli import main
 from robusteval.testing.openai_stub import StubConfig, StubServer
 
 
-def _run(stub, tmp_path, mcq_file, run_id, *extra):
-    return main(["run", "mcq", "--quiet", "--data", str(mcq_file), "--families", "order,format", "--limit", "5",
-                 "--model", stub.model(), "--cache-dir", str(tmp_path / "cache"),
-                 "--out", str(tmp_path / "runs"), "--run-id", run_id, *extra])
+def _mcq(stub, mcq_file, run_id: str) -> tuple:
+    """``run mcq`` of 5 questions in two families against the stub, as ``run_id``."""
+    return ("run", "mcq", "--quiet", "--data", mcq_file, "--families", "order,format", "--limit", "5",
+            "--model", stub.model(), "--run-id", run_id)
 
 
 def _results(tmp_path, run_id):
@@ -25,15 +25,15 @@ def _samples(tmp_path, run_id):
     return sorted((r["item_id"], r["family"], r["variant"], r["response"], r["correct"]) for r in rows)
 
 
-def test_three_shards_merge_into_the_unsharded_run(tmp_path, mcq_file):
+def test_three_shards_merge_into_the_unsharded_run(tmp_path, cli_run, mcq_file):
     with StubServer() as stub:
         for i in (1, 2, 3):
-            assert _run(stub, tmp_path, mcq_file, f"s{i}", "--shard", f"{i}/3") == 0
+            assert cli_run(*_mcq(stub, mcq_file, f"s{i}"), "--shard", f"{i}/3").code == 0
         hits_before_merge = stub.counters()["total"]
         assert main(["merge", *(str(tmp_path / "runs" / f"s{i}") for i in (3, 1, 2)), "--out",
                      str(tmp_path / "runs"), "--run-id", "merged", "--quiet"]) == 0
         assert stub.counters()["total"] == hits_before_merge  # the merge asked nothing
-        assert _run(stub, tmp_path, mcq_file, "whole", "--cache-dir", str(tmp_path / "other-cache")) == 0
+        assert cli_run(*_mcq(stub, mcq_file, "whole"), "--cache-dir", str(tmp_path / "other-cache")).code == 0
     shard_items = [{s["item_id"] for s in map(json.loads, (tmp_path / "runs" / f"s{i}" / "samples.jsonl")
                                               .read_text().splitlines())} for i in (1, 2, 3)]
     assert sum(map(len, shard_items)) == 5 and len(set().union(*shard_items)) == 5  # a partition
@@ -43,13 +43,13 @@ def test_three_shards_merge_into_the_unsharded_run(tmp_path, mcq_file):
     assert _results(tmp_path, "merged")["config"]["shard"] is None
 
 
-def test_a_merge_reads_the_stores_combined_elsewhere_with_cache_dir(tmp_path, mcq_file, capsys):
+def test_a_merge_reads_the_stores_combined_elsewhere_with_cache_dir(tmp_path, cli_run, mcq_file, capsys):
     """Shards on other machines write their own stores; `cache merge` combines them anywhere and
     `merge --cache-dir` reads them there, asking nothing."""
     with StubServer() as stub:
         for i in (1, 2):
-            assert _run(stub, tmp_path, mcq_file, f"s{i}", "--shard", f"{i}/2",
-                        "--cache-dir", str(tmp_path / f"cache{i}")) == 0
+            assert cli_run(*_mcq(stub, mcq_file, f"s{i}"), "--shard", f"{i}/2",
+                           "--cache-dir", str(tmp_path / f"cache{i}")).code == 0
         assert main(["cache", "merge", str(tmp_path / "cache1"), str(tmp_path / "cache2"),
                      "--into", str(tmp_path / "combined")]) == 0
         hits = stub.counters()["total"]
@@ -69,15 +69,16 @@ def test_a_merge_reads_the_stores_combined_elsewhere_with_cache_dir(tmp_path, mc
         assert main(["merge", *shards, "--out", str(tmp_path / "runs"), "--run-id", "m", "--quiet",
                      "--overwrite", "--cache-dir", str(tmp_path / "combined")]) == 0
         assert stub.counters()["total"] == hits
-        assert _run(stub, tmp_path, mcq_file, "whole", "--cache-dir", str(tmp_path / "other")) == 0
+        assert cli_run(*_mcq(stub, mcq_file, "whole"), "--cache-dir", str(tmp_path / "other")).code == 0
     assert _results(tmp_path, "m")["metrics"] == _results(tmp_path, "whole")["metrics"]
 
 
-def test_requests_that_failed_in_their_shard_fail_in_the_merge_too(tmp_path, mcq_file, capsys):
+def test_requests_that_failed_in_their_shard_fail_in_the_merge_too(tmp_path, cli_run, mcq_file, capsys):
     """A shard's failed requests are in no store; the merge fails them again, as the shards did, and
     is not refused for them (only answers beyond the shards' failures count as missing)."""
     with StubServer(StubConfig(p_500=0.3, seed=3)) as stub:
-        codes = [_run(stub, tmp_path, mcq_file, f"s{i}", "--shard", f"{i}/2", "--max-retries", "0") for i in (1, 2)]
+        codes = [cli_run(*_mcq(stub, mcq_file, f"s{i}"), "--shard", f"{i}/2", "--max-retries", "0").code
+                 for i in (1, 2)]
         failed = sum(_results(tmp_path, f"s{i}")["models"]["openai:stub"]["usage"]["failed"] for i in (1, 2))
         assert failed > 0 and 3 in codes
         hits = stub.counters()["total"]
@@ -90,20 +91,20 @@ def test_requests_that_failed_in_their_shard_fail_in_the_merge_too(tmp_path, mcq
 
 
 @pytest.mark.parametrize("shards, message", [((1, 2), "shard 3/3 missing"), ((1, 1, 2, 3), "shard 1/3 is given twice")])
-def test_missing_or_repeated_shards_are_refused(tmp_path, mcq_file, capsys, shards, message):
+def test_missing_or_repeated_shards_are_refused(tmp_path, cli_run, mcq_file, capsys, shards, message):
     with StubServer() as stub:
         for i in sorted(set(shards)):
-            assert _run(stub, tmp_path, mcq_file, f"s{i}", "--shard", f"{i}/3") == 0
+            assert cli_run(*_mcq(stub, mcq_file, f"s{i}"), "--shard", f"{i}/3").code == 0
     capsys.readouterr()
     assert main(["merge", *(str(tmp_path / "runs" / f"s{i}") for i in shards), "--out", str(tmp_path / "m")]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "m").exists() or not any((tmp_path / "m").iterdir())
 
 
-def test_shards_of_other_settings_are_refused(tmp_path, mcq_file, capsys):
+def test_shards_of_other_settings_are_refused(tmp_path, cli_run, mcq_file, capsys):
     with StubServer() as stub:
-        assert _run(stub, tmp_path, mcq_file, "s1", "--shard", "1/2") == 0
-        assert _run(stub, tmp_path, mcq_file, "s2", "--shard", "2/2", "--seed", "1") == 0
+        assert cli_run(*_mcq(stub, mcq_file, "s1"), "--shard", "1/2").code == 0
+        assert cli_run(*_mcq(stub, mcq_file, "s2"), "--shard", "2/2", "--seed", "1").code == 0
     capsys.readouterr()
     assert main(["merge", str(tmp_path / "runs" / "s1"), str(tmp_path / "runs" / "s2")]) == 2
     assert "differs in seed" in capsys.readouterr().err

@@ -47,12 +47,12 @@ ITEM_FIELD = {"consistency": "item_id", "consistency --variations": "item_id", "
               "tree": "item_id", "persona": "persona_id"}
 
 
-def _run(stub, tmp: Path, suite: str, run_id: str, cache: str, *extra: str) -> int:
+def _run_args(stub, tmp: Path, suite: str) -> list[str]:
+    """``run SUITE`` against the stub with the suite's own flags (`_suite_args`)."""
     spec = stub.model()
     if suite.startswith("consistency"):
         pytest.importorskip("sentence_transformers")
-    return main(["run", suite.split()[0], "--quiet", "--model", spec, *_suite_args(suite, spec, tmp),
-                 "--cache-dir", str(tmp / cache), "--out", str(tmp / "runs"), "--run-id", run_id, *extra])
+    return ["run", suite.split()[0], "--quiet", "--model", spec, *_suite_args(suite, spec, tmp)]
 
 
 def _items(tmp: Path, suite: str, run_id: str) -> set[str]:
@@ -65,15 +65,16 @@ def _results(tmp: Path, run_id: str) -> dict:
 
 
 @pytest.mark.parametrize("suite", ["consistency", "consistency --variations", "hallucination", "tree", "persona"])
-def test_two_shards_merge_into_the_unsharded_run(tmp_path, suite):
+def test_two_shards_merge_into_the_unsharded_run(tmp_path, cli_run, suite):
     with StubServer() as stub:
-        for i in (1, 2):
-            assert _run(stub, tmp_path, suite, f"s{i}", "cache", "--shard", f"{i}/2") == 0
+        args = _run_args(stub, tmp_path, suite)
+        for i in (1, 2):  # the shards share tmp_path/cache
+            assert cli_run(*args, "--run-id", f"s{i}", "--shard", f"{i}/2").code == 0
         asked = stub.counters()["total"]
         assert main(["merge", str(tmp_path / "runs" / "s2"), str(tmp_path / "runs" / "s1"), "--out",
                      str(tmp_path / "runs"), "--run-id", "merged", "--quiet"]) == 0
         assert stub.counters()["total"] == asked  # the merge asked nothing
-        assert _run(stub, tmp_path, suite, "whole", "other-cache") == 0
+        assert cli_run(*args, "--run-id", "whole", "--cache-dir", tmp_path / "other-cache").code == 0
     first, second, whole = (_items(tmp_path, suite, r) for r in ("s1", "s2", "whole"))
     assert first and second and not first & second  # each shard asked some items, none twice
     assert first | second == whole == _items(tmp_path, suite, "merged")

@@ -9,21 +9,22 @@ from robusteval.cli import main
 from robusteval.testing.openai_stub import StubServer
 
 
-def _run(tmp_path, base_url: str, run_id: str, *extra: str) -> list[str]:
-    return ["run", "mcq", "--data", str(tmp_path / "q.jsonl"), "--model", f"openai:m?base_url={base_url}",
-            "--families", "order", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "runs"),
-            "--run-id", run_id, "--format", "json", *extra]
+def _mcq(tmp_path, stub, run_id: str) -> tuple:
+    """``run mcq --format json`` of the copied questions against the stub, as ``run_id``."""
+    return ("run", "mcq", "--data", tmp_path / "q.jsonl", "--model", stub.model("m"), "--families", "order",
+            "--run-id", run_id, "--format", "json")
 
 
-def test_run_and_compare_print_json(tmp_path, mcq_file, capsys):
+def test_run_and_compare_print_json(tmp_path, mcq_file, cli_run, capsys):
     (tmp_path / "q.jsonl").write_text(mcq_file.read_text())
     with StubServer() as stub:
-        assert main(_run(tmp_path, stub.base_url, "a")) == 0
-        first = json.loads(capsys.readouterr().out)
-        assert main(_run(tmp_path, stub.base_url, "b", "--seed", "1")) == 0
-        capsys.readouterr()
-        assert main(_run(tmp_path, stub.base_url, "est", "--estimate")) == 0
-        estimate = json.loads(capsys.readouterr().out)
+        code, _, out, _ = cli_run(*_mcq(tmp_path, stub, "a"))
+        assert code == 0
+        first = json.loads(out)
+        assert cli_run(*_mcq(tmp_path, stub, "b"), "--seed", "1").code == 0
+        code, _, out, _ = cli_run(*_mcq(tmp_path, stub, "est"), "--estimate")
+        assert code == 0
+        estimate = json.loads(out)
     results = json.loads((tmp_path / "runs" / "a" / "results.json").read_text())
     assert first["suite"] == "mcq" and first["run_dir"].endswith("a")
     assert first["metrics"] == results["metrics"]

@@ -10,13 +10,16 @@ from robusteval.models import parse_model_spec, threads
 from robusteval.models.llamacpp import LlamaCppBackend, default_threads
 
 
-def _machine(monkeypatch, cores: int, host: int, load: float | None, busy: float | None = None) -> None:
-    """This process granted ``cores`` of ``host``, the given load average and busy cores over the window:
-    the readings are injected, so no test depends on the machine's real load or on time."""
+def _machine(monkeypatch, cores: int, host: int, load: float | None, busy: float | None = None,
+             quota: float | None = None) -> None:
+    """This process granted ``cores`` of ``host``, the given load average, busy cores over the window
+    and cgroup CPU quota: the readings are injected, so no test depends on the machine's real load,
+    its cgroup or on time."""
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: host)
     monkeypatch.setattr(os, "getloadavg", lambda: (load, 0.0, 0.0))
     monkeypatch.setattr(threads, "busy_cores", lambda cpus, window=threads.WINDOW_S: busy)
+    monkeypatch.setattr(threads, "cpu_quota", lambda root=None: quota)
 
 
 @pytest.mark.parametrize(("cores", "expected"), [(1, 1), (2, 2), (16, 16)])
@@ -42,6 +45,14 @@ def test_default_threads_are_the_free_cores(monkeypatch, cores, host, load, busy
     assert LlamaCppBackend.from_spec(parse_model_spec("llamacpp?n_threads=3")).n_threads == 3  # explicit wins
 
 
+@pytest.mark.parametrize(("quota", "expected"), [(2.0, 2), (1.5, 1), (None, 16), (32.0, 16)])
+def test_default_threads_stay_within_a_container_cpu_quota(monkeypatch, quota, expected):
+    """Docker ``--cpus 2`` leaves all 16 cores in the affinity: the quota, not the affinity, decides."""
+    _machine(monkeypatch, 16, 16, 0.0, 0.0, quota)
+    assert default_threads() == expected
+    assert LlamaCppBackend.from_spec(parse_model_spec("llamacpp")).n_threads == expected
+
+
 def test_an_explicit_thread_count_does_not_measure_the_machine(monkeypatch):
     """``?n_threads=N`` wins without the window's wait (the default was computed and thrown away)."""
     def watched(cpus, window=threads.WINDOW_S):
@@ -51,10 +62,11 @@ def test_an_explicit_thread_count_does_not_measure_the_machine(monkeypatch):
     assert LlamaCppBackend.from_spec(parse_model_spec("llamacpp?n_threads=8")).n_threads == 8
 
 
-def test_default_threads_without_affinity_load_or_proc_stat_fall_back_to_cpu_count(monkeypatch, tmp_path):
+def test_default_threads_without_affinity_load_proc_stat_or_cgroup_fall_back_to_cpu_count(monkeypatch, tmp_path):
     monkeypatch.delattr(os, "sched_getaffinity", raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
     monkeypatch.setattr(threads, "PROC_STAT", tmp_path / "absent")  # as on macOS
+    monkeypatch.setattr(threads, "CGROUP_ROOT", tmp_path / "absent")
 
     def no_load():
         raise OSError("no load average")

@@ -1,12 +1,22 @@
 """models/threads.py: the thread count as a pure function of injected readings, and the readings
-parsed from ``/proc`` text (never the machine's real load, never wall time)."""
+parsed from ``/proc`` text and a fake cgroup tree (never the machine's real load or cgroup, never
+wall time)."""
 
 from __future__ import annotations
 
 import pytest
 
 from robusteval.models import threads
-from robusteval.models.threads import CpuReadings, Ticks, busy_between, cpu_ticks, own_ticks, threads_for
+from robusteval.models.threads import (
+    CpuReadings,
+    Ticks,
+    busy_between,
+    cpu_quota,
+    cpu_ticks,
+    own_ticks,
+    quota_cores,
+    threads_for,
+)
 
 STAT = """cpu  300 0 100 600 0 0 0 0 0 0
 cpu0 100 0 50 350 0 0 0 0 0 0
@@ -28,6 +38,60 @@ ctxt 999
 ])
 def test_threads_are_the_granted_cores_less_the_busier_reading(readings, expected):
     assert threads_for(readings) == expected
+
+
+@pytest.mark.parametrize(("readings", "expected"), [
+    (CpuReadings(64, 64, quota=2.0), 2),  # docker --cpus 2 on a 64-core host: 2, not 64
+    (CpuReadings(64, 64, load=20.0, busy=20.0, quota=2.0), 2),  # a busy host with 44 idle cores: still 2
+    (CpuReadings(4, 4, load=3.0, busy=3.0, quota=2.0), 1),  # 1 free core under a quota of 2: 1
+    (CpuReadings(2, 2, quota=8.0), 2),  # a quota above the affinity: the affinity
+    (CpuReadings(8, 8, quota=1.5), 1),  # a fractional quota rounds down (quota_cores)
+    (CpuReadings(8, 8, quota=0.5), 1),  # never fewer than one
+    (CpuReadings(8, 8, quota=None), 8),  # no quota: the affinity alone
+])
+def test_a_cpu_quota_caps_the_threads(readings, expected):
+    assert threads_for(readings) == expected
+
+
+def test_quota_cores_are_whole_rounded_down_at_least_one():
+    assert [quota_cores(q) for q in (None, 0.1, 1.0, 1.5, 1.99, 2.0, 2.5)] == [None, 1, 1, 1, 1, 2, 2]
+
+
+def _cgroup(root, files: dict[str, str]):
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    ({"cpu.max": "200000 100000\n"}, 2.0),  # cgroup v2, docker --cpus 2
+    ({"cpu.max": "150000 100000\n"}, 1.5),
+    ({"cpu.max": "max 100000\n"}, None),  # v2 without a quota
+    ({"cpu/cpu.cfs_quota_us": "300000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 3.0),  # cgroup v1
+    ({"cpu,cpuacct/cpu.cfs_quota_us": "50000\n", "cpu,cpuacct/cpu.cfs_period_us": "100000\n"}, 0.5),
+    ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),  # v1 without a quota
+    ({"cpu/cpu.cfs_quota_us": "300000\n"}, None),  # a period missing: no guess
+    ({"cpu.max": "200000 0\n"}, None),  # a zero period is not a quota
+    ({"cpu.max": "garbage\n"}, None),
+    ({}, None),  # no cgroup files at all (not Linux, no CPU controller)
+])
+def test_cpu_quota_reads_cgroup_v2_then_v1(tmp_path, files, expected):
+    quota = cpu_quota(_cgroup(tmp_path, files))
+    assert quota == (None if expected is None else pytest.approx(expected))
+
+
+def test_the_machine_readings_carry_the_quota(monkeypatch, tmp_path):
+    """`read_cpu` and `granted_cores` read the cgroup under `CGROUP_ROOT`: a v2 quota of 2 on a process
+    allowed 8 cores grants 2, and the picker starts 2 threads on an idle machine."""
+    monkeypatch.setattr(threads, "CGROUP_ROOT", _cgroup(tmp_path, {"cpu.max": "200000 100000\n"}))
+    monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    monkeypatch.setattr(threads, "busy_cores", lambda cpus, window=threads.WINDOW_S: 0.0)
+    monkeypatch.setattr(threads, "load_average", lambda: 0.0)
+    readings = threads.read_cpu(window=0)
+    assert (readings.cores, readings.quota) == (8, pytest.approx(2.0))
+    assert threads.granted_cores() == 2
+    assert threads.free_threads() == 2
 
 
 def test_cpu_ticks_sum_the_granted_cpus_lines():

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from robusteval.cli import main
 from robusteval.probes.apply import perturb_text
 from robusteval.results.records import read_run
 from robusteval.testing.openai_stub import StubServer
@@ -27,19 +26,11 @@ PROMPTS = [{"id": "q1", "prompt": "Which planet is closest to the Sun?"},
            {"id": "r2", "prompt": "Tiny pup"}]  # nothing in it an OCR could misread
 
 
-def _run(tmp_path: Path, base_url: str, run_id: str, *extra: str) -> tuple[int, Path]:
-    spec = f"openai:stub?base_url={base_url}"
-    code = main(["run", "consistency", "--quiet", "--model", spec, "--judge", "embedding", *extra,
-                 "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "runs"), "--run-id", run_id])
-    return code, tmp_path / "runs" / run_id
-
-
-def _samples(folder: Path) -> list[dict]:
-    return [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
+CONSISTENCY = ("run", "consistency", "--quiet", "--judge", "embedding")
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, cli_run_in):
     """One stub serves: typo,ocr,formality (saved to a file), the saved file reloaded with --data,
     and typo,ocr alone with the default rewriter (which must not be started)."""
     tmp_path = tmp_path_factory.mktemp("variations")
@@ -47,17 +38,20 @@ def runs(tmp_path_factory):
     data.write_text("".join(json.dumps(p) + "\n" for p in PROMPTS))
     saved = tmp_path / "saved" / "sets.jsonl"
     with StubServer() as stub:
-        spec = f"openai:stub?base_url={stub.base_url}"
-        generated = _run(tmp_path, stub.base_url, "generated", "--data", str(data), "--variations",
-                         "typo,ocr,formality", "--rewriter", spec, "--rewrite-bounds", "off",
-                         "--save-prompt-sets", str(saved))
-        reloaded = _run(tmp_path, stub.base_url, "reloaded", "--data", str(saved))
-        pure = _run(tmp_path, stub.base_url, "pure", "--data", str(data), "--variations", "typo,ocr")
+        spec = stub.model()
+
+        def run(run_id: str, *extra: str | Path):
+            return cli_run_in(tmp_path, *CONSISTENCY, "--model", spec, "--run-id", run_id, *extra)
+
+        generated = run("generated", "--data", data, "--variations", "typo,ocr,formality", "--rewriter", spec,
+                        "--rewrite-bounds", "off", "--save-prompt-sets", saved)
+        reloaded = run("reloaded", "--data", saved)
+        pure = run("pure", "--data", data, "--variations", "typo,ocr")
     return {"generated": generated, "reloaded": reloaded, "pure": pure, "saved": saved}
 
 
 def test_generated_sets_exact_counts_metrics_and_files(runs):
-    code, folder = runs["generated"]
+    code, folder, _, _ = runs["generated"]
     assert code == 0
     results = json.loads((folder / "results.json").read_text())
     generation = results["metrics"]["generation"]
@@ -79,7 +73,7 @@ def test_generated_sets_exact_counts_metrics_and_files(runs):
     assert audit["left_out"] == {"variant formality left out: not_a_question": 1, "variant ocr left out: unchanged": 1}
     assert audit["examples"]["variant ocr left out: unchanged"] == ["r2"]
 
-    answers = [s for s in _samples(folder) if s["kind"] == "answer"]
+    answers = [s for s in runs["generated"].samples() if s["kind"] == "answer"]
     by_item: dict[str, list[str]] = {}
     for s in answers:
         by_item.setdefault(s["item_id"], []).append(s["prompt"])
@@ -107,7 +101,7 @@ def test_sensitivity_of_the_ratings_through_the_stub(runs):
     from robusteval.report.model import Run
     from robusteval.report.sections.consistency import sections
 
-    _, folder = runs["generated"]
+    folder = runs["generated"].folder
     results = json.loads((folder / "results.json").read_text())
     s = results["metrics"]["judges"]["embedding"]["models"]["openai:stub"]["sensitivity"]
     # the three items are rated 5.0 (the stub says the same thing to every variant): all at or above 4;
@@ -123,9 +117,9 @@ def test_sensitivity_of_the_ratings_through_the_stub(runs):
 
 
 def test_the_saved_sets_reload_with_data_and_give_the_same_numbers(runs):
-    code, folder = runs["reloaded"]
+    code, folder, _, _ = runs["reloaded"]
     assert code == 0
-    first = json.loads((runs["generated"][1] / "results.json").read_text())
+    first = runs["generated"].results()
     again = json.loads((folder / "results.json").read_text())
     assert again["metrics"]["judges"]["embedding"]["table"] == first["metrics"]["judges"]["embedding"]["table"]
     strip = lambda m: {k: v for k, v in m.items() if k != "by_variation"}  # noqa: E731
@@ -135,12 +129,12 @@ def test_the_saved_sets_reload_with_data_and_give_the_same_numbers(runs):
     assert again["models"]["openai:stub"]["usage"]["new"] == 0  # the same 10 answers, all from the cache
     assert again["models"]["openai:stub"]["usage"]["requests"] == 10
     key = lambda s: (s["item_id"], s["variant"], s["prompt"], s["response"])  # noqa: E731
-    assert [key(s) for s in _samples(folder) if s["kind"] == "answer"] == \
-        [key(s) for s in _samples(runs["generated"][1]) if s["kind"] == "answer"]
+    assert [key(s) for s in runs["reloaded"].samples() if s["kind"] == "answer"] == \
+        [key(s) for s in runs["generated"].samples() if s["kind"] == "answer"]
 
 
 def test_pure_variations_need_no_rewriter(runs):
-    code, folder = runs["pure"]
+    code, folder, _, _ = runs["pure"]
     assert code == 0
     results = json.loads((folder / "results.json").read_text())
     assert list(results["models"]) == ["openai:stub"]  # the default rewriter (llamacpp) was never started
@@ -159,16 +153,15 @@ def test_pure_variations_need_no_rewriter(runs):
     assert results["models"]["openai:stub"]["usage"]["new"] == 0  # the same prompts as the first run
 
 
-def test_estimate_counts_rewrites_and_their_answers(tmp_path, capsys):
+def test_estimate_counts_rewrites_and_their_answers(tmp_path, cli_run):
     data = tmp_path / "prompts.txt"
     data.write_text("Which planet is closest to the Sun?\n\nWrite a short poem about the sea.\nTiny pup\n")
     with StubServer() as stub:
-        code, _ = _run(tmp_path, stub.base_url, "est", "--data", str(data), "--variations", "typo,formality",
-                       "--rewriter", f"openai:stub?base_url={stub.base_url}", "--estimate")
+        out = cli_run(*CONSISTENCY, "--model", stub.model(), "--run-id", "est", "--data", data, "--variations",
+                      "typo,formality", "--rewriter", stub.model(), "--estimate")
         asked = stub.counters()["requests"]
-    out = capsys.readouterr()
     assert not asked  # nothing was asked
-    assert code == 0, out.err
+    assert out.code == 0, out.err
     row = next(line for line in (out.out + out.err).splitlines() if line.startswith("│ openai:stub"))
     assert row.split("│")[2].strip() == "12"  # 3 rewrites + 3 sets × 3 variants
     assert not (tmp_path / "runs" / "est").exists()
@@ -181,11 +174,10 @@ def test_estimate_counts_rewrites_and_their_answers(tmp_path, capsys):
     (["--variations", "formality", "--rewrite-bounds", "0.9,0.2"], "--rewrite-bounds 0.9,0.2: need -1 <= LOW < HIGH"),
     (["--save-prompt-sets", "x.jsonl"], "--save-prompt-sets writes the prompt sets --variations generates"),
 ])
-def test_refusals_are_one_message(tmp_path, capsys, args, message):
+def test_refusals_are_one_message(tmp_path, cli_run, args, message):
     sets = tmp_path / "sets.jsonl"
     sets.write_text(json.dumps({"id": "s", "variants": [{"prompt": "a"}, {"prompt": "b"}]}) + "\n")
     with StubServer() as stub:
-        code, folder = _run(tmp_path, stub.base_url, "bad", "--data", str(sets), *args)
-    err = capsys.readouterr().err
+        code, _, _, err = cli_run(*CONSISTENCY, "--model", stub.model(), "--run-id", "bad", "--data", sets, *args)
     assert code == 2 and message in err and "Traceback" not in err
-    assert not folder.exists()
+    assert not (tmp_path / "runs" / "bad").exists()

@@ -3,8 +3,6 @@ NLI model as judge and baseline): all three steps, a majority vote, the written 
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from sklearn.metrics import precision_recall_fscore_support
 
@@ -13,21 +11,14 @@ from robusteval.cli import main
 pytestmark = pytest.mark.slow
 
 
-def _run(tmp_path, *extra: str, run_id: str) -> dict:
-    code = main(["run", "hallucination", "--quiet", "--limit", "2", "--max-tokens", "24", "--label-max-tokens", "6",
-                 "--prompts", "incorrect,support", "--bootstrap", "200",
-                 "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "runs"), "--run-id", run_id, *extra])
-    assert code == 0
-    folder = tmp_path / "runs" / run_id
-    return {"results": json.loads((folder / "results.json").read_text()),
-            "samples": [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()],
-            "folder": folder}
+HALLUCINATION = ("run", "hallucination", "--quiet", "--limit", "2", "--max-tokens", "24", "--label-max-tokens", "6",
+                 "--prompts", "incorrect,support", "--bootstrap", "200")
 
 
-def test_embedded_model_all_steps(tmp_path, tiny_nli_model):
-    out = _run(tmp_path, "--nli-model", str(tiny_nli_model), "--ensemble", "llamacpp/incorrect+llamacpp/support",
-               run_id="a")
-    results, samples = out["results"], out["samples"]
+def test_embedded_model_all_steps(cli_run, tiny_nli_model):
+    args = ("--nli-model", tiny_nli_model, "--ensemble", "llamacpp/incorrect+llamacpp/support")
+    out = cli_run(*HALLUCINATION, "--run-id", "a", *args)
+    results, samples = out.written()
     by_step = {step: [s for s in samples if s["step"] == step]
                for step in ("generation", "judge", "detection", "cross")}
     assert len(by_step["generation"]) == 2
@@ -60,15 +51,14 @@ def test_embedded_model_all_steps(tmp_path, tiny_nli_model):
     asked = 2 * 2 + 2 * len(valid) + 2 * 2 + len(valid) * 2  # generation, judge, detection, cross
     assert usage["requests"] == asked and usage["failed"] == 0 and usage["completion_tokens"] > 0
     assert results["hallucination"]["detector_configs"] == ["llamacpp/incorrect", "llamacpp/support", "nli"]
-    summary = (out["folder"] / "summary.md").read_text()
+    summary = (out.folder / "summary.md").read_text()
     assert "## generation" in summary and "## detection" in summary and "## generator x detector (F1)" in summary
-    assert (out["folder"] / "matrix.csv").read_text().startswith("generator,detector,f1")
+    assert (out.folder / "matrix.csv").read_text().startswith("generator,detector,f1")
 
-    again = _run(tmp_path, "--nli-model", str(tiny_nli_model), "--ensemble", "llamacpp/incorrect+llamacpp/support",
-                 run_id="b")
-    usage = again["results"]["models"]["llamacpp"]["usage"]
+    again, _ = cli_run(*HALLUCINATION, "--run-id", "b", *args).written()
+    usage = again["models"]["llamacpp"]["usage"]
     assert usage["new"] == 0 and usage["cached"] == usage["requests"]  # a rerun asks nothing
-    assert again["results"]["metrics"] == results["metrics"]
+    assert again["metrics"] == results["metrics"]
 
 
 def test_user_errors_end_in_one_message(tmp_path, capsys):

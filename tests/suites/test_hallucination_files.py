@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from robusteval.cli import main
 from robusteval.testing.openai_stub import StubServer
 
 REAL = Path(__file__).parent.parent / "fixtures" / "hallucigen"
@@ -23,17 +22,13 @@ def _layout(path: Path) -> tuple[list[str], set[str]]:
     return rows[0], {r[1] for r in rows[1:]} if rows[0] == ["id", "label"] else set()
 
 
-def _run(tmp_path, base_url: str, *extra: str, run_id: str) -> tuple[int, Path]:
-    code = main(["run", "hallucination", "--quiet", "--model", f"openai:stub?base_url={base_url}", "--judge", "none",
-                 "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "runs"), "--run-id", run_id, *extra])
-    return code, tmp_path / "runs" / run_id
+HALLUCINATION = ("run", "hallucination", "--quiet", "--judge", "none")
 
 
-def test_generation_on_an_unlabelled_swedish_test_file(tmp_path, capsys):
+def test_generation_on_an_unlabelled_swedish_test_file(cli_run):
     with StubServer() as stub:
-        code, folder = _run(tmp_path, stub.base_url, "--step", "generation", "--data",
-                            str(REAL / "test_generation_sv.csv"), "--limit", "2", run_id="sv")
-        err = capsys.readouterr().err
+        code, folder, _, err = cli_run(*HALLUCINATION, "--model", stub.model(), "--run-id", "sv", "--step",
+                                       "generation", "--data", REAL / "test_generation_sv.csv", "--limit", "2")
         assert code == 0
         samples = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
         results = json.loads((folder / "results.json").read_text())
@@ -53,20 +48,21 @@ def test_generation_on_an_unlabelled_swedish_test_file(tmp_path, capsys):
         assert "Data" in report and "sv (from the file name test_generation_sv.csv)" in report
 
         # --lang overrides the name; detection on the unlabelled file stops with one clear message
-        code, folder = _run(tmp_path, stub.base_url, "--step", "generation", "--lang", "en", "--data",
-                            str(REAL / "test_generation_sv.csv"), "--limit", "2", run_id="en")
+        code, folder, _, _ = cli_run(*HALLUCINATION, "--model", stub.model(), "--run-id", "en", "--step",
+                                     "generation", "--lang", "en", "--data", REAL / "test_generation_sv.csv",
+                                     "--limit", "2")
         assert code == 0
         assert {json.loads(line)["lang"] for line in (folder / "samples.jsonl").read_text().splitlines()} == {"en"}
 
 
-def test_detection_on_the_unlabelled_test_file_writes_predictions(tmp_path, capsys):
+def test_detection_on_the_unlabelled_test_file_writes_predictions(cli_run):
     """The task's test_detection files have no labels (as participants got them): detection runs,
     writes per configuration the ``id,label`` file participants submitted, and marks its scores n/a."""
     with StubServer() as stub:
-        code, folder = _run(tmp_path, stub.base_url, "--step", "detection", "--prompts", "incorrect,support",
-                            "--data", str(REAL / "test_detection_sv.csv"), run_id="det")
-        out = capsys.readouterr()
-        assert code == 0, out.err
+        code, folder, _, err = cli_run(*HALLUCINATION, "--model", stub.model(), "--run-id", "det", "--step",
+                                       "detection", "--prompts", "incorrect,support",
+                                       "--data", REAL / "test_detection_sv.csv")
+        assert code == 0, err
         ids = ["td-sv-1", "td-sv-2", "td-sv-3"]
         for config in ("openai:stub/incorrect", "openai:stub/support"):
             path = folder / f"detection-{config.replace(':', '_').replace('/', '_')}.csv"
@@ -88,10 +84,10 @@ def test_detection_on_the_unlabelled_test_file_writes_predictions(tmp_path, caps
         assert any("detection writes its predictions" in n for n in results["data"]["sources"][0]["notes"])
 
 
-def test_generation_writes_the_outputs_participants_submitted(tmp_path):
+def test_generation_writes_the_outputs_participants_submitted(cli_run):
     with StubServer() as stub:
-        code, folder = _run(tmp_path, stub.base_url, "--step", "generation", "--data",
-                            str(REAL / "test_generation_en.csv"), run_id="gen")
+        code, folder, _, _ = cli_run(*HALLUCINATION, "--model", stub.model(), "--run-id", "gen", "--step",
+                                     "generation", "--data", REAL / "test_generation_en.csv")
         assert code == 0
         import csv
 
@@ -103,12 +99,12 @@ def test_generation_writes_the_outputs_participants_submitted(tmp_path):
         assert len(rows) > 1
 
 
-def test_a_file_labelled_in_part_is_refused(tmp_path, capsys):
+def test_a_file_labelled_in_part_is_refused(tmp_path, cli_run):
     part = tmp_path / "part_sv.csv"
     text = (REAL / "test_detection_sv.csv").read_text(encoding="utf-8").splitlines()
     part.write_text("\n".join([text[0] + ",label", text[1] + ",hyp2", *text[2:]]) + "\n", encoding="utf-8")
     with StubServer() as stub:
-        code, _ = _run(tmp_path, stub.base_url, "--step", "detection", "--data", str(part), run_id="part")
-    err = capsys.readouterr().err
+        code, _, _, err = cli_run(*HALLUCINATION, "--model", stub.model(), "--run-id", "part", "--step",
+                                  "detection", "--data", part)
     assert code == 2 and "part_sv.csv:3: no label (hyp1 or hyp2), while other rows have one" in err
     assert "Traceback" not in err

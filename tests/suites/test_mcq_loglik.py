@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from robusteval.cli import main
 from robusteval.suites.mcq.ask import ANSWER_PREFIX
 from robusteval.testing.openai_stub import StubServer, token_logprob
 
-
-def _run(tmp_path, model, *extra):
-    code = main(["run", "mcq", "--quiet", "--scoring", "loglik", "--model", model, "--cache-dir", str(tmp_path / "c"),
-                 "--out", str(tmp_path), "--run-id", "ll", *extra])
-    assert code == 0
-    results = json.loads((tmp_path / "ll" / "results.json").read_text())
-    samples = [json.loads(x) for x in (tmp_path / "ll" / "samples.jsonl").read_text().splitlines()]
-    return results, samples
+LOGLIK = ("run", "mcq", "--quiet", "--scoring", "loglik", "--run-id", "ll")
 
 
-def test_loglik_over_openai_completions_echo(tmp_path, mcq_file):
+def test_loglik_over_openai_completions_echo(cli_run, mcq_file):
     with StubServer() as stub:
-        results, samples = _run(tmp_path, f"openai:stub?base_url={stub.base_url}", "--data", str(mcq_file),
-                                "--families", "order")
+        results, samples = cli_run(*LOGLIK, "--model", stub.model(), "--data", mcq_file, "--families",
+                                   "order").written()
     families = set(results["metrics"]["openai:stub"])
     assert families == {"order/loglik-label", "order/loglik-text", "order/loglik-text-norm"}
     # the stub's log-probabilities are known: check the label rule picks the most likely label
@@ -35,9 +25,9 @@ def test_loglik_over_openai_completions_echo(tmp_path, mcq_file):
     assert len(text) == 19
 
 
-def test_loglik_on_hf_tiny_model(tmp_path, mcq_file, tiny_hf_model):
-    results, samples = _run(tmp_path, f"hf:{tiny_hf_model}", "--data", str(mcq_file), "--families", "format",
-                            "--limit", "2")
+def test_loglik_on_hf_tiny_model(cli_run, mcq_file, tiny_hf_model):
+    results, samples = cli_run(*LOGLIK, "--model", f"hf:{tiny_hf_model}", "--data", mcq_file, "--families", "format",
+                               "--limit", "2").written()
     metrics = results["metrics"][f"hf:{tiny_hf_model}"]
     assert set(metrics) == {"format/loglik-label", "format/loglik-text", "format/loglik-text-norm"}
     assert len(samples) == 3 * 12 and all(s["status"] == "ok" for s in samples)
@@ -46,8 +36,9 @@ def test_loglik_on_hf_tiny_model(tmp_path, mcq_file, tiny_hf_model):
 
 
 @pytest.mark.slow
-def test_loglik_labels_on_embedded_model(tmp_path, mcq_file):
-    results, samples = _run(tmp_path, "llamacpp", "--data", str(mcq_file), "--families", "format", "--limit", "2")
+def test_loglik_labels_on_embedded_model(cli_run, mcq_file):
+    results, samples = cli_run(*LOGLIK, "--model", "llamacpp", "--data", mcq_file, "--families", "format",
+                               "--limit", "2").written()
     assert set(results["metrics"]["llamacpp"]) == {"format/loglik-label"}  # no prompt logprobs: labels only
     assert len(samples) == 12 and all(s["status"] == "ok" for s in samples)
     assert all(s["response"].count("=") == len(s["labels"]) for s in samples)

@@ -4,12 +4,10 @@ the deterministic stub: exact metrics, the copies' counts, crossing with order, 
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import pytest
 
-from robusteval.cli import main
 from robusteval.configure import build_config
 from robusteval.data.mcq import load_items
 from robusteval.errors import UserError
@@ -23,21 +21,17 @@ from robusteval.types import Item
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
-def _run(tmp_path, stub, run_id: str, *flags: str) -> tuple[dict, list[dict]]:
-    model = f"openai:stub?base_url={stub.base_url}"
-    code = main(["run", "mcq", "--quiet", "--data", str(FIXTURES / "mcq_small.jsonl"), "--model", model,
-                 "--rewriter", model, "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path),
-                 "--run-id", run_id, *flags])
-    assert code == 0
-    folder = tmp_path / run_id
-    samples = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
-    return json.loads((folder / "results.json").read_text()), samples
+def _mcq(stub) -> tuple[str | Path, ...]:
+    """``run mcq`` on the small fixture, the stub as the model under test and the rewriter."""
+    return ("run", "mcq", "--quiet", "--data", FIXTURES / "mcq_small.jsonl", "--model", stub.model(),
+            "--rewriter", stub.model())
 
 
-def test_typo_ocr_and_paraphrase_families_through_the_stub(tmp_path, mcq_file):
+def test_typo_ocr_and_paraphrase_families_through_the_stub(cli_run, mcq_file):
     with StubServer() as stub:
-        results, samples = _run(tmp_path, stub, "p", "--families", "typo,ocr,paraphrase")
-        report_md = (tmp_path / "p" / "report.md").read_text()
+        run = cli_run(*_mcq(stub), "--run-id", "p", "--families", "typo,ocr,paraphrase")
+        results, samples = run.written()
+        report_md = (run.folder / "report.md").read_text()
     metrics = results["metrics"]["openai:stub"]
     assert list(metrics) == ["typo", "ocr", "paraphrase"]
     typo = metrics["typo"]
@@ -72,7 +66,7 @@ def test_typo_ocr_and_paraphrase_families_through_the_stub(tmp_path, mcq_file):
     assert usage["requests"] == 40 + 15 + 15 + 5  # rewrite attempts, then typo, ocr and paraphrase groups
     assert usage["cached"] == 10  # the originals, asked once for all three families
     # the report, read from this run's results: the copies table and one row per family
-    rendered = sections(Run(path=tmp_path / "p", results=results))
+    rendered = sections(Run(path=run.folder, results=results))
     copies = next(s for s in rendered if "perturbed copies" in s.title)
     row = next(r for r in copies.tables[0].rows if r[0] == "paraphrase")
     assert row[3:] == ("10", "0", "10", "0", "not_a_question 40")
@@ -87,9 +81,10 @@ EXPECTED = {"typo": (4 / 15, 2 / 15, {"original": 0.6, "typo#1": 0.0, "typo#2": 
             "paraphrase": (0.6, None, {"original": 0.6})}  # one variant per group: no consistency
 
 
-def test_typo_crossed_with_order(tmp_path):
+def test_typo_crossed_with_order(cli_run):
     with StubServer() as stub:
-        results, samples = _run(tmp_path, stub, "x", "--families", "typo", "--cross", "typo,order")
+        results, samples = cli_run(*_mcq(stub), "--run-id", "x", "--families", "typo", "--cross",
+                                   "typo,order").written()
     crossed = [s for s in samples if s["family"] == "typo×order"]
     assert len(crossed) == 4 * 3 * 4 + 3 * 3  # four 4-option questions, one with 3; 3 texts each
     assert {s["base_family"] for s in crossed} == {"typo×order"} and all(s["rule"] is None for s in crossed)

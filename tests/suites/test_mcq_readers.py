@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from robusteval.cli import main
 from robusteval.report.model import Run
 from robusteval.report.sections import headlines
 from robusteval.report.sections.mcq import sections
@@ -20,47 +19,37 @@ ANSWER_IS_X = ("templates:\n  - name: mmlu-pro-cot\n    template: 'Think step by
                "in the format of \"The answer is (X)\" at the end.\\n\\n{question}\\n{options}'\n")
 
 
-def _run(tmp_path, stub, run_id, *flags, data=FIXTURES / "mcq_small.jsonl", quiet=True):
-    code = main(["run", "mcq", *(["--quiet"] if quiet else []), "--data", str(data),
-                 "--model", f"openai:stub?base_url={stub.base_url}", "--cache-dir", str(tmp_path / "cache"),
-                 "--out", str(tmp_path), "--run-id", run_id, *flags])
-    return code, tmp_path / run_id
+def _mcq(stub, run_id: str, *, data: Path = FIXTURES / "mcq_small.jsonl", quiet: bool = True) -> tuple:
+    """``run mcq`` of ``data`` against the stub, as run ``run_id``."""
+    return ("run", "mcq", *(["--quiet"] if quiet else []), "--data", data, "--model", stub.model(),
+            "--run-id", run_id)
 
 
-def _read(folder):
-    samples = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
-    return json.loads((folder / "results.json").read_text()), samples
-
-
-def test_a_template_the_reader_cannot_read_stops_before_any_request(tmp_path, capsys):
+def test_a_template_the_reader_cannot_read_stops_before_any_request(tmp_path, cli_run):
     """Before: exit 0, accuracy 0.000, every reply invalid with a real model. Now: one message, exit 2."""
     templates = tmp_path / "t.yaml"
     templates.write_text(ANSWER_IS_X, encoding="utf-8")
     with StubServer() as stub:
-        code, folder = _run(tmp_path, stub, "x", "--families", "prompt", "--templates", str(templates))
+        code, _, _, err = cli_run(*_mcq(stub, "x"), "--families", "prompt", "--templates", templates)
         asked = stub.counters()["total"]
-    err = capsys.readouterr().err
-    assert code == 2 and asked == 0 and not folder.exists()
+    assert code == 2 and asked == 0 and not (tmp_path / "runs" / "x").exists()
     assert "template 'mmlu-pro-cot'" in err and "--reader robusteval" in err and "Traceback" not in err
     assert "--reader mmlu-pro" in err  # what would read it
 
 
-def test_the_reader_is_chosen_and_recorded(tmp_path):
+def test_the_reader_is_chosen_and_recorded(tmp_path, cli_run):
     templates = tmp_path / "t.yaml"
     templates.write_text(ANSWER_IS_X, encoding="utf-8")
     with StubServer() as stub:
-        code, folder = _run(tmp_path, stub, "m", "--families", "order,prompt", "--templates", str(templates),
-                            "--reader", "mmlu-pro")
-        assert code == 0
-        code, base = _run(tmp_path, stub, "r", "--families", "order")
-        assert code == 0
-    results, samples = _read(folder)
-    assert results["design"]["reader"] == "mmlu-pro" and _read(base)[0]["design"]["reader"] == "robusteval"
+        results, samples = cli_run(*_mcq(stub, "m"), "--families", "order,prompt", "--templates", templates,
+                                   "--reader", "mmlu-pro").written()
+        base_results, base_samples = cli_run(*_mcq(stub, "r"), "--families", "order").written()
+    assert results["design"]["reader"] == "mmlu-pro" and base_results["design"]["reader"] == "robusteval"
     assert results["config"]["options"]["reader"] == "mmlu-pro"
     # the stub writes "The best answer is X": the mmlu-pro chain's "answer is X" reads it the same,
     # but for a D to a 3-option question: invalid to robusteval, a read and wrong answer to MMLU-Pro's authors
     theirs = {(s["item_id"], s["variant"]): s for s in samples if s["family"] == "order"}
-    ours = {(s["item_id"], s["variant"]): s for s in _read(base)[1]}
+    ours = {(s["item_id"], s["variant"]): s for s in base_samples}
     assert theirs.keys() == ours.keys()
     past = [k for k, s in ours.items() if s["status"] == "invalid"]
     assert past and all(ours[k]["response"].endswith("is D.") and len(ours[k]["labels"]) == 3 for k in past)
@@ -71,11 +60,9 @@ def test_the_reader_is_chosen_and_recorded(tmp_path):
             assert (s["status"], s["answer_option"]) == (ours[key]["status"], ours[key]["answer_option"])
 
 
-def test_templates_score(tmp_path):
+def test_templates_score(cli_run):
     with StubServer() as stub:
-        code, folder = _run(tmp_path, stub, "s", "--families", "order,prompt", "--templates", "score")
-    assert code == 0
-    results, samples = _read(folder)
+        results, samples = cli_run(*_mcq(stub, "s"), "--families", "order,prompt", "--templates", "score").written()
     assert results["design"]["template_set"] == "score-mmlu-pro"
     assert results["design"]["base_template"] == "score-order"
     assert results["design"]["templates"] == [f"p{i}" for i in range(10)]
@@ -93,13 +80,12 @@ def _two_option_items(path: Path) -> Path:
     return path
 
 
-def test_mostly_invalid_replies_warn_and_the_valid_only_view(tmp_path, capsys):
+def test_mostly_invalid_replies_warn_and_the_valid_only_view(tmp_path, cli_run):
     with StubServer() as stub:
-        code, folder = _run(tmp_path, stub, "v", "--families", "order,format",
-                            data=_two_option_items(tmp_path / "two.jsonl"), quiet=False)
-    out = capsys.readouterr().out
-    assert code == 0
-    results, samples = _read(folder)
+        run = cli_run(*_mcq(stub, "v", data=_two_option_items(tmp_path / "two.jsonl"), quiet=False),
+                      "--families", "order,format")
+    folder, out = run.folder, run.out
+    results, samples = run.written()
     invalid = [s for s in samples if s["status"] == "invalid"]
     share = len(invalid) / len(samples)
     assert share > 0.1
@@ -157,13 +143,12 @@ def _accuracy(rows):
     (["--reader", "score", "--scoring", "loglik"], "--reader reads written replies: use it with --scoring generate"),
     (["--reader", "lenient", "--data", "gsm8k"], "--reader reads option labels; open-answer math is read by its own"),
 ])
-def test_reader_refusals_are_one_message(tmp_path, capsys, flags, message):
+def test_reader_refusals_are_one_message(tmp_path, capsys, cli_run, flags, message):
     with StubServer() as stub:
         try:
-            code, folder = _run(tmp_path, stub, "bad", *flags)
-        except SystemExit as exc:  # argparse's own refusal of an unknown choice
-            code, folder = exc.code, tmp_path / "bad"
+            code, _, _, err = cli_run(*_mcq(stub, "bad"), *flags)
+        except SystemExit as exc:  # argparse's own refusal of an unknown choice, its message still captured
+            code, err = exc.code, capsys.readouterr().err
         asked = stub.counters()["total"]
-    err = capsys.readouterr().err
     assert code == 2 and message in err and "Traceback" not in err
-    assert asked == 0 and not folder.exists()
+    assert asked == 0 and not (tmp_path / "runs" / "bad").exists()

@@ -5,13 +5,11 @@ terminal, the report and (loglik scoring) POSIX."""
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
-from robusteval.cli import main
 from robusteval.report.model import Run
 from robusteval.report.sections.mcq import sections
 from robusteval.report.table import print_mcq
@@ -31,21 +29,16 @@ EXPECTED_ANSWERS = {
 }
 
 
-def _run(tmp_path, mcq_file, *extra):
-    with StubServer() as stub:
-        code = main(["run", "mcq", "--quiet", "--model", f"openai:stub?base_url={stub.base_url}",
-                     "--data", str(mcq_file), "--limit", "3", "--cache-dir", str(tmp_path / "c"),
-                     "--out", str(tmp_path), "--run-id", "r", *extra])
-    assert code == 0
-    results = json.loads((tmp_path / "r" / "results.json").read_text())
-    samples = [json.loads(line) for line in (tmp_path / "r" / "samples.jsonl").read_text().splitlines()]
-    return results, samples
+def _mcq(stub, mcq_file: Path) -> tuple:
+    """``run mcq`` of the first 3 questions of ``mcq_file`` against the stub."""
+    return ("run", "mcq", "--quiet", "--model", stub.model(), "--data", mcq_file, "--limit", "3", "--run-id", "r")
 
 
 @pytest.fixture(scope="module")
-def order_run(tmp_path_factory):
+def order_run(tmp_path_factory, cli_run_in):
     fixture = Path(__file__).parent.parent / "fixtures" / "mcq_small.jsonl"
-    return _run(tmp_path_factory.mktemp("sens"), fixture, "--families", "order,format")
+    with StubServer() as stub:
+        return cli_run_in(tmp_path_factory.mktemp("sens"), *_mcq(stub, fixture), "--families", "order,format").written()
 
 
 def test_the_stubs_answers_are_the_ones_listed(order_run):
@@ -120,8 +113,9 @@ def test_terminal_and_report_show_the_measures(order_run):
     assert per_variant.rows[2][2].startswith("0.500")  # gold@C's PDR
 
 
-def test_posix_under_loglik_scoring(tmp_path, mcq_file):
-    results, samples = _run(tmp_path, mcq_file, "--families", "order", "--scoring", "loglik")
+def test_posix_under_loglik_scoring(cli_run, mcq_file):
+    with StubServer() as stub:
+        results, samples = cli_run(*_mcq(stub, mcq_file), "--families", "order", "--scoring", "loglik").written()
     s = read_metrics(results["metrics"])["openai:stub"]["order/loglik-label"].sensitivity
     # POSIX by hand from the samples: per question, over ordered pairs of prompts (i, j), i != j,
     # |log P(answer to j | prompt i) - log P(answer to j | prompt j)|, options indexed by original option

@@ -7,23 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from robusteval.cli import main
-
 FIX = Path(__file__).parent.parent / "fixtures" / "persona"
-
-
-def _run(tmp_path, *extra: str, run_id: str) -> tuple[int, Path]:
-    code = main(["run", "persona", "--quiet", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "runs"),
-                 "--run-id", run_id, *extra])
-    return code, tmp_path / "runs" / run_id
+PERSONA = ("run", "persona", "--quiet")
 
 
 @pytest.mark.slow
-def test_embedded_model_end_to_end_and_resume(tmp_path):
+def test_embedded_model_end_to_end_and_resume(cli_run):
     args = ("--population", str(FIX / "population.jsonl"), "--personas", "3", "--questionnaire",
             str(FIX / "questionnaire.yaml"), "--contexts", "no_conv,fixed:chess", "--turns", "2",
             "--max-tokens", "24", "--answer-tokens", "6", "--bootstrap", "50")
-    code, folder = _run(tmp_path, *args, run_id="a")
+    code, folder, _, _ = cli_run(*PERSONA, "--run-id", "a", *args)
     assert code == 0
     results = json.loads((folder / "results.json").read_text())
     samples = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
@@ -46,29 +39,29 @@ def test_embedded_model_end_to_end_and_resume(tmp_path):
     assert set(results["leaderboard"]["models"]) == {"llamacpp"}
     assert (folder / "value_scores.csv").read_text().count("\n") == 1 + 2 * 3
 
-    code, again = _run(tmp_path, *args, run_id="b")
+    code, again, _, _ = cli_run(*PERSONA, "--run-id", "b", *args)
     assert code == 0
     rerun = json.loads((again / "results.json").read_text())
     assert rerun["models"]["llamacpp"]["usage"]["new"] == 0  # a rerun asks nothing
     assert rerun["metrics"] == results["metrics"]
 
 
-def test_user_errors_are_one_message(tmp_path, capsys):
-    code, _ = _run(tmp_path, "--personas", "2", run_id="x")
-    assert code == 2 and "--personas 2: out of range; it must be in [3, 1000000]" in capsys.readouterr().err
-    code, _ = _run(tmp_path, "--contexts", "no_conv,banter", run_id="y")
-    assert code == 2 and "unknown context 'banter'" in capsys.readouterr().err
-    code, _ = _run(tmp_path, "--questionnaire", str(tmp_path / "missing.yaml"), run_id="z")
-    assert code == 2 and "missing.yaml: no such file" in capsys.readouterr().err
+def test_user_errors_are_one_message(tmp_path, cli_run):
+    code, _, _, err = cli_run(*PERSONA, "--run-id", "x", "--personas", "2")
+    assert code == 2 and "--personas 2: out of range; it must be in [3, 1000000]" in err
+    code, _, _, err = cli_run(*PERSONA, "--run-id", "y", "--contexts", "no_conv,banter")
+    assert code == 2 and "unknown context 'banter'" in err
+    code, _, _, err = cli_run(*PERSONA, "--run-id", "z", "--questionnaire", tmp_path / "missing.yaml")
+    assert code == 2 and "missing.yaml: no such file" in err
 
 
 @pytest.mark.slow
-def test_logprob_scorings_read_the_first_token_and_share_one_request(tmp_path):
+def test_logprob_scorings_read_the_first_token_and_share_one_request(cli_run):
     """expected and logprobs ask the same one-token request: the second scoring is a free rerun."""
     args = ("--population", str(FIX / "population.jsonl"), "--personas", "3", "--questionnaire",
             str(FIX / "questionnaire.yaml"), "--contexts", "no_conv,fixed:chess", "--turns", "1",
             "--max-tokens", "16", "--bootstrap", "20")
-    code, folder = _run(tmp_path, *args, "--scoring", "expected", run_id="e")
+    code, folder, _, _ = cli_run(*PERSONA, "--run-id", "e", *args, "--scoring", "expected")
     assert code == 0
     expected = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
     assert len(expected) == 3 * 2 * 4
@@ -83,7 +76,7 @@ def test_logprob_scorings_read_the_first_token_and_share_one_request(tmp_path):
     assert all(0 < x <= 1 for x in masses)
     assert "--scoring expected" in (folder / "report.html").read_text()
 
-    code, again = _run(tmp_path, *args, "--scoring", "logprobs", run_id="l")
+    code, again, _, _ = cli_run(*PERSONA, "--run-id", "l", *args, "--scoring", "logprobs")
     assert code == 0
     assert json.loads((again / "results.json").read_text())["models"]["llamacpp"]["usage"]["new"] == 0
     argmax = [json.loads(line) for line in (again / "samples.jsonl").read_text().splitlines()]

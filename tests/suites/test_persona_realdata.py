@@ -16,14 +16,7 @@ from robusteval.testing.openai_stub import StubServer
 SMALL_QUESTIONNAIRE = Path(__file__).parent.parent / "fixtures" / "persona" / "questionnaire.yaml"  # 4 items
 
 
-def _run(tmp_path, *args: str, run_id: str) -> tuple[int, dict, list[dict]]:
-    code = main(["run", "persona", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "runs"),
-                 "--run-id", run_id, "--bootstrap", "20", *args])
-    folder = tmp_path / "runs" / run_id
-    if code not in (0, 3):  # 3: some requests failed, everything else written
-        return code, {}, []
-    samples = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
-    return code, json.loads((folder / "results.json").read_text()), samples
+PERSONA = ("run", "persona", "--bootstrap", "20")
 
 
 def _first_column(path: Path) -> list[str]:
@@ -31,18 +24,18 @@ def _first_column(path: Path) -> list[str]:
         return [row[0] for row in csv.reader(f)]
 
 
-def test_each_persona_is_asked_in_its_genders_wording(realdata, tmp_path):
+def test_each_persona_is_asked_in_its_genders_wording(realdata, cli_run):
     """The leaderboard's population (gender F/M) with pvq_male_test.csv and pvq_female_test.csv:
     every question a woman is asked is the female file's item, every one a man is asked the male
     file's, and no woman is asked '...important to him'."""
     vs = realdata / "value-stability"
     wording = {g: _first_column(vs / "data_pvq" / f"pvq_{g}_test.csv") for g in ("female", "male")}
     with StubServer() as stub:
-        code, results, samples = _run(tmp_path, "--quiet", "--model", f"openai:stub?base_url={stub.base_url}",
-                                      "--population", str(vs / "personas" / "real_world_people.json"),
-                                      "--questionnaire", f"pvq40:{vs / 'data_pvq'}", "--personas", "4",
-                                      "--contexts", "no_conv", run_id="gendered")
-    assert code == 0
+        results, samples = cli_run(*PERSONA, "--run-id", "gendered", "--quiet",
+                                   "--model", f"openai:stub?base_url={stub.base_url}",
+                                   "--population", vs / "personas" / "real_world_people.json",
+                                   "--questionnaire", f"pvq40:{vs / 'data_pvq'}", "--personas", "4",
+                                   "--contexts", "no_conv").written()
     gender = {p["id"]: p["gender"] for p in results["population"]}
     assert sorted(gender.values()) == ["female", "female", "male", "male"]
     assert len(samples) == 4 * 40
@@ -61,7 +54,7 @@ def test_each_persona_is_asked_in_its_genders_wording(realdata, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_chunk_longer_than_the_window_is_n_a_until_truncated(realdata, tmp_path, capsys):
+def test_a_chunk_longer_than_the_window_is_n_a_until_truncated(realdata, tmp_path, cli_run):
     """chunk_4's posts (about 500 tokens) do not fit a 256-token window: every conversation in that
     context fails, so no stability or leaderboard score may be printed from the context that is left;
     with --context-max-tokens the same run fits and the audit counts the posts cut."""
@@ -72,9 +65,9 @@ def test_a_chunk_longer_than_the_window_is_n_a_until_truncated(realdata, tmp_pat
             "--questionnaire", str(SMALL_QUESTIONNAIRE),
             "--contexts", f"no_conv,file:{chunk}",
             "--turns", "1", "--max-tokens", "12", "--scoring", "expected")
-    code, results, _ = _run(tmp_path, *args, run_id="long")
-    out = capsys.readouterr()
-    assert code == 3  # requests failed: the documented exit code, with everything else written
+    out = cli_run(*PERSONA, "--run-id", "long", *args)
+    assert out.code == 3  # requests failed: the documented exit code, with everything else written
+    results = out.results()
     m = results["metrics"]["llamacpp"]
     assert m["lost_contexts"]["file_chunk_4"]["failed"] == 3 * 4 == m["failed"]
     assert "exceeds the available context size" in m["lost_contexts"]["file_chunk_4"]["error"]
@@ -88,8 +81,7 @@ def test_a_chunk_longer_than_the_window_is_n_a_until_truncated(realdata, tmp_pat
     report = (tmp_path / "runs" / "long" / "report.md").read_text()
     assert "context file_chunk_4 lost 12 of 12 answers" in report
 
-    code, results, _ = _run(tmp_path, "--quiet", *args, "--context-max-tokens", "32", run_id="cut")
-    assert code == 0
+    results, _ = cli_run(*PERSONA, "--run-id", "cut", "--quiet", *args, "--context-max-tokens", "32").written()
     m = results["metrics"]["llamacpp"]
     assert m["failed"] == 0 and "lost_contexts" not in m and "na_reason" not in m
     assert results["leaderboard"]["models"]["llamacpp"]["cardinal"] is not None

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from robusteval.cli import main
 from robusteval.cli.tree import add_parser as add_build_command, run_command as run_build_command
 
 pytestmark = pytest.mark.slow
@@ -30,17 +29,11 @@ def _build(tmp_path) -> Path:
     return out
 
 
-def _run(tmp_path, trees: Path, run_id: str) -> tuple[dict, list[dict]]:
-    code = main(["run", "tree", "--trees", str(trees), "--modes", "closed,rag", "--retrievers", "bm25",
-                 "--corpus", str(FIXTURES / "tree_corpus.jsonl"), "--max-tokens", "16", "--quiet",
-                 "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "runs"), "--run-id", run_id])
-    assert code == 0
-    folder = tmp_path / "runs" / run_id
-    samples = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
-    return json.loads((folder / "results.json").read_text()), samples
+EVALUATE = ("run", "tree", "--modes", "closed,rag", "--retrievers", "bm25", "--corpus",
+            FIXTURES / "tree_corpus.jsonl", "--max-tokens", "16", "--quiet")
 
 
-def test_build_then_evaluate_with_the_embedded_model(tmp_path):
+def test_build_then_evaluate_with_the_embedded_model(tmp_path, cli_run):
     trees_file = _build(tmp_path)
     doc = json.loads(trees_file.read_text())
     tree = doc["trees"][0]
@@ -52,7 +45,7 @@ def test_build_then_evaluate_with_the_embedded_model(tmp_path):
     assert tree["cost"]["prompt_tokens"] > 0
     evaluable = [n for n in tree["nodes"] if n["status"] == "ok"]
 
-    results, samples = _run(tmp_path, trees_file, "eval")
+    results, samples = cli_run(*EVALUATE, "--trees", trees_file, "--run-id", "eval").written()
     assert len(samples) == 2 * len(evaluable)  # closed + rag-bm25 per node
     assert {s["mode"] for s in samples} == {"closed", "rag-bm25"}
     for s in samples:
@@ -70,7 +63,7 @@ def test_build_then_evaluate_with_the_embedded_model(tmp_path):
     cost = results["cost"]["evaluate"]["llamacpp"]
     assert cost["total"]["requests"] == 3 * len(evaluable) and cost["extrapolated_to_dataset"]["questions"] == 6
 
-    again, samples_again = _run(tmp_path, trees_file, "eval2")
+    again, samples_again = cli_run(*EVALUATE, "--trees", trees_file, "--run-id", "eval2").written()
     assert again["models"]["llamacpp"]["usage"]["new"] == 0  # everything from the cache
     strip = lambda rows: [{k: v for k, v in r.items() if k != "cached"} for r in rows]  # noqa: E731
     assert strip(samples_again) == strip(samples)

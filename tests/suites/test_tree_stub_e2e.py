@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from robusteval.cli import main
 from robusteval.probes.tree import lexical_fn
 from robusteval.report.model import Run
 from robusteval.results.records import read_run
@@ -27,19 +26,18 @@ FIXTURES = Path(__file__).parent.parent / "fixtures"
 ZERO = {"value": 0.0, "ci_low": 0.0, "ci_high": 0.0, "n": 2}
 
 
-def _run(tmp, stub, run_id, *extra):
-    return main(["run", "tree", "--model", f"openai:stub?base_url={stub.base_url}", "--retries", "0",
-                 "--modes", "closed,rag", "--retrievers", "bm25", "--corpus", str(FIXTURES / "tree_corpus.jsonl"),
-                 "--max-tokens", "16", "--quiet", "--cache-dir", str(tmp / "cache"), "--out", str(tmp / "runs"),
-                 "--run-id", run_id, *extra])
+def _tree(stub, run_id: str) -> tuple:
+    """``run tree`` against the stub, closed-book and through BM25 over the fixture corpus, as ``run_id``."""
+    return ("run", "tree", "--model", stub.model(), "--retries", "0", "--modes", "closed,rag", "--retrievers", "bm25",
+            "--corpus", FIXTURES / "tree_corpus.jsonl", "--max-tokens", "16", "--quiet", "--run-id", run_id)
 
 
 @pytest.fixture(scope="module")
-def stub_run(tmp_path_factory):
+def stub_run(tmp_path_factory, cli_run_in):
     tmp = tmp_path_factory.mktemp("tree-stub")
     with StubServer() as stub:
-        code = _run(tmp, stub, "stub", "--data", str(FIXTURES / "popqa_small.jsonl"), "--limit", "2", "--depth", "1",
-                    "--paraphrases", "1", "--lexical", "2", "--lexical-kinds", "ocr,visual")
+        code = cli_run_in(tmp, *_tree(stub, "stub"), "--data", FIXTURES / "popqa_small.jsonl", "--limit", "2",
+                          "--depth", "1", "--paraphrases", "1", "--lexical", "2", "--lexical-kinds", "ocr,visual").code
         assert code == 0
         yield tmp, stub
 
@@ -126,21 +124,21 @@ def test_report_section_of_the_run(stub_run):
     assert "accuracy by perturbation" in report and "| ocr |" in report
 
 
-def test_stored_trees_take_limit_and_refuse_data(stub_run, capsys):
+def test_stored_trees_take_limit_and_refuse_data(stub_run, cli_run_in, capsys):
     tmp, _ = stub_run
     trees = tmp / "runs" / "stub" / "trees.json"
     with StubServer() as stub:
-        assert _run(tmp, stub, "limited", "--trees", str(trees), "--limit", "1") == 0
+        assert cli_run_in(tmp, *_tree(stub, "limited"), "--trees", trees, "--limit", "1").code == 0
         results = json.loads((tmp / "runs" / "limited" / "results.json").read_text())
         assert results["tree_shapes"]["trees"] == 1 and results["metrics"]["openai:stub"]["modes"]["closed"][
             "samples"] == 3
         (source,) = [s for s in results["data"]["sources"] if s["source"].startswith("trees ")]
         assert (source["rows_read"], source["rows_used"]) == (2, 1)
         assert any("--limit 1" in note and "--all" in note for note in source["notes"])
-        assert _run(tmp, stub, "all", "--trees", str(trees), "--all") == 0
+        assert cli_run_in(tmp, *_tree(stub, "all"), "--trees", trees, "--all").code == 0
         assert json.loads((tmp / "runs" / "all" / "results.json").read_text())["tree_shapes"]["trees"] == 2
-        capsys.readouterr()
-        assert _run(tmp, stub, "data", "--trees", str(trees), "--data", "squad") == 2
-    err = " ".join(capsys.readouterr().err.split())
+        refused = cli_run_in(tmp, *_tree(stub, "data"), "--trees", trees, "--data", "squad", capsys=capsys)
+        assert refused.code == 2
+    err = " ".join(refused.err.split())
     assert f"--trees {trees} holds its own questions; --data cannot change them" in err
     assert "Traceback" not in err and not (tmp / "runs" / "data").exists()

@@ -54,8 +54,9 @@ def embedded_model_path() -> Path:
 
 def default_threads() -> int:
     """llama.cpp compute threads when ``?n_threads=`` is not given: the cores actually free
-    (`threads.free_threads`: the cores this process may use less what other processes keep busy on
-    them, over the last moment or the last minute, whichever is busier; at least 1),
+    (`threads.free_threads`: the cores this process may use, within a container's CPU quota, less what
+    other processes keep busy on them, over the last moment or the last minute, whichever is busier;
+    at least 1),
     never more threads than there are free cores.
 
     Measured on 2 cores (docs/performance.md): alone on the machine, 2 threads did 40 mcq requests

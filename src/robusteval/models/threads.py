@@ -5,7 +5,9 @@ thread that loses its core stalls the rest, and a request takes many times longe
 threads (measured in docs/performance.md, "Threads on a busy machine": at load 10-14 on 2 cores,
 35-54 s per request with 2 threads against 5-9 s with 1). So a default takes the cores that are
 actually free, not every core: the cores granted to this process (a container's or taskset's grant)
-less what other processes keep busy on them, to the nearest core, at least 1.
+less what other processes keep busy on them, to the nearest core, at least 1, and never more than a
+container's CPU quota allows (`cpu_quota`: Docker's ``--cpus 2`` leaves every host core in the affinity
+and limits the time instead, so counting the cores alone would start a thread per host core).
 
 How busy the cores are is read two ways (`read_cpu`), and the busier reading wins (`threads_for`):
 
@@ -32,32 +34,50 @@ from pathlib import Path
 WINDOW_S = 0.3  # long enough for a scheduler tick per core to count (100 Hz), short beside a model's load
 PROC_STAT = Path("/proc/stat")
 PROC_SELF_STAT = Path("/proc/self/stat")
+CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
 @dataclass(frozen=True)
 class CpuReadings:
     """What the thread count is chosen from; every figure in cores (``None``: not known here)."""
 
-    cores: int  # granted to this process
+    cores: int  # this process may run on (its affinity)
     host_cores: int  # on the host, which the load average is spread over
     load: float | None = None  # the host's 1-minute load average
     busy: float | None = None  # granted cores other processes kept busy over the last window
+    quota: float | None = None  # the cgroup's CPU time per period, in cores (None: no quota)
+
+
+def quota_cores(quota: float | None) -> int | None:
+    """Whole cores a CPU quota grants: rounded down, at least 1 (None: no quota).
+
+    llama.cpp's threads are whole. Rounding ``--cpus 1.5`` up to 2 threads would use the half core
+    that rounding down leaves, but the quota is spent by the whole process (the event loop, the store's
+    writer, a judge run on it too), and once a period's time is spent the cgroup is throttled, one
+    thread possibly mid-layer while the other waits at the barrier. Rounding down never asks for more
+    than the quota grants; it is the side the measured costs favour (one thread too few cost 1.6x
+    alone on 2 cores, one too many up to 16x on a busy machine; docs/performance.md). Neither side
+    was measured under a fractional quota."""
+    return None if quota is None else max(1, math.floor(quota))
 
 
 def threads_for(r: CpuReadings) -> int:
     """Threads a local model may start: the granted cores less the busier of the two readings, to the
-    nearest core, at least 1 (every granted core where neither is known).
+    nearest core, at least 1 (every granted core where neither is known), and no more than the quota's
+    whole cores (`quota_cores`).
 
     The load average is host-wide: the share of it that falls on the granted cores is taken as busy
     (all of it when the process may use every core). To the nearest core: a core busy less than half
     the time counts as free (this process's own start-up shows in the load of an idle machine as a
-    few tenths)."""
+    few tenths). The quota caps the free cores rather than replacing the affinity count: what other
+    processes keep busy is measured on the cores this process may run on, and a container on a busy
+    host with a quota of 2 still has 2 free cores as long as 2 of its host's cores are idle."""
     readings = [] if r.busy is None else [r.busy]
     if r.load is not None:
         readings.append(r.load * r.cores / max(r.cores, r.host_cores))
-    if not readings:
-        return max(1, r.cores)
-    return max(1, min(r.cores, math.floor(r.cores - max(readings) + 0.5)))
+    free = r.cores if not readings else math.floor(r.cores - max(readings) + 0.5)
+    quota = quota_cores(r.quota)
+    return max(1, min(r.cores, free, r.cores if quota is None else quota))
 
 
 def granted_cpus() -> set[int] | None:
@@ -68,10 +88,48 @@ def granted_cpus() -> set[int] | None:
         return None
 
 
-def granted_cores() -> int:
-    """The cores this process may run on (its CPU affinity), not the host's count."""
-    cpus = granted_cpus()
+def affinity_cores(cpus: set[int] | None) -> int:
+    """How many cores the affinity ``cpus`` name (the host's count where the system does not say)."""
     return max(1, len(cpus)) if cpus is not None else os.cpu_count() or 1
+
+
+def granted_cores() -> int:
+    """The cores this process may use: its CPU affinity, within a container's CPU quota
+    (`quota_cores`), not the host's count."""
+    cores, quota = affinity_cores(granted_cpus()), quota_cores(cpu_quota())
+    return cores if quota is None else min(cores, quota)
+
+
+def parse_quota(quota: str, period: str) -> float | None:
+    """Cores' worth of CPU time from a quota and a period in microseconds; None for no quota (cgroup
+    v2's ``max``, v1's ``-1``) or text that is not a positive quota."""
+    try:
+        q, p = int(quota), int(period)
+    except ValueError:  # "max", or not a number at all
+        return None
+    return q / p if q > 0 and p > 0 else None
+
+
+def cpu_quota(root: Path | None = None) -> float | None:
+    """This container's CPU quota in cores (``--cpus 2``: 2.0), None where none is set or the files
+    are absent (not Linux, no cgroup CPU controller mounted).
+
+    Read where a container sees its own cgroup: cgroup v2's ``cpu.max`` ("QUOTA PERIOD", or
+    "max PERIOD") at the root, else cgroup v1's ``cpu.cfs_quota_us`` over ``cpu.cfs_period_us`` under
+    ``cpu`` or ``cpu,cpuacct``. ``root`` defaults to `CGROUP_ROOT` (tests point both at a fake tree)."""
+    base = CGROUP_ROOT if root is None else root
+    try:
+        quota, _, period = (base / "cpu.max").read_text().strip().partition(" ")
+        return parse_quota(quota, period)
+    except OSError:
+        pass
+    for controller in ("cpu", "cpu,cpuacct"):
+        try:
+            return parse_quota((base / controller / "cpu.cfs_quota_us").read_text().strip(),
+                               (base / controller / "cpu.cfs_period_us").read_text().strip())
+        except OSError:
+            continue
+    return None
 
 
 def load_average() -> float | None:
@@ -154,9 +212,10 @@ def busy_cores(cpus: set[int] | None, window: float = WINDOW_S) -> float | None:
 
 def read_cpu(window: float = WINDOW_S) -> CpuReadings:
     """This machine's readings now (takes ``window`` seconds where ``/proc/stat`` is there)."""
-    cpus, cores = granted_cpus(), granted_cores()
+    cpus = granted_cpus()
+    cores = affinity_cores(cpus)
     return CpuReadings(cores=cores, host_cores=max(cores, os.cpu_count() or cores), load=load_average(),
-                       busy=busy_cores(cpus, window))
+                       busy=busy_cores(cpus, window), quota=cpu_quota())
 
 
 def free_threads() -> int:
@@ -174,5 +233,5 @@ def cap_torch_threads() -> int:
     return threads
 
 
-__all__ = ["CpuReadings", "busy_cores", "cap_torch_threads", "free_threads", "granted_cores", "load_average",
-           "read_cpu", "threads_for"]
+__all__ = ["CpuReadings", "busy_cores", "cap_torch_threads", "cpu_quota", "free_threads", "granted_cores",
+           "load_average", "quota_cores", "read_cpu", "threads_for"]
