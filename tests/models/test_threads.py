@@ -77,14 +77,36 @@ def _cgroup(root, files: dict[str, str]):
     ({}, None),  # no cgroup files at all (not Linux, no CPU controller)
 ])
 def test_cpu_quota_reads_cgroup_v2_then_v1(tmp_path, files, expected):
-    quota = cpu_quota(_cgroup(tmp_path, files))
+    quota = cpu_quota(_cgroup(tmp_path, files), membership="")
     assert quota == (None if expected is None else pytest.approx(expected))
+
+
+@pytest.mark.parametrize(("files", "membership", "expected"), [
+    # a systemd service with CPUQuota=150% on a v2 host: the root has no cpu.max, the service's cgroup has
+    ({"cgroup.controllers": "cpu\n", "system.slice/app.service/cpu.max": "150000 100000\n",
+      "system.slice/cpu.max": "max 100000\n"}, "0::/system.slice/app.service\n", 1.5),
+    # a nested cgroup without a quota of its own under a parent with one: the parent's holds
+    ({"cgroup.controllers": "cpu\n", "outer/cpu.max": "200000 100000\n", "outer/inner/cpu.max": "max 100000\n"},
+     "0::/outer/inner\n", 2.0),
+    # the tightest of the cgroup and its ancestors
+    ({"cgroup.controllers": "cpu\n", "outer/cpu.max": "100000 100000\n", "outer/inner/cpu.max": "400000 100000\n"},
+     "0::/outer/inner\n", 1.0),
+    # cgroup v1: the cpu hierarchy's path, not another controller's
+    ({"cpu,cpuacct/docker/abc/cpu.cfs_quota_us": "250000\n", "cpu,cpuacct/docker/abc/cpu.cfs_period_us": "100000\n"},
+     "12:memory:/elsewhere\n4:cpu,cpuacct:/docker/abc\n0::/\n", 2.5),
+    # the cgroup's folder is not visible (a container sees only its own root): the root's quota
+    ({"cpu.max": "300000 100000\n"}, "0::/not/mounted/here\n", 3.0),
+])
+def test_cpu_quota_follows_the_process_cgroup_and_its_ancestors(tmp_path, files, membership, expected):
+    assert cpu_quota(_cgroup(tmp_path, files), membership=membership) == pytest.approx(expected)
 
 
 def test_the_machine_readings_carry_the_quota(monkeypatch, tmp_path):
     """`read_cpu` and `granted_cores` read the cgroup under `CGROUP_ROOT`: a v2 quota of 2 on a process
     allowed 8 cores grants 2, and the picker starts 2 threads on an idle machine."""
     monkeypatch.setattr(threads, "CGROUP_ROOT", _cgroup(tmp_path, {"cpu.max": "200000 100000\n"}))
+    (tmp_path / "self-cgroup").write_text("0::/\n")
+    monkeypatch.setattr(threads, "PROC_SELF_CGROUP", tmp_path / "self-cgroup")
     monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
     monkeypatch.setattr(threads, "busy_cores", lambda cpus, window=threads.WINDOW_S: 0.0)
     monkeypatch.setattr(threads, "load_average", lambda: 0.0)

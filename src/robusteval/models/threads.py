@@ -35,6 +35,7 @@ WINDOW_S = 0.3  # long enough for a scheduler tick per core to count (100 Hz), s
 PROC_STAT = Path("/proc/stat")
 PROC_SELF_STAT = Path("/proc/self/stat")
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+PROC_SELF_CGROUP = Path("/proc/self/cgroup")
 
 
 @dataclass(frozen=True)
@@ -110,26 +111,64 @@ def parse_quota(quota: str, period: str) -> float | None:
     return q / p if q > 0 and p > 0 else None
 
 
-def cpu_quota(root: Path | None = None) -> float | None:
-    """This container's CPU quota in cores (``--cpus 2``: 2.0), None where none is set or the files
+def _read_quota(folder: Path, v2: bool) -> float | None:
+    """One cgroup folder's quota in cores (None: none set, or not there)."""
+    try:
+        if v2:
+            quota, _, period = (folder / "cpu.max").read_text().strip().partition(" ")
+            return parse_quota(quota, period)
+        return parse_quota((folder / "cpu.cfs_quota_us").read_text().strip(),
+                           (folder / "cpu.cfs_period_us").read_text().strip())
+    except OSError:
+        return None
+
+
+def _own_paths(membership: str) -> dict[str, str]:
+    """This process's cgroup path per hierarchy, from ``/proc/self/cgroup`` lines ("ID:CONTROLLERS:PATH"):
+    ``""`` for cgroup v2's unified one ("0::/PATH"), else the v1 controller list ("cpu,cpuacct")."""
+    paths = {}
+    for line in membership.splitlines():
+        _, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        if controllers == "" or "cpu" in controllers.split(","):
+            paths[controllers] = path.strip()
+    return paths
+
+
+def cpu_quota(root: Path | None = None, membership: str | None = None) -> float | None:
+    """This process's CPU quota in cores (``docker --cpus 2``: 2.0), None where none is set or the files
     are absent (not Linux, no cgroup CPU controller mounted).
 
-    Read where a container sees its own cgroup: cgroup v2's ``cpu.max`` ("QUOTA PERIOD", or
-    "max PERIOD") at the root, else cgroup v1's ``cpu.cfs_quota_us`` over ``cpu.cfs_period_us`` under
-    ``cpu`` or ``cpu,cpuacct``. ``root`` defaults to `CGROUP_ROOT` (tests point both at a fake tree)."""
+    A quota limits its cgroup and every cgroup below it, so the tightest of the process's own cgroup
+    and its ancestors holds: a container sees its own cgroup at the root (``/proc/self/cgroup`` says
+    "/"), a systemd service with ``CPUQuota=`` or a nested container a path below it. Read from
+    cgroup v2's ``cpu.max`` ("QUOTA PERIOD", or "max PERIOD"), else cgroup v1's ``cpu.cfs_quota_us``
+    over ``cpu.cfs_period_us`` under ``cpu`` or ``cpu,cpuacct``. ``root`` defaults to `CGROUP_ROOT`
+    and ``membership`` to `PROC_SELF_CGROUP`'s text (tests point both at fakes)."""
     base = CGROUP_ROOT if root is None else root
-    try:
-        quota, _, period = (base / "cpu.max").read_text().strip().partition(" ")
-        return parse_quota(quota, period)
-    except OSError:
-        pass
-    for controller in ("cpu", "cpu,cpuacct"):
+    if membership is None:
         try:
-            return parse_quota((base / controller / "cpu.cfs_quota_us").read_text().strip(),
-                               (base / controller / "cpu.cfs_period_us").read_text().strip())
+            membership = PROC_SELF_CGROUP.read_text()
         except OSError:
-            continue
-    return None
+            membership = ""
+    paths = _own_paths(membership)
+    # v2: a unified hierarchy (every v2 cgroup, the root included, has cgroup.controllers), or the
+    # process is in no v1 cpu hierarchy; a hybrid host's v1 cpu controller holds the quota
+    v2 = (base / "cgroup.controllers").exists() or (base / "cpu.max").exists() or (not any(paths) and "" in paths)
+    if v2:
+        folders = [(base, paths.get("", "/"))]
+    else:
+        folders = [(base / c, paths.get(c, "/")) for c in ("cpu", "cpu,cpuacct") if (base / c).is_dir()]
+    quotas = []
+    for top, path in folders[:1]:
+        here = top / path.strip("/") if path.strip("/") else top
+        while True:  # the cgroup and each ancestor up to the hierarchy's root
+            quotas.append(_read_quota(here, v2))
+            if here == top or top not in here.parents:
+                break
+            here = here.parent
+    found = [q for q in quotas if q is not None]
+    return min(found) if found else None
 
 
 def load_average() -> float | None:
