@@ -19,8 +19,8 @@ logit P(item i right under variant j) = a_i + b_j, with
   estimate came out low: with 10 variants x 20 cells it lies anywhere in 0.1-1.2 over grids whose
   true tau is 0.6, and there the intervals missed. A flat prior on [0.01, 4] erred the other way
   where the cells say little of tau (10 variants of 2-6 cells each, mostly wrong: the real grids
-  at 2%): its posterior is then mostly the prior, whose median is 2 logits, and the spread came
-  out 0.08-0.23 too wide. The half-normal's scale is fixed, not fitted, and is where it is by
+  at 2%): its posterior then stays near the prior, whose median is 2 logits, and the spread came
+  out far too wide. The half-normal's scale is fixed, not fitted, and is where it is by
   measurement (docs/performance.md): narrower shrinks a grid whose templates truly differ by 2
   logits and more when few cells are asked; wider gives back the flat prior's overstatement.
 
