@@ -78,7 +78,7 @@ def test_on_the_narrow_real_shape_the_spread_is_not_inflated_by_the_noise_of_few
     # wrong) under every template. The spread of the templates' observed shares is above 0.3 and a
     # fixed-penalty fit's near 0.4 (the issue's 0.30 on the real grid); the full grid's is about
     # 0.06-0.07. So few informative cells leave tau open (on grid 0 its posterior's quartiles are
-    # 0.39 and 0.87, the truth 0.15) that one grid in four errs by 0.13 on the spread and 0.046 on
+    # 0.24 and 0.67, the truth 0.15) that one grid in four errs by 0.08 on the spread and 0.033 on
     # the 5% quantile, inside its wide interval; the others by 0.02 at most (benchmarks/budget.py:
     # docs/performance.md has the average over 20 grids)
     spread_errors, quantile_errors = [], []
