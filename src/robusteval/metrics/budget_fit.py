@@ -12,12 +12,17 @@ logit P(item i right under variant j) = a_i + b_j, with
   two asked cells per item a joint fit's item abilities are mostly noise, and that noise pushed the
   variant effects, and so the spread, outward (the incidental-parameter problem).
 - b_j ~ N(x_j' gamma, tau^2): x_j the variant's covariates (none: gamma = 0), tau drawn from its
-  posterior under a flat prior on [0.01, 4] logits, the effects integrated out (`_draw_tau`), so how
-  far a variant is pulled toward the others (the penalty) comes from the data, with its
-  uncertainty, instead of a fixed C or scale. A prior scaled by tau's own estimate (half-Cauchy
-  whose scale was the EM's tau) shrank too hard wherever that estimate came out low: with 10
-  variants x 20 cells it lies anywhere in 0.1-1.2 over grids whose true tau is 0.6, and there
-  the intervals missed (docs/performance.md).
+  posterior under a half-normal prior of fixed scale TAU_SCALE logits (on [0.01, 4]), the effects
+  integrated out (`_draw_tau`), so how far a variant is pulled toward the others (the penalty)
+  comes from the data, with its uncertainty, instead of a fixed C or scale. A prior scaled by
+  tau's own estimate (half-Cauchy whose scale was the EM's tau) shrank too hard wherever that
+  estimate came out low: with 10 variants x 20 cells it lies anywhere in 0.1-1.2 over grids whose
+  true tau is 0.6, and there the intervals missed. A flat prior on [0.01, 4] erred the other way
+  where the cells say little of tau (10 variants of 2-6 cells each, mostly wrong: the real grids
+  at 2%): its posterior then stays near the prior, whose median is 2 logits, and the spread came
+  out far too wide. The half-normal's scale is fixed, not fitted, and is where it is by
+  measurement (docs/performance.md): narrower shrinks a grid whose templates truly differ by 2
+  logits and more when few cells are asked; wider gives back the flat prior's overstatement.
 
 The distribution over variants (quantiles, spread, worst and best case) is read from posterior
 draws of the whole grid, never from the spread of point estimates: point estimates of noisy
@@ -41,7 +46,8 @@ EM_ITERATIONS = 60  # a start for the sampler, which draws tau itself: it need n
 PRIOR_SD, PRIOR_ITEMS = 2.0, 0.05  # the abilities' anchor: a normal's sd, and its weight in items' worth
 WARM = 100  # sweeps before the draws are kept
 EFFECTS = np.linspace(-6.0, 6.0, 301)  # the variant effects' support when drawn (logit)
-TAUS = np.geomspace(0.01, 4.0, 48)  # and tau's: its prior is flat on [0.01, 4]
+TAUS = np.geomspace(0.01, 4.0, 48)  # and tau's
+TAU_SCALE = 1.5  # tau's prior: half-normal of this scale (logit); its median is 1
 
 
 def _log_p(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -132,7 +138,8 @@ class Fit:
         2%, and their 95% intervals were too narrow; with the effects integrated out, 60-115."""
         b, gamma, tau2 = self.b.copy(), self.gamma.copy(), max(self.tau2, 0.01)
         out = np.empty((n, self.n_vars))
-        log_tau_prior = np.log(TAUS)  # flat on tau (TAUS is log-spaced: each point stands for a width ~ tau)
+        # half-normal on tau, times the width each point of the log-spaced TAUS stands for (~ tau)
+        log_tau_prior = np.log(TAUS) - 0.5 * (TAUS / TAU_SCALE) ** 2
         for t in range(warm + n):
             # abilities | effects: exact, on the grid; then each variant's answers per grid point
             at = draw_rows(self._item_posterior(b), rng)
