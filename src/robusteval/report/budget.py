@@ -28,15 +28,16 @@ SCORE_NOTE = ("score --budget: the estimate is what `run mcq --budget` with the 
               "spreads; posterior medians and the central 95% of the posterior draws); 'full grid' is the grid's own "
               "value. The family metrics above are of the whole grid.")
 # An interval is printed only where benchmarks/budget.py found such intervals holding the truth in at
-# least 90% of 20 repeats (docs/performance.md). Per-variant accuracies held 0.90-0.99 on every grid
-# and budget measured, from 2 asked cells per variant (the real 109 x 10 grid at 2%) up. The
-# quantiles and spread of 100 variants held 0.95 from 10 cells each (the narrow MMLU shape at 2%);
-# of 10 variants they held 0.85-1.00 on the synthetic grids but 0.70-0.85 (some quantile, at
-# every budget from 2 to 27 cells per variant) on the real 10-template grid the Rasch model fits
-# worse, so never below MANY_VARIANTS.
+# least 90% of 20 repeats (docs/performance.md). Per-variant accuracies held 0.88-0.99 on every grid
+# and budget measured (0.88: noise, about 0.90 over seeds of the draws), from 2 asked cells per
+# variant (the real 109 x 10 grid at 2%) up. The quantiles and spread of 100 variants held 0.90-1.00
+# from 27 cells each (the narrow MMLU shape at 5%) up, but the 95% quantile's only 0.85 from 11 (at
+# 2%; 0.85-0.87 over 8 seeds of the draws); of 10 variants they held 0.85-1.00 on the synthetic grids
+# but 0.65-0.85 (some quantile, at every budget from 2 to 75 cells per variant) on the real
+# 10-template grids the Rasch model fits worse, so never below MANY_VARIANTS.
 VARIANT_CELLS = 2  # per-variant intervals: every variant needs this many asked cells
 MANY_VARIANTS = 50  # quantiles and spread: this many variants ...
-FEW_CELLS = 10  # ... each with this many asked cells
+FEW_CELLS = 20  # ... each with this many asked cells
 UNCHECKED = "(intervals marked † not shown: fewer than 90% of such intervals held the truth in benchmarks/budget.py)"
 
 
