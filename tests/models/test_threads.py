@@ -94,6 +94,11 @@ def test_cpu_quota_reads_cgroup_v2_then_v1(tmp_path, files, expected):
     # cgroup v1: the cpu hierarchy's path, not another controller's
     ({"cpu,cpuacct/docker/abc/cpu.cfs_quota_us": "250000\n", "cpu,cpuacct/docker/abc/cpu.cfs_period_us": "100000\n"},
      "12:memory:/elsewhere\n4:cpu,cpuacct:/docker/abc\n0::/\n", 2.5),
+    # cgroup v1 as most hosts mount it: `cpu` (a link to cpu,cpuacct) holds the tree, while the
+    # membership line names the controllers joined; a systemd service's CPUQuota= sits below the root
+    ({"cpu/system.slice/app.service/cpu.cfs_quota_us": "150000\n",
+      "cpu/system.slice/app.service/cpu.cfs_period_us": "100000\n"},
+     "4:cpu,cpuacct:/system.slice/app.service\n", 1.5),
     # the cgroup's folder is not visible (a container sees only its own root): the root's quota
     ({"cpu.max": "300000 100000\n"}, "0::/not/mounted/here\n", 3.0),
 ])

@@ -123,16 +123,16 @@ def _read_quota(folder: Path, v2: bool) -> float | None:
         return None
 
 
-def _own_paths(membership: str) -> dict[str, str]:
-    """This process's cgroup path per hierarchy, from ``/proc/self/cgroup`` lines ("ID:CONTROLLERS:PATH"):
-    ``""`` for cgroup v2's unified one ("0::/PATH"), else the v1 controller list ("cpu,cpuacct")."""
-    paths = {}
+def _own_path(membership: str, v2: bool) -> str:
+    """This process's cgroup path in the hierarchy the quota is read from, from ``/proc/self/cgroup``
+    lines ("ID:CONTROLLERS:PATH"): cgroup v2's unified one ("0::/PATH"), else the v1 hierarchy whose
+    controllers include ``cpu`` ("4:cpu,cpuacct:/PATH"); "/" where the process is in neither."""
     for line in membership.splitlines():
         _, _, rest = line.partition(":")
         controllers, _, path = rest.partition(":")
-        if controllers == "" or "cpu" in controllers.split(","):
-            paths[controllers] = path.strip()
-    return paths
+        if controllers == "" if v2 else "cpu" in controllers.split(","):
+            return path.strip() or "/"
+    return "/"
 
 
 def cpu_quota(root: Path | None = None, membership: str | None = None) -> float | None:
@@ -141,34 +141,34 @@ def cpu_quota(root: Path | None = None, membership: str | None = None) -> float 
 
     A quota limits its cgroup and every cgroup below it, so the tightest of the process's own cgroup
     and its ancestors holds: a container sees its own cgroup at the root (``/proc/self/cgroup`` says
-    "/"), a systemd service with ``CPUQuota=`` or a nested container a path below it. Read from
-    cgroup v2's ``cpu.max`` ("QUOTA PERIOD", or "max PERIOD"), else cgroup v1's ``cpu.cfs_quota_us``
-    over ``cpu.cfs_period_us`` under ``cpu`` or ``cpu,cpuacct``. ``root`` defaults to `CGROUP_ROOT`
-    and ``membership`` to `PROC_SELF_CGROUP`'s text (tests point both at fakes)."""
+    "/", or names a path its mount does not show), a systemd service with ``CPUQuota=`` or a nested
+    container a path below it. Read from cgroup v2's ``cpu.max`` ("QUOTA PERIOD", or "max PERIOD"),
+    else cgroup v1's ``cpu.cfs_quota_us`` over ``cpu.cfs_period_us`` under ``cpu`` or ``cpu,cpuacct``
+    (most hosts mount one as a link to the other). ``root`` defaults to `CGROUP_ROOT` and
+    ``membership`` to `PROC_SELF_CGROUP`'s text (tests point both at fakes)."""
     base = CGROUP_ROOT if root is None else root
     if membership is None:
         try:
             membership = PROC_SELF_CGROUP.read_text()
         except OSError:
             membership = ""
-    paths = _own_paths(membership)
     # v2: a unified hierarchy (every v2 cgroup, the root included, has cgroup.controllers), or the
     # process is in no v1 cpu hierarchy; a hybrid host's v1 cpu controller holds the quota
-    v2 = (base / "cgroup.controllers").exists() or (base / "cpu.max").exists() or (not any(paths) and "" in paths)
-    if v2:
-        folders = [(base, paths.get("", "/"))]
-    else:
-        folders = [(base / c, paths.get(c, "/")) for c in ("cpu", "cpu,cpuacct") if (base / c).is_dir()]
-    quotas = []
-    for top, path in folders[:1]:
-        here = top / path.strip("/") if path.strip("/") else top
-        while True:  # the cgroup and each ancestor up to the hierarchy's root
-            quotas.append(_read_quota(here, v2))
-            if here == top or top not in here.parents:
-                break
-            here = here.parent
-    found = [q for q in quotas if q is not None]
-    return min(found) if found else None
+    in_v1 = any("cpu" in line.split(":")[1].split(",") for line in membership.splitlines() if line.count(":") >= 2)
+    v2 = (base / "cgroup.controllers").exists() or (base / "cpu.max").exists() or (
+        not in_v1 and "0::" in membership)
+    top = base if v2 else next((base / c for c in ("cpu", "cpu,cpuacct") if (base / c).is_dir()), None)
+    if top is None:
+        return None
+    here = top.joinpath(_own_path(membership, v2).strip("/"))
+    found = []
+    while True:  # the cgroup and each ancestor up to the hierarchy's root
+        quota = _read_quota(here, v2)
+        if quota is not None:
+            found.append(quota)
+        if here == top:
+            return min(found) if found else None
+        here = here.parent
 
 
 def load_average() -> float | None:
