@@ -56,7 +56,7 @@ from sklearn.linear_model import LogisticRegression
 
 from robusteval.metrics.budget import QUANTILES, choose_cells, estimate
 from robusteval.metrics.budget_covariates import check_covariates, family_covariates
-from robusteval.metrics.budget_fit import draw_rows
+from robusteval.metrics.budget_fit import Fit, draw_rows
 
 BUDGETS = (0.02, 0.05, 0.10, 0.25)
 GRIDS = ("narrow", "rasch", "interaction")
@@ -131,8 +131,6 @@ def floor_draws(observed: np.ndarray, truth: Truth, n: int, rng: np.random.Gener
 def fitted_truth(grid: np.ndarray) -> Truth:
     """A real grid with the floor's parameters from our model fitted to every cell: each cell's
     fitted logit less its variant's fitted effect is what the floor is told."""
-    from robusteval.metrics.budget_fit import Fit
-
     fit = Fit(grid, np.ones(grid.shape, dtype=bool), None)
     p = np.clip(fit.expected(), 1e-9, 1 - 1e-9)
     return Truth(grid, None, np.log(p / (1 - p)) - fit.b[None, :], fit.b)
@@ -265,8 +263,6 @@ def noise_floor(grid: np.ndarray, budget: float, repeats: int) -> float:
     cell, which no estimator of the unasked cells can remove. (Filling the unasked cells with those
     fitted probabilities would not measure it: a fit to every cell matches each variant's total by
     construction.) Computed, not simulated: sqrt(2/pi) x the noise's sd, over the design's cells."""
-    from robusteval.metrics.budget_fit import Fit
-
     p = Fit(grid, np.ones(grid.shape, dtype=bool), None).expected()
     out = []
     for r in range(repeats):
