@@ -23,10 +23,11 @@ class ObservedStore(Store):
         self.release = threading.Event()
         self.release.set()
 
-    def put_many(self, rows):
+    def put_many(self, rows, *, replace=False):
         self.release.wait(10)
-        super().put_many(rows)
+        written = super().put_many(rows, replace=replace)
         self.transactions.append([r.key for r in rows])
+        return written
 
 
 class Together:

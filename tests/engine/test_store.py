@@ -127,6 +127,63 @@ def test_an_answer_whose_bytes_changed_is_refused_counted_and_asked_again(tmp_pa
     assert report.ok and report.answers == 3 and report.changed == ()
 
 
+# --- a stored answer is never silently replaced ---------------------------------------------------
+
+def _row(i: int, text: str) -> StoreRow:
+    return StoreRow(cache_key(FP, _request(i)), FP, _request(i), Completion(text=text, prompt_tokens=1), 0.0)
+
+
+def _text(path: Path, i: int) -> str | None:
+    store = Store(path)
+    try:
+        hit = store.get(cache_key(FP, _request(i)))
+        return None if hit is None else hit.completion.text
+    finally:
+        store.close()
+
+
+def test_a_second_writer_never_replaces_an_answer_stored_after_its_lookup(tmp_path):
+    """N4's race without timing: two handles (a live run, an import) both find key 0 missing, then
+    both write; the second keeps the first's answer and says so. A damaged answer is replaced; a
+    key given twice in one write keeps its first answer."""
+    path = tmp_path / "responses.sqlite"
+    run, other = Store(path), Store(path)
+    assert run.get(_row(0, "x").key) is None and other.get(_row(0, "x").key) is None
+    assert run.put_many([_row(0, "live"), _row(1, "live 1")]).stored == (_row(0, "x").key, _row(1, "x").key)
+    written = other.put_many([_row(0, "imported"), _row(1, "live 1"), _row(2, "imported 2"), _row(2, "again")])
+    assert written.stored == (_row(2, "x").key,)
+    assert written.same == (_row(1, "x").key,)
+    assert written.conflicts == (_row(0, "x").key, _row(2, "x").key)
+    run.close()
+    other.close()
+    assert [_text(path, i) for i in range(3)] == ["live", "live 1", "imported 2"]
+    _sql(path, "UPDATE responses SET checksum = NULL WHERE key = ?", _row(0, "x").key)
+    store = Store(path)
+    assert store.put_many([_row(0, "asked again")]).stored == (_row(0, "x").key,)  # damaged: replaced
+    assert store.put_many([_row(1, "new")], replace=True).stored == (_row(1, "x").key,)  # --no-cache
+    assert store.holds([_row(i, "x").key for i in range(4)]) == {_row(i, "x").key for i in range(3)}
+    store.close()
+    assert [_text(path, i) for i in range(3)] == ["asked again", "new", "imported 2"]
+
+
+def test_a_run_serves_the_answer_another_process_stored_while_it_asked(tmp_path):
+    """An import stores key 0 while the live run's request is on the wire: the run keeps and uses
+    the stored answer, so the run's results and every rerun agree."""
+    path = tmp_path / "responses.sqlite"
+    Store(path).close()
+
+    class Raced(Echo):
+        async def chat(self, messages, params) -> Completion:
+            importer = Store(path)
+            importer.put_many([_row(0, "imported")])
+            importer.close()
+            return await super().chat(messages, params)
+
+    responses, backend, _ = _ask(path, [0], Raced())
+    assert len(backend.asked) == 1
+    assert [r.text for r in responses] == ["imported"] and _text(path, 0) == "imported"
+
+
 def test_cache_check_names_the_changed_answers(tmp_path):
     path = tmp_path / "responses.sqlite"
     keys = _fill(path, 5)

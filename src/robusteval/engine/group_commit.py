@@ -18,24 +18,26 @@ from robusteval.engine.store import Store, StoreRow
 class GroupCommit:
     """Batches `Store.put_many` calls for the coroutines of one event loop."""
 
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, *, replace: bool = False):
         self.store = store
-        self._pending: list[tuple[StoreRow, asyncio.Future[None]]] = []
+        self.replace = replace  # `Store.put_many`'s: stored answers are replaced (``--no-cache``)
+        self._pending: list[tuple[StoreRow, asyncio.Future[bool]]] = []
         self._flusher: asyncio.Task[None] | None = None
 
-    async def put(self, row: StoreRow) -> None:
-        """Returns once ``row`` is committed; raises what the commit raised."""
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    async def put(self, row: StoreRow) -> bool:
+        """Returns once ``row`` is committed: True, or False where the store kept another answer it held
+        for the key (stored meanwhile by another process); raises what the commit raised."""
+        done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._pending.append((row, done))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.ensure_future(self._flush())
-        await done
+        return await done
 
     async def _flush(self) -> None:
         while self._pending:
             batch, self._pending = self._pending, []
             try:
-                await asyncio.to_thread(self.store.put_many, [row for row, _ in batch])
+                written = await asyncio.to_thread(self.store.put_many, [row for row, _ in batch], replace=self.replace)
             except BaseException as exc:  # the callers learn it; cancellation still ends this task
                 for _, done in batch:
                     if not done.done():
@@ -44,9 +46,10 @@ class GroupCommit:
                 if not isinstance(exc, Exception):
                     raise
                 continue
-            for _, done in batch:
+            kept_other = set(written.conflicts)
+            for row, done in batch:
                 if not done.done():  # a caller cancelled meanwhile: its row is stored all the same
-                    done.set_result(None)
+                    done.set_result(row.key not in kept_other)
 
     async def drain(self) -> None:
         """Wait until everything handed over is committed (or has failed)."""

@@ -117,7 +117,7 @@ class Engine:
                  stand_in: bool | Callable[[str, Request], int] = False, keep_requests: bool = True,
                  plan_sample: int = 1000):
         self.store = store
-        self._writer = GroupCommit(store)
+        self._writer = GroupCommit(store, replace=not use_cache)
         # dry_run: nothing is sent; each new request is recorded in `planned` and answered as failed,
         # so a suite runs through to the end and `--estimate` can count what a real run would ask.
         # stand_in (with dry_run): answered instead with `STAND_IN`, as a delivered reply, so the
@@ -328,7 +328,11 @@ class Engine:
             if has_secret(completion.text):  # a server that echoes the key into the reply itself
                 completion = replace(completion, text=redact(completion.text, patterns=False))
             # Committed before the caller sees it; completions arriving meanwhile share the transaction.
-            await self._writer.put(StoreRow(key, m.backend.fingerprint, request, completion, latency))
+            kept = await self._writer.put(StoreRow(key, m.backend.fingerprint, request, completion, latency))
+            # else another process (an import) stored an answer meanwhile: the store's answer is the one
+            # used, so this run and every rerun agree
+            if not kept and (held := self.store.get(key)) is not None:
+                completion = held.completion
             return _response(key, completion, cached=False, attempts=attempt, latency_s=latency)
         error = redact(error)  # a server may echo the Authorization header into its error
         self.store.record_failure(key, m.backend.fingerprint, error, attempt)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from robusteval.errors import UserError
+from robusteval.ledger import CHUNK
 from robusteval.redact import redact
 from robusteval.types import Completion, Request, TokenLogprob
 
@@ -156,6 +157,16 @@ class StoreRow:
 
 
 @dataclass(frozen=True)
+class Written:
+    """What `Store.put_many` did with its rows, by key: stored; the same answer already held; another
+    answer already held (kept: a conflict the caller reports, or serves instead of its own)."""
+
+    stored: tuple[str, ...] = ()
+    same: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class StoreStats:
     path: str
     responses: int
@@ -263,30 +274,69 @@ class Store:
         return StoredResponse(completion, latency)
 
     def put(self, key: str, fingerprint: str, request: Request, completion: Completion,
-            latency_s: float) -> None:
+            latency_s: float) -> Written:
         """Commit one response; returns only once it is durable in the WAL."""
-        self.put_many([StoreRow(key, fingerprint, request, completion, latency_s)])
+        return self.put_many([StoreRow(key, fingerprint, request, completion, latency_s)])
 
     @_guarded("storing answers")
-    def put_many(self, rows: list[StoreRow]) -> None:
-        """Commit several responses in ONE transaction (a group commit); returns once all are durable.
+    def put_many(self, rows: list[StoreRow], *, replace: bool = False) -> Written:
+        """Commit several responses in ONE transaction (a group commit); returns once all are durable,
+        with what became of each row.
 
         One commit per batch instead of per row is what lets the engine write every answer before
-        use without paying SQLite's per-transaction cost for each of them."""
+        use without paying SQLite's per-transaction cost for each of them.
+
+        A stored answer is never silently replaced: a key whose stored answer still matches its
+        checksum keeps it (the row is `Written.same`, or a `Written.conflicts` when it differs), checked
+        inside the write's own transaction, so a writer racing another (an import during a live run)
+        cannot replace what the other stored after its lookup. Only an answer whose bytes no longer
+        match (served never again) is replaced, or every row with ``replace`` (``--no-cache``: the
+        user asked for new answers)."""
         now = time.time()
         values = [_row_values(r, now) for r in rows]  # serialised outside the lock
+        stored: list[str] = []
+        same: list[str] = []
+        conflicts: list[str] = []
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
+                held = {} if replace else self._verified(list(dict.fromkeys(v[0] for v in values)))
+                writes = []
+                for v in values:
+                    key, checksum = v[0], v[-1]
+                    if key in held:
+                        (same if held[key] == checksum else conflicts).append(key)
+                        continue
+                    held[key] = checksum  # a key given twice in one call: the first stands
+                    writes.append(v)
+                    stored.append(key)
                 self._db.executemany(
                     "INSERT OR REPLACE INTO responses (key, fingerprint, request, text, prompt_tokens, "
                     "completion_tokens, finish_reason, logprobs, latency_s, created_at, extra, checksum) "
-                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", values)
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", writes)
                 self._db.execute("COMMIT")
             except BaseException:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
                 raise
+        return Written(tuple(stored), tuple(same), tuple(conflicts))
+
+    def _verified(self, keys: list[str]) -> dict[str, str]:
+        """key -> checksum of each of ``keys`` whose stored answer still matches its checksum."""
+        held = {}
+        for start in range(0, len(keys), CHUNK):
+            chunk = keys[start:start + CHUNK]
+            query = f"SELECT {CHECKED_FIELDS}, checksum FROM responses WHERE key IN ({','.join('?' * len(chunk))})"
+            for row in self._db.execute(query, chunk):
+                if row[7] == answer_checksum(*row[:7]):
+                    held[row[0]] = row[7]
+        return held
+
+    @_guarded("looking up answers")
+    def holds(self, keys: list[str]) -> set[str]:
+        """Those of ``keys`` the store answers (an answer that still matches its checksum)."""
+        with self._lock:
+            return set(self._verified(keys))
 
     @_guarded("recording a failed request")
     def record_failure(self, key: str, fingerprint: str, error: str, attempts: int) -> None:
