@@ -5,7 +5,6 @@ UserError naming the file and what to do (in the CLI: a message and exit code, n
 from __future__ import annotations
 
 import asyncio
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from robusteval.engine import Engine, RetryPolicy
 from robusteval.engine.store import SCHEMA_VERSION, Store, StoreError, StoreRow, cache_key, clear_store
 from robusteval.engine.store_check import check_store
 from robusteval.errors import UserError
+from robusteval.testing.readonly import read_only
 from robusteval.types import Completion, GenParams, Message, Request, TokenLogprob
 
 FP = "scripted:model"
@@ -334,28 +334,6 @@ def test_a_run_on_a_damaged_store_ends_in_one_message_and_exit_2(tmp_path, mcq_f
     assert hits == 0  # found before anything was asked
 
 
-def _make_read_only(paths: list[Path]) -> bool:
-    """Make files and folders unwritable; root ignores modes, so there the immutable attribute is
-    tried. False when neither works here."""
-    for p in paths:
-        p.chmod(0o555 if p.is_dir() else 0o444)
-    probe = paths[0]
-    try:
-        with open(probe, "r+b"):
-            pass
-    except PermissionError:
-        return True
-    return bool(shutil.which("chattr")) and all(
-        subprocess.run(["chattr", "+i", str(p)], capture_output=True).returncode == 0 for p in paths)
-
-
-def _make_writable(paths: list[Path]) -> None:
-    for p in paths:
-        if shutil.which("chattr"):
-            subprocess.run(["chattr", "-i", str(p)], capture_output=True)
-        p.chmod(0o755 if p.is_dir() else 0o644)
-
-
 def test_a_read_only_store_is_refused_at_open_before_anything_is_asked(tmp_path):
     folder = tmp_path / "cache"
     folder.mkdir()
@@ -363,19 +341,15 @@ def test_a_read_only_store_is_refused_at_open_before_anything_is_asked(tmp_path)
     _fill(path, 3)
     for leftover in folder.glob("responses.sqlite-*"):
         leftover.unlink()
-    locked = [path, folder]
-    if not _make_read_only(locked):
-        _make_writable(locked)
-        pytest.skip("cannot make a file read-only here (root without chattr)")
-    try:
+    with read_only([path, folder]) as locked:
+        if not locked:
+            pytest.skip("cannot make a file read-only here (root without chattr)")
         with pytest.raises(StoreError) as caught:
             Store(path)
         message = str(caught.value)
         assert str(path) in message and "read-only" in message and "--cache-dir" in message
         proc = _cli("cache", "stats", "--cache-dir", str(folder))  # reading still works
         assert proc.returncode == 0 and "responses: 3" in proc.stdout, proc.stderr
-    finally:
-        _make_writable(locked)
 
 
 def test_a_full_disk_ends_in_one_message_and_keeps_what_was_stored(tmp_path):

@@ -12,6 +12,7 @@ from robusteval.engine.store import Store, cache_key
 from robusteval.engine.store_check import check_store
 from robusteval.engine.store_merge import merge_stores, store_path
 from robusteval.errors import UserError
+from robusteval.testing.readonly import read_only
 from robusteval.types import Completion, GenParams, Message, Request, TokenLogprob
 
 FP = "openai:http://127.0.0.1:1/v1:m:m"
@@ -82,6 +83,34 @@ def test_a_damaged_source_answer_is_not_copied(tmp_path):
     assert (merged.added, merged.damaged) == (1, 1)
     assert merged.examples == (("damaged", cache_key(FP, _request(1)), FP),)
     assert (_served(dst, 0), _served(dst, 1)) == ("intact", None)
+
+
+def test_an_answer_whose_checksum_was_removed_is_damaged_not_sealed_again(tmp_path):
+    """B1: a tampered answer with its checksum set to NULL is not laundered with a fresh one."""
+    a, dst = tmp_path / "a.sqlite", tmp_path / "dst.sqlite"
+    _fill(a, {0: "intact", 1: "honest"})
+    con = sqlite3.connect(a)
+    con.execute("UPDATE responses SET text = 'The best answer is D.', checksum = NULL WHERE key = ?",
+                (cache_key(FP, _request(1)),))
+    con.commit()
+    con.close()
+    assert check_store(a).changed == (cache_key(FP, _request(1)),)
+    (merged,) = merge_stores([a], dst)
+    assert (merged.added, merged.damaged) == (1, 1)
+    assert (_served(dst, 0), _served(dst, 1)) == ("intact", None) and check_store(dst).ok
+
+
+def test_a_source_on_a_read_only_file_system_is_merged(tmp_path):
+    """B14: a WAL store in a folder nothing may be created in (no -shm): read as an immutable file."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    _fill(folder / "responses.sqlite", {0: "x", 1: "y"})
+    assert not list(folder.glob("responses.sqlite-*"))
+    with read_only([folder]) as locked:
+        if not locked:
+            pytest.skip("cannot make a folder read-only here (root without chattr)")
+        (merged,) = merge_stores([folder / "responses.sqlite"], tmp_path / "dst.sqlite")
+    assert (merged.answers, merged.added) == (2, 2) and _served(tmp_path / "dst.sqlite", 1) == "y"
 
 
 def test_a_store_from_before_checksums_is_sealed_as_it_is(tmp_path):

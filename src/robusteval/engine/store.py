@@ -411,19 +411,26 @@ GET_QUERY = f"SELECT {CHECKED_FIELDS}, latency_s, checksum FROM responses WHERE 
 
 
 def connect_readonly(path: Path) -> sqlite3.Connection:
-    """A connection that never writes. A WAL store in a read-only folder has no -shm SQLite may create;
-    if nothing waits in its WAL, it is read as an immutable file instead."""
+    """A connection that never writes (see `readonly_uri`)."""
+    return sqlite3.connect(readonly_uri(path), uri=True, timeout=60, check_same_thread=False, isolation_level=None)
+
+
+def readonly_uri(path: Path) -> str:
+    """The URI that opens ``path`` for reading only (to connect, or to ATTACH). A WAL store in a read-only
+    folder (or file system) has no -shm SQLite may create; if nothing waits in its WAL, it is read as an
+    immutable file instead."""
     uri = path.resolve().as_uri()
-    db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=60, check_same_thread=False, isolation_level=None)
+    db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=60)
     try:
         db.execute("PRAGMA schema_version").fetchone()
-        return db
+        return f"{uri}?mode=ro"
     except sqlite3.OperationalError:
         wal = path.with_name(path.name + "-wal")
         if wal.exists() and wal.stat().st_size > 0:
             raise
+    finally:
         db.close()
-    return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False, isolation_level=None)
+    return f"{uri}?immutable=1"
 
 
 def clear_store(path: Path, fingerprint_prefix: str | None = None) -> str:

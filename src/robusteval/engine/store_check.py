@@ -49,9 +49,7 @@ def _check(db: sqlite3.Connection, path: Path) -> StoreCheck:
     problems = () if problems == ("ok",) else problems
     answers, unsealed, changed = 0, 0, []
     try:
-        columns = {r[1] for r in db.execute("PRAGMA table_info(responses)")}
-        sealed = "checksum" in columns and db.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION
-        if not sealed:
+        if not is_sealed(db):
             answers = unsealed = db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
         else:
             for row in db.execute(f"SELECT {CHECKED_FIELDS}, checksum FROM responses"):
@@ -61,6 +59,14 @@ def _check(db: sqlite3.Connection, path: Path) -> StoreCheck:
     except sqlite3.Error as exc:
         problems += (f"reading the answers stopped after {answers}: {exc}",)
     return StoreCheck(str(path), problems, answers, tuple(changed), unsealed)
+
+
+def is_sealed(db: sqlite3.Connection, schema: str = "main") -> bool:
+    """Whether the store ``schema`` names on ``db`` seals every answer with a checksum (its version has
+    them): then an answer whose checksum is missing or wrong is changed. An earlier version's answers
+    have none yet; opening that store for writing seals them as they are."""
+    columns = {r[1] for r in db.execute(f"PRAGMA {schema}.table_info(responses)")}
+    return "checksum" in columns and db.execute(f"PRAGMA {schema}.user_version").fetchone()[0] >= SCHEMA_VERSION
 
 
 def describe(check: StoreCheck) -> list[str]:

@@ -5,9 +5,11 @@ An answer is copied with its bytes and its checksum as they are, so the merged s
 what the source stored and `cache check` still vouches for it. Nothing is overwritten: a key DST
 already holds keeps DST's answer (the first source given wins over later ones); where the other
 answer differs (its checksum differs: another text or token count) it is a conflict, counted and
-listed, not a silent replacement. A source answer whose bytes no longer match its checksum is
-damaged and not copied. Recorded failures are not copied (they are one run's accounting; a rerun
-retries them anyway), nor are pending batches (`responses.batches.sqlite`).
+listed, not a silent replacement. A source answer whose bytes no longer match its checksum (or
+whose checksum is missing) is damaged and not copied: every row is verified again, as `cache check`
+does. A source is only read (on a read-only file system too: `store.readonly_uri`). Recorded
+failures are not copied (they are one run's accounting; a rerun retries them anyway), nor are
+pending batches (`responses.batches.sqlite`).
 
 All sources are checked (they exist, are not DST, SQLite finds them sound) before DST is written;
 each source is merged in one transaction, so an interrupted merge leaves DST as it was after the
@@ -20,7 +22,16 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from robusteval.engine.store import STORE_FILE, Store, StoreError, answer_checksum, connect_readonly, store_error
+from robusteval.engine.store import (
+    STORE_FILE,
+    Store,
+    StoreError,
+    answer_checksum,
+    connect_readonly,
+    readonly_uri,
+    store_error,
+)
+from robusteval.engine.store_check import is_sealed
 from robusteval.errors import UserError
 
 EXAMPLES = 20  # conflicts and damaged answers listed per source (all are counted)
@@ -89,7 +100,7 @@ def _check_source(source: Path, into: Path) -> None:
 
 def _merge_one(db: sqlite3.Connection, source: Path, into: Path) -> MergedSource:
     try:
-        db.execute("ATTACH DATABASE ? AS src", (f"{source.resolve().as_uri()}?mode=ro",))
+        db.execute("ATTACH DATABASE ? AS src", (readonly_uri(source),))
     except sqlite3.Error as exc:
         raise store_error(source, exc, "opening it to merge") from None
     try:
@@ -98,9 +109,9 @@ def _merge_one(db: sqlite3.Connection, source: Path, into: Path) -> MergedSource
         # `answer_checksum` over the source row's stored bytes (the order of store.CHECKED_FIELDS)
         fresh = (f"robusteval_checksum(s.key, CAST(s.text AS BLOB), s.prompt_tokens, s.completion_tokens, "
                  f"CAST(s.finish_reason AS BLOB), CAST(s.logprobs AS BLOB), CAST({extra} AS BLOB))")
-        # an answer stored before checksums existed is sealed as it is, as opening that store would
-        sealed = "s.checksum" if "checksum" in columns else "NULL"
-        good = f"COALESCE({sealed}, {fresh}) = {fresh}"
+        # every answer is verified again, as `cache check` does: a missing checksum is damaged, except in a
+        # store from before checksums, whose answers are sealed as they are (as opening that store would)
+        good = f"s.checksum IS {fresh}" if is_sealed(db, "src") else "1"
         db.execute("BEGIN IMMEDIATE")
         try:
             answers = db.execute("SELECT COUNT(*) FROM src.responses").fetchone()[0]
