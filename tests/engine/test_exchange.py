@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from robusteval.testing.openai_stub import StubServer
+from robusteval.types import Completion
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ray_batch.py"
 
@@ -188,3 +189,144 @@ def test_a_staged_suite_exports_what_real_answers_can_reach_then_the_next_stage(
         second = [json.loads(x) for x in requests.read_text().splitlines()]
         assert second and {line["body"]["model"] for line in second} == {"judge"}
         assert "stand-in" not in requests.read_text()
+
+
+# --- an answers file gives each request once, for the model it was exported for ---------------------
+
+def _export(cli_run, tmp_path, mcq_file, name: str = "requests.jsonl", families: str = "order",
+            model: str = "batchfile:m") -> list[dict]:
+    requests = tmp_path / name
+    done = cli_run("run", "mcq", "--data", str(mcq_file), "--families", families, "--limit", "2", "--quiet",
+                   "--model", model, "--export-requests", str(requests))
+    assert done.code == 0, done.err
+    return [json.loads(x) for x in requests.read_text().splitlines()]
+
+
+def _answer(custom_id: str, text: str, model: str | None = "m") -> dict:
+    body = {"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 5}}
+    if model is not None:
+        body["model"] = model
+    return {"custom_id": custom_id, "response": {"status_code": 200, "body": body}}
+
+
+def _write(path: Path, lines: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def _stored(tmp_path, custom_ids) -> list[str | None]:
+    from robusteval.engine.store import Store
+
+    store = Store(tmp_path / "cache" / "responses.sqlite")
+    try:
+        return [None if (hit := store.get(c)) is None else hit.completion.text for c in custom_ids]
+    finally:
+        store.close()
+
+
+def test_a_custom_id_answered_twice_is_stored_once_and_the_second_line_refused(cli_run, tmp_path, mcq_file):
+    """N3: the first line of a custom_id is its answer; a second one (other text or the same) is refused
+    and counted, never stored over it nor counted twice."""
+    ids = [line["custom_id"] for line in _export(cli_run, tmp_path, mcq_file)]
+    lines = [answer for c in ids for answer in (_answer(c, "The best answer is A."),
+                                                _answer(c, "The best answer is B."))]
+    lines.append(_answer(ids[0], "The best answer is A."))  # the same text again: refused all the same
+    imported = cli_run("import-results", str(_write(tmp_path / "dup.jsonl", lines)), "--cache-dir",
+                       str(tmp_path / "cache"))
+    assert imported.code == 3
+    assert f"stored {len(ids)} answers for" in imported.out and "still waiting" not in imported.out
+    assert f"{len(ids) + 1} lines were not stored" in imported.err
+    assert "dup.jsonl:2: custom_id" in imported.err and "answered again (first by" in imported.err
+    assert _stored(tmp_path, ids) == ["The best answer is A."] * len(ids)
+
+
+def test_an_answer_by_another_model_is_refused(cli_run, tmp_path, mcq_file):
+    """N7: a body whose `model` is not the exported name (nor a dated snapshot of it) is refused."""
+    ids = [line["custom_id"] for line in _export(cli_run, tmp_path, mcq_file, model="batchfile:Qwen2.5-7B")]
+    lines = [_answer(ids[0], "A.", "Qwen2.5-7B"), _answer(ids[1], "A.", "Qwen2.5-7B-2024-07-18"),
+             _answer(ids[2], "A.", None), *[_answer(c, "A.", "other-model-70B") for c in ids[3:]]]
+    imported = cli_run("import-results", str(_write(tmp_path / "other.jsonl", lines)), "--cache-dir",
+                       str(tmp_path / "cache"))
+    assert imported.code == 3 and "stored 3 answers" in imported.out
+    assert f"{len(ids) - 3} lines were not stored" in imported.err
+    assert "answered by model 'other-model-70B', not by 'Qwen2.5-7B' it was exported for" in imported.err
+    assert _stored(tmp_path, ids) == ["A."] * 3 + [None] * (len(ids) - 3)
+    assert f"still waiting: {len(ids) - 3} exported requests" in imported.out
+
+
+def test_a_request_line_fed_back_is_named_as_such(cli_run, tmp_path, mcq_file):
+    """N14: the export file imported by mistake: each line says it is a request, not "HTTP None"."""
+    _export(cli_run, tmp_path, mcq_file)
+    imported = cli_run("import-results", str(tmp_path / "requests.jsonl"), "--cache-dir", str(tmp_path / "cache"))
+    assert imported.code == 3 and "a request line (as --export-requests writes), not an answer" in imported.err
+    assert "HTTP None" not in imported.err
+
+
+def test_an_answer_is_credited_to_every_export_that_asked_it(cli_run, tmp_path, mcq_file):
+    """N14: two exports share requests; answering the first export's file credits all its answers to it,
+    and the shared ones to the second too, whose other requests still wait."""
+    order = [line["custom_id"] for line in _export(cli_run, tmp_path, mcq_file, "order.jsonl", "order")]
+    fmt = [line["custom_id"] for line in _export(cli_run, tmp_path, mcq_file, "format.jsonl", "format")]
+    shared = set(order) & set(fmt)
+    assert shared and set(fmt) - shared
+    imported = cli_run("import-results", str(_write(tmp_path / "answers.jsonl", [_answer(c, "A.") for c in order])),
+                       "--cache-dir", str(tmp_path / "cache"))
+    assert imported.code == 0, imported.err
+    assert f"stored {len(order)} answers: {len(order)} to requests of `" in imported.out
+    assert f"{len(shared)} to requests of `" in imported.out and "--families format" in imported.out
+    assert f"still waiting: {len(set(fmt) - shared)} exported requests of `" in imported.out
+
+
+def test_the_ledger_forgets_requests_answered_another_way(cli_run, tmp_path, mcq_file):
+    """N11: requests a live run answered after the export leave the ledger: at the next export, and
+    at an import whose lines the store already held; "still waiting" reaches 0."""
+    with StubServer() as stub:
+        flags = ["--data", str(mcq_file), "--families", "order", "--limit", "2", "--quiet", "--model", stub.model()]
+        requests, answers = tmp_path / "requests.jsonl", tmp_path / "answers.jsonl"
+        assert cli_run("run", "mcq", *flags, "--export-requests", str(requests)).code == 0
+        n = len(requests.read_text().splitlines())
+        _answer_file(requests, answers, stub.base_url)
+        assert cli_run("run", "mcq", *flags).code == 0  # the live run answers them all
+        imported = cli_run("import-results", str(answers), "--cache-dir", str(tmp_path / "cache"))
+        assert imported.code == 0, imported.err
+        assert f"{n} lines answered requests the store already held" in imported.out
+        assert "still waiting" not in imported.out
+        # answered live with nothing imported: the export that finds nothing to ask forgets them
+        assert cli_run("run", "mcq", *flags, "--families", "format", "--export-requests", str(requests)).code == 0
+        assert cli_run("run", "mcq", *flags, "--families", "format").code == 0
+        assert "nothing to export" in cli_run("run", "mcq", *flags, "--families", "format",
+                                              "--export-requests", str(requests)).out
+    from robusteval.engine.exchange import ExportLedger
+
+    ledger = ExportLedger(tmp_path / "cache" / "responses.exports.sqlite")
+    assert ledger.pending() == {}
+    ledger.close()
+
+
+def test_an_import_racing_a_live_run_never_replaces_what_the_run_stored(cli_run, tmp_path, mcq_file):
+    """N4 without timing: the live run stores key 0 after the import read the ledger and before its
+    write; the run's answer stays, the import reports that line and counts only what it kept."""
+    from robusteval.engine.exchange import import_results
+    from robusteval.engine.store import Store, StoreRow
+
+    ids = [line["custom_id"] for line in _export(cli_run, tmp_path, mcq_file)]
+    answers = _write(tmp_path / "answers.jsonl", [_answer(c, "imported") for c in ids])
+    path = tmp_path / "cache" / "responses.sqlite"
+
+    class RacedStore(Store):
+        def put_many(self, rows, **options):
+            live = Store(path)
+            live.put_many([StoreRow(rows[0].key, rows[0].fingerprint, rows[0].request, Completion("live"), 0.1)])
+            live.close()
+            return super().put_many(rows, **options)
+
+    store = RacedStore(path)
+    try:
+        report = import_results([answers], store)
+    finally:
+        store.close()
+    assert _stored(tmp_path, ids) == ["live"] + ["imported"] * (len(ids) - 1)
+    assert sum(report.stored.values()) == len(ids) - 1 and report.answers == len(ids) - 1
+    assert len(report.bad) == 1 and "answers.jsonl:1: the store holds another answer" in report.bad[0]
+    assert report.waiting == {}

@@ -90,15 +90,18 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     finally:
         store.close()
     out = out_console()
-    for run, n in report.stored.items():
-        out.print(f"stored {n} answers for `{run}`")
+    if len(report.stored) == 1:
+        out.print(f"stored {report.answers} answers for `{next(iter(report.stored))}`")
+    elif report.answers:  # requests several exports asked are answers to each of them
+        out.print(f"stored {report.answers} answers: " + "; ".join(
+            f"{n} to requests of `{run}`" for run, n in report.stored.items()))
     if report.already:
         out.print(f"{report.already} lines answered requests the store already held (left as they were)")
-    if not report.stored and not report.already:
+    if not report.answers and not report.already:
         out.print("stored nothing")
     for run, n in report.waiting.items():
         out.print(f"still waiting: {n} exported requests of `{run}` have no answer yet")
-    if not report.waiting and report.stored:
+    if not report.waiting and report.answers:
         out.print("every exported request is answered: run the same command again (without --export-requests) "
                   "to complete it from the store")
     if report.bad:

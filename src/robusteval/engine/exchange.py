@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -58,6 +59,7 @@ class Exported:
     fingerprint: str
     request: Request
     run: str  # the command that exported it, said back on import
+    model: str | None = None  # the model name its line's body asks for (None: exported by an earlier version)
 
 
 def request_json(request: Request) -> str:
@@ -88,32 +90,65 @@ def batch_line(custom_id: str, model_name: str, request: Request) -> dict[str, A
 
 
 class ExportLedger(Ledger):
-    """The requests exported and not yet imported: a small SQLite file beside the response store."""
+    """The requests exported and not yet answered: a small SQLite file beside the response store.
+
+    A request several exports asked (two runs sharing prompts) is one row of ``exported`` and one row
+    of ``export_runs`` per command, so an import credits its answer to each command that asked it."""
 
     def __init__(self, path: Path | str):
         super().__init__(Path(path), """
             CREATE TABLE IF NOT EXISTS exported (custom_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL,
                 request TEXT NOT NULL, run TEXT NOT NULL, exported_at REAL NOT NULL);
+            CREATE TABLE IF NOT EXISTS export_runs (custom_id TEXT NOT NULL, run TEXT NOT NULL,
+                PRIMARY KEY (custom_id, run));
         """, "export ledger")
+        if "model" not in {r[1] for r in self.query("PRAGMA table_info(exported)")}:  # a ledger of an earlier version
+            with self.transaction() as db:
+                db.execute("ALTER TABLE exported ADD COLUMN model TEXT")
 
     def record(self, items: Iterable[Exported]) -> None:
         now = time.time()
+        items = list(items)
         with self.transaction() as db:
-            db.executemany("INSERT OR REPLACE INTO exported VALUES (?,?,?,?,?)",
-                           [(e.custom_id, e.fingerprint, request_json(e.request), e.run, now) for e in items])
+            db.executemany("INSERT INTO exported (custom_id, fingerprint, request, run, exported_at, model) "
+                           "VALUES (?,?,?,?,?,?) ON CONFLICT (custom_id) DO UPDATE SET "
+                           "exported_at = excluded.exported_at, model = excluded.model",
+                           [(e.custom_id, e.fingerprint, request_json(e.request), e.run, now, e.model) for e in items])
+            db.executemany("INSERT OR IGNORE INTO export_runs VALUES (?,?)", [(e.custom_id, e.run) for e in items])
 
     def lookup(self, custom_ids: list[str]) -> dict[str, Exported]:
-        rows = self.rows_for("SELECT custom_id, fingerprint, request, run FROM exported WHERE custom_id IN ({})",
-                             custom_ids)
-        return {c: Exported(c, f, request_from_json(r), run) for c, f, r, run in rows}
+        rows = self.rows_for("SELECT custom_id, fingerprint, request, run, model FROM exported "
+                             "WHERE custom_id IN ({})", custom_ids)
+        return {c: Exported(c, f, request_from_json(r), run, model) for c, f, r, run, model in rows}
+
+    def runs_of(self, custom_ids: list[str]) -> dict[str, list[str]]:
+        """custom_id -> every command that exported it (the first one first)."""
+        runs: dict[str, list[str]] = {}
+        for custom_id, run, _ in self.rows_for(f"{ASKED} WHERE custom_id IN ({{}}) ORDER BY first", custom_ids):
+            runs.setdefault(custom_id, []).append(run)
+        return runs
 
     def forget(self, custom_ids: Iterable[str]) -> None:
+        ids = [(c,) for c in custom_ids]
         with self.transaction() as db:
-            db.executemany("DELETE FROM exported WHERE custom_id = ?", [(c,) for c in custom_ids])
+            db.executemany("DELETE FROM exported WHERE custom_id = ?", ids)
+            db.executemany("DELETE FROM export_runs WHERE custom_id = ?", ids)
+
+    def forget_answered(self, store: Store) -> None:
+        """Forget every exported request the store answers, however it was answered (this import, another
+        one, a live run of the same spec): what is left is what still waits."""
+        ids = [c for (c,) in self.query("SELECT custom_id FROM exported")]
+        self.forget(store.holds(ids))
 
     def pending(self) -> dict[str, int]:
         """run -> exported requests still waiting for their answer."""
-        return dict(self.query("SELECT run, COUNT(*) FROM exported GROUP BY run"))
+        return dict(self.query(f"SELECT run, COUNT(*) FROM ({ASKED}) GROUP BY run ORDER BY MIN(first)"))
+
+
+# (custom_id, run, first) for each command that exported a request still in the ledger; `first`: 0 for the
+# command that exported it first (`exported.run`: also a ledger of an earlier version, without export_runs)
+ASKED = ("SELECT * FROM (SELECT custom_id, run, 0 AS first FROM exported UNION SELECT r.custom_id, r.run, 1 "
+         "FROM export_runs r JOIN exported e ON e.custom_id = r.custom_id AND e.run != r.run)")
 
 
 @dataclass(frozen=True)
@@ -138,16 +173,19 @@ def write_export(path: Path, planned: dict[str, dict[str, Request]], models: dic
     for label, requests in planned.items():
         fingerprint, name = models[label]
         for key, request in requests.items():
-            items.append(Exported(key, fingerprint, request, run))
+            items.append(Exported(key, fingerprint, request, run, name))
             lines.append(json.dumps(batch_line(key, name, request), ensure_ascii=False))
             loglik += request.continuation is not None
         counts[label] = len(requests)
         if requests:
             names[label] = name
     ledger = ExportLedger(ledger_path(store_path))
+    store = Store(store_path, readonly=True)
     try:
+        ledger.forget_answered(store)  # answered meanwhile: waits no more
         ledger.record(items)
     finally:
+        store.close()
         ledger.close()
     atomic_write_chunks(path, (line + "\n" for line in lines))
     return ExportSummary(path, counts, loglik, names)
@@ -157,11 +195,13 @@ def write_export(path: Path, planned: dict[str, dict[str, Request]], models: dic
 class ImportReport:
     """What `import_results` did with each line of the output files."""
 
-    stored: Counter[str] = field(default_factory=Counter)  # run -> answers stored
+    answers: int = 0  # answers stored
+    stored: Counter[str] = field(default_factory=Counter)  # run -> of them, answers to its requests
     already: int = 0  # lines whose answer the store held already (imported before, or asked live)
     bad: list[str] = field(default_factory=list)  # "file:line: why", one per line not stored
     unknown: int = 0  # of the bad lines, those whose custom_id no export recorded
     waiting: dict[str, int] = field(default_factory=dict)  # run -> exported requests still unanswered
+    given: dict[str, str] = field(default_factory=dict, repr=False)  # custom_id -> "file:line" that answered it
 
     @property
     def lines_bad(self) -> int:
@@ -170,14 +210,30 @@ class ImportReport:
 
 def completion_of(line: object, exported: Exported) -> Completion:
     """The answer one output line gives to ``exported``, checked as the backend boundary checks a
-    live reply; anything else is a BackendError saying why."""
+    live reply, and given by the model it was exported for; anything else is a BackendError saying why."""
     if not isinstance(line, dict):
         raise BackendError(f"not a JSON object but a JSON {type(line).__name__}")
+    if "response" not in line and "error" not in line and "body" in line:
+        raise BackendError("a request line (as --export-requests writes), not an answer: import the file your "
+                           "engine wrote")
     body = output_body(line, status_if_absent=200)  # vLLM and Ray lines may leave the status out
+    if isinstance(body, dict) and exported.model is not None and "model" in body \
+            and not same_model(body["model"], exported.model):
+        raise BackendError(f"answered by model {str(body['model'])[:80]!r}, not by {exported.model!r} it was "
+                           "exported for")
     if exported.request.continuation is None:
         return parse_chat_completion(body, source="batch output")
     request = exported.request
     return parse_echo_loglik(body, len(plain_prompt(request.messages) + request.prefix), source="batch output")
+
+
+def same_model(answered: object, exported: str) -> bool:
+    """Whether a body's ``model`` names the exported model: the same name, or a dated snapshot of it (a
+    provider answers ``gpt-4o-mini`` as ``gpt-4o-mini-2024-07-18``)."""
+    if not isinstance(answered, str):
+        return False
+    return answered == exported or (answered.startswith(exported + "-")
+                                    and re.fullmatch(r"[0-9][0-9-]*", answered[len(exported) + 1:]) is not None)
 
 
 def import_results(paths: list[Path], store: Store) -> ImportReport:
@@ -187,6 +243,7 @@ def import_results(paths: list[Path], store: Store) -> ImportReport:
     try:
         for path in paths:
             _import_file(path, store, ledger, report)
+        ledger.forget_answered(store)
         report.waiting = ledger.pending()
     finally:
         ledger.close()
@@ -231,13 +288,20 @@ def _import_file(path: Path, store: Store, ledger: ExportLedger, report: ImportR
 
 def _store_chunk(path: Path, pending: list[tuple[int, object, str]], store: Store, ledger: ExportLedger,
                  report: ImportReport) -> None:
+    """Store the answers of ``pending`` lines: each custom_id once (the first line that answers it), for
+    the model it was exported for, never over an answer the store holds; every other line is counted."""
     known = ledger.lookup([custom_id for _, _, custom_id in pending])
     rows: list[StoreRow] = []
-    runs: list[str] = []
+    numbers: dict[str, int] = {}
     for number, line, custom_id in pending:
+        if (first := report.given.get(custom_id)) is not None:
+            report.bad.append(f"{path}:{number}: custom_id {custom_id[:16]}... answered again (first by {first}); "
+                              "an answers file gives each request once")
+            continue
         exported = known.get(custom_id)
         if exported is None and store.get(custom_id) is not None:  # imported before (the ledger forgot it)
             report.already += 1
+            report.given[custom_id] = f"{path}:{number}"
             continue
         if exported is None:
             report.unknown += 1
@@ -252,12 +316,17 @@ def _store_chunk(path: Path, pending: list[tuple[int, object, str]], store: Stor
         except BackendError as exc:
             report.bad.append(f"{path}:{number}: {exc}")
             continue
-        if store.get(custom_id) is not None:
-            report.already += 1
-        else:
-            rows.append(StoreRow(custom_id, exported.fingerprint, exported.request, completion, 0.0))
-            runs.append(exported.run)
-    if rows:
-        store.put_many(rows)  # durable before the ledger forgets them
-        report.stored.update(runs)
-    ledger.forget(row.key for row in rows)
+        report.given[custom_id] = f"{path}:{number}"
+        numbers[custom_id] = number
+        rows.append(StoreRow(custom_id, exported.fingerprint, exported.request, completion, 0.0))
+    if not rows:
+        return
+    written = store.put_many(rows)  # durable before the ledger forgets them
+    report.already += len(written.same)
+    for custom_id in written.conflicts:  # stored meanwhile (a live run), or imported before with another text
+        report.bad.append(f"{path}:{numbers[custom_id]}: the store holds another answer to this request "
+                          "(kept; asked live or imported before)")
+    report.answers += len(written.stored)
+    runs = ledger.runs_of(list(written.stored))
+    report.stored.update(run for custom_id in written.stored for run in runs.get(custom_id, ()))
+    ledger.forget(written.stored + written.same + written.conflicts)
