@@ -20,6 +20,18 @@ from typing import Any
 from robusteval.errors import UserError
 
 CHUNK = 500  # ids bound in one query: below SQLite's limit on bound parameters (999 in older builds)
+LEDGERS = ("exports", "batches")  # the ledgers beside a store: responses.exports.sqlite, responses.batches.sqlite
+
+
+def beside(store_path: Path | str, kind: str) -> Path:
+    """The ledger ``kind`` (one of `LEDGERS`) beside the store at ``store_path``: ``responses.<kind>.sqlite``."""
+    store_path = Path(store_path)
+    return store_path.with_name(f"{store_path.stem}.{kind}.sqlite")
+
+
+def sqlite_files(path: Path) -> list[Path]:
+    """An SQLite file and the files SQLite keeps beside it (-wal, -shm, -journal), present or not."""
+    return [path, *(path.with_name(path.name + suffix) for suffix in ("-wal", "-shm", "-journal"))]
 
 
 class Ledger:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from robusteval.engine.store import Store
 from robusteval.testing.openai_stub import StubServer
 from robusteval.types import Completion
 
@@ -216,8 +217,6 @@ def _write(path: Path, lines: list[dict]) -> Path:
 
 
 def _stored(tmp_path, custom_ids) -> list[str | None]:
-    from robusteval.engine.store import Store
-
     store = Store(tmp_path / "cache" / "responses.sqlite")
     try:
         return [None if (hit := store.get(c)) is None else hit.completion.text for c in custom_ids]
@@ -308,7 +307,7 @@ def test_an_import_racing_a_live_run_never_replaces_what_the_run_stored(cli_run,
     """N4 without timing: the live run stores key 0 after the import read the ledger and before its
     write; the run's answer stays, the import reports that line and counts only what it kept."""
     from robusteval.engine.exchange import import_results
-    from robusteval.engine.store import Store, StoreRow
+    from robusteval.engine.store import StoreRow
 
     ids = [line["custom_id"] for line in _export(cli_run, tmp_path, mcq_file)]
     answers = _write(tmp_path / "answers.jsonl", [_answer(c, "imported") for c in ids])
@@ -330,3 +329,28 @@ def test_an_import_racing_a_live_run_never_replaces_what_the_run_stored(cli_run,
     assert sum(report.stored.values()) == len(ids) - 1 and report.answers == len(ids) - 1
     assert len(report.bad) == 1 and "answers.jsonl:1: the store holds another answer" in report.bad[0]
     assert report.waiting == {}
+
+
+def test_an_export_never_replaces_a_store_a_ledger_or_a_file_it_did_not_write(cli_run, tmp_path, mcq_file):
+    """N1: the store, its -wal, the ledgers, another store and an answers file are refused (rc 2, one line,
+    the file unchanged); an existing answers file only with --overwrite; an earlier export is replaced."""
+    first = _export(cli_run, tmp_path, mcq_file)  # the ledger exists now
+    cache = tmp_path / "cache"
+    answers = _write(tmp_path / "answers.jsonl", [_answer(line["custom_id"], "A.") for line in first])
+    assert cli_run("import-results", str(answers), "--cache-dir", str(cache)).code == 0
+    other = tmp_path / "other" / "responses.sqlite"
+    Store(other).close()
+    flags = ["--data", str(mcq_file), "--families", "format", "--limit", "2", "--quiet", "--model", "batchfile:m"]
+    for target in (cache / "responses.sqlite", cache / "responses.sqlite-wal", cache / "responses.exports.sqlite",
+                   cache / "responses.batches.sqlite", other, answers):
+        before = target.read_bytes() if target.exists() else None
+        refused = cli_run("run", "mcq", *flags, "--export-requests", str(target),
+                          *(["--overwrite"] if target == other else []))
+        assert refused.code == 2 and len(refused.err.strip().splitlines()) == 1, (target, refused.err)
+        assert f"--export-requests {target}:" in refused.err and "Traceback" not in refused.err
+        assert (target.read_bytes() if target.exists() else None) == before
+    assert "add --overwrite" in refused.err
+    assert _stored(tmp_path, [line["custom_id"] for line in first]) == ["A."] * len(first)
+    assert cli_run("run", "mcq", *flags, "--export-requests", str(tmp_path / "requests.jsonl")).code == 0  # its own
+    assert cli_run("run", "mcq", *flags, "--export-requests", str(answers), "--overwrite").code == 0
+    assert "response" not in json.loads(answers.read_text().splitlines()[0])

@@ -13,9 +13,10 @@ from robusteval.errors import UserError
 def add_parser(sub) -> None:
     cache = sub.add_parser("cache", help="inspect, check, clear or merge response stores",
                            description="The response store (every answer, keyed by model, messages and parameters). "
-                                       "stats: answers per model and the store's size; clear: delete answers (all, or "
-                                       "--model-prefix's); check: verify every stored answer's checksum; merge: copy "
-                                       "the answers of other stores (SRC...) into --into (docs/scale.md).")
+                                       "stats: answers per model and the store's size; clear: delete answers (all, "
+                                       "with the ledgers of exported requests and pending batches beside the store; "
+                                       "or --model-prefix's); check: verify every stored answer's checksum; merge: "
+                                       "copy the answers of other stores (SRC...) into --into (docs/scale.md).")
     cache.add_argument("action", choices=("stats", "clear", "check", "merge"),
                        help="stats | clear | check | merge (see above)")
     cache.add_argument("sources", nargs="*", metavar="SRC", help="with merge: stores to merge (a *.sqlite file or "
@@ -39,6 +40,14 @@ def run_command(args: argparse.Namespace) -> int:
         raise UserError(f"cache {args.action}: --cache-dir {folder} is a file; give the folder that holds "
                         f"{STORE_FILE} (`cache merge` takes a store file itself)")
     path = folder / STORE_FILE
+    if args.action == "clear" and args.model_prefix is None:  # the ledgers beside it go too (even alone)
+        if path.exists():
+            print(clear_store(path))
+        if ledgers := _remove_ledgers(path):
+            print(f"removed the ledgers {', '.join(ledgers)} (exported requests and pending batches: forgotten)")
+        elif not path.exists():
+            print(f"no store at {path}")
+        return 0
     if not path.exists():
         print(f"no store at {path}")
         return 0
@@ -59,6 +68,14 @@ def run_command(args: argparse.Namespace) -> int:
     finally:
         store.close()
     return 0
+
+
+def _remove_ledgers(store_path: Path) -> list[str]:
+    """Delete the ledgers beside the store (`ledger.LEDGERS`); the names of those that were there."""
+    from robusteval.engine.store import remove_store_files
+    from robusteval.ledger import LEDGERS, beside
+
+    return [str(beside(store_path, kind)) for kind in LEDGERS if remove_store_files(beside(store_path, kind))]
 
 
 def _merge(args: argparse.Namespace) -> int:

@@ -34,9 +34,13 @@ def export_command(config: RunConfig, target: str, argv: list[str], console: Con
 
     if config.estimate:
         raise UserError("--export-requests and --estimate: give one (both ask nothing)")
+    from robusteval.engine.exchange import export_target_problem, is_request_file
+    from robusteval.engine.store import STORE_FILE
+
     path = Path(target)
-    if path.is_dir():
-        raise UserError(f"--export-requests {target}: is a folder; name a .jsonl file")
+    store_path = Path(config.cache_dir).expanduser() / STORE_FILE
+    if (problem := export_target_problem(path, store_path, overwrite=config.overwrite)) is not None:
+        raise UserError(f"--export-requests {target}: {problem}")
     command = "robusteval " + shlex.join(_without_export(argv))
     summary = run_loop(export_suite(config, path, command, console=console))
     out = out_console()
@@ -44,7 +48,8 @@ def export_command(config: RunConfig, target: str, argv: list[str], console: Con
     if not total:
         out.print(f"nothing to export: the store answers every request of this run; run it without "
                   f"--export-requests ({command})")
-        path.unlink(missing_ok=True)
+        if is_request_file(path):  # an earlier export, stale now; any other file is left alone
+            path.unlink()
         return 0
     per_model = ", ".join(f"{model} {n}" for model, n in summary.requests.items())
     kinds = f" ({summary.loglik} log-likelihood requests to /v1/completions)" if summary.loglik else ""

@@ -102,7 +102,8 @@ def common_run_arguments(hidden: tuple[str, ...] = ()) -> argparse.ArgumentParse
                           "an existing one is refused")
     run.add_argument("--overwrite", action="store_true", default=None,
                      help="with --run-id: replace that run's folder "
-                          "(its old files are removed when the new run's are written)")
+                          "(its old files are removed when the new run's are written); with --export-requests: "
+                          "replace an existing FILE")
     run.add_argument("--quiet", action="store_true", help="no progress bar or tables")
     run.add_argument("--format", dest="output_format", choices=("table", "json"), default="table",
                      help="json: print one JSON object on stdout (suite, run folder, metrics, usage, files "

@@ -36,7 +36,7 @@ from typing import Any
 from robusteval.engine.store import Store, StoreRow, cache_key
 from robusteval.errors import BackendError, UserError
 from robusteval.files import atomic_write_chunks
-from robusteval.ledger import Ledger
+from robusteval.ledger import LEDGERS, Ledger, beside, sqlite_files
 from robusteval.models.chat_format import chat_body, parse_chat_completion, parse_echo_loglik, plain_prompt
 from robusteval.models.openai_batch import output_body
 from robusteval.types import Completion, GenParams, Message, Request
@@ -47,8 +47,44 @@ COMPLETIONS_URL = "/v1/completions"
 
 def ledger_path(store_path: Path | str) -> Path:
     """``responses.exports.sqlite`` beside ``responses.sqlite``."""
-    store_path = Path(store_path)
-    return store_path.with_name(store_path.stem + ".exports.sqlite")
+    return beside(store_path, "exports")
+
+
+def export_target_problem(path: Path, store_path: Path, *, overwrite: bool) -> str | None:
+    """Why ``--export-requests path`` must not be written (None: it may). Nothing an export writes replaces
+    a store, a ledger or a file SQLite keeps beside one (whatever the flags), nor any other existing
+    file but an earlier export's request file, unless ``overwrite``."""
+    if path.is_dir():
+        return "is a folder; name a .jsonl file"
+    kept = [f for own in (store_path, *(beside(store_path, kind) for kind in LEDGERS)) for f in sqlite_files(own)]
+    if path.resolve() in {f.resolve() for f in kept} or _sqlite_kept(path):
+        return "is a response store or ledger (or a file SQLite keeps beside one); name a new .jsonl file"
+    if path.exists() and not overwrite and not is_request_file(path):
+        return ("exists and is not a request file an export wrote; name a new file, or add --overwrite to "
+                "replace it")
+    return None
+
+
+def _sqlite_kept(path: Path) -> bool:
+    """An SQLite database (by its header), or the -wal/-shm/-journal file beside one."""
+    try:
+        with path.open("rb") as f:
+            if f.read(16) == b"SQLite format 3\x00":
+                return True
+    except OSError:
+        pass
+    return any(path.name.endswith(suffix) and path.with_name(path.name[:-len(suffix)]).is_file()
+               for suffix in ("-wal", "-shm", "-journal"))
+
+
+def is_request_file(path: Path) -> bool:
+    """Whether ``path`` starts with a batch input line (as an export writes): an earlier export, not answers."""
+    try:
+        with path.open(encoding="utf-8") as f:
+            line = json.loads(f.readline(1 << 22))
+    except (OSError, ValueError):
+        return False
+    return isinstance(line, dict) and {"custom_id", "url", "body"} <= line.keys() and "response" not in line
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from robusteval.errors import UserError
-from robusteval.ledger import CHUNK
+from robusteval.ledger import CHUNK, sqlite_files
 from robusteval.redact import redact
 from robusteval.types import Completion, Request, TokenLogprob
 
@@ -455,8 +455,7 @@ def clear_store(path: Path, fingerprint_prefix: str | None = None) -> str:
 def remove_store_files(path: Path) -> list[Path]:
     """Delete a store and its -wal/-shm files (for a store SQLite cannot open or repair)."""
     removed = []
-    for candidate in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"),
-                      path.with_name(path.name + "-journal")):
+    for candidate in sqlite_files(path):
         if candidate.exists():
             candidate.unlink()
             removed.append(candidate)
