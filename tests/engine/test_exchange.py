@@ -11,6 +11,7 @@ import pytest
 
 from robusteval.engine.store import Store
 from robusteval.testing.openai_stub import StubServer
+from robusteval.testing.stores import served
 from robusteval.types import Completion
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ray_batch.py"
@@ -217,11 +218,7 @@ def _write(path: Path, lines: list[dict]) -> Path:
 
 
 def _stored(tmp_path, custom_ids) -> list[str | None]:
-    store = Store(tmp_path / "cache" / "responses.sqlite")
-    try:
-        return [None if (hit := store.get(c)) is None else hit.completion.text for c in custom_ids]
-    finally:
-        store.close()
+    return served(tmp_path / "cache" / "responses.sqlite", custom_ids)
 
 
 def test_a_custom_id_answered_twice_is_stored_once_and_the_second_line_refused(cli_run, tmp_path, mcq_file):

@@ -17,6 +17,7 @@ from robusteval.engine.store import SCHEMA_VERSION, Store, StoreError, StoreRow,
 from robusteval.engine.store_check import check_store
 from robusteval.errors import UserError
 from robusteval.testing.readonly import read_only
+from robusteval.testing.stores import served
 from robusteval.types import Completion, GenParams, Message, Request, TokenLogprob
 
 FP = "scripted:model"
@@ -134,12 +135,7 @@ def _row(i: int, text: str) -> StoreRow:
 
 
 def _text(path: Path, i: int) -> str | None:
-    store = Store(path)
-    try:
-        hit = store.get(cache_key(FP, _request(i)))
-        return None if hit is None else hit.completion.text
-    finally:
-        store.close()
+    return served(path, [cache_key(FP, _request(i))])[0]
 
 
 def test_a_second_writer_never_replaces_an_answer_stored_after_its_lookup(tmp_path):

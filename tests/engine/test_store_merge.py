@@ -13,6 +13,7 @@ from robusteval.engine.store_check import check_store
 from robusteval.engine.store_merge import merge_stores, store_path
 from robusteval.errors import UserError
 from robusteval.testing.readonly import read_only
+from robusteval.testing.stores import served
 from robusteval.types import Completion, GenParams, Message, Request, TokenLogprob
 
 FP = "openai:http://127.0.0.1:1/v1:m:m"
@@ -32,12 +33,7 @@ def _fill(path, answers: dict[int, str], *, loglik: bool = False) -> None:
 
 
 def _served(path, i: int) -> str | None:
-    store = Store(path)
-    try:
-        hit = store.get(cache_key(FP, _request(i)))
-        return None if hit is None else hit.completion.text
-    finally:
-        store.close()
+    return served(path, [cache_key(FP, _request(i))])[0]
 
 
 def test_merge_copies_what_dst_lacks_with_valid_checksums(tmp_path):
