@@ -180,6 +180,26 @@ def test_a_run_serves_the_answer_another_process_stored_while_it_asked(tmp_path)
     assert [r.text for r in responses] == ["imported"] and _text(path, 0) == "imported"
 
 
+def test_no_cache_asks_again_and_replaces_the_stored_answer(tmp_path):
+    """``--no-cache`` (use_cache=False) is the one way a verified answer is replaced: the user asked for new ones."""
+    path = tmp_path / "responses.sqlite"
+    keys = _fill(path, 2)
+
+    async def main():
+        store = Store(path)
+        engine = Engine(store, use_cache=False, retry=RetryPolicy(max_retries=0, backoff_base_s=0.0))
+        await engine.add_model("m", Echo())
+        try:
+            return [(await engine.chat("m", _request(i).messages, _request(i).params)).text for i in range(2)]
+        finally:
+            await engine.close()
+            store.close()
+
+    texts = asyncio.run(main())
+    assert texts == ["fresh " + _request(i).messages[0].content[:12] for i in range(2)]
+    assert served(path, keys) == texts
+
+
 def test_cache_check_names_the_changed_answers(tmp_path):
     path = tmp_path / "responses.sqlite"
     keys = _fill(path, 5)
