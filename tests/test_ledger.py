@@ -63,3 +63,21 @@ def test_both_ledgers_write_through_the_shared_transaction(tmp_path):
     found = other.lookup(["k0", "k1"])
     assert list(found) == ["k1"] and found["k1"].request == request and found["k1"].fingerprint == "fp"
     exports.close(), other.close()
+
+
+def test_an_export_ledger_of_an_earlier_version_gains_the_model_column(tmp_path):
+    """A ledger written before the exported model name was recorded: its rows still import (the model
+    is not checked for them) and new rows record it."""
+    import sqlite3
+
+    path = tmp_path / "e.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE exported (custom_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, "
+                "request TEXT NOT NULL, run TEXT NOT NULL, exported_at REAL NOT NULL)")
+    con.commit()
+    con.close()
+    request = Request((Message("user", "hi"),), GenParams(max_tokens=4))
+    first, second = ExportLedger(path), ExportLedger(path)  # the second finds the column added
+    first.record([Exported("k0", "fp", request, "run a", "m")])
+    assert second.lookup(["k0"])["k0"].model == "m" and second.pending() == {"run a": 1}
+    first.close(), second.close()

@@ -134,13 +134,17 @@ class ExportLedger(Ledger):
     def __init__(self, path: Path | str):
         super().__init__(Path(path), """
             CREATE TABLE IF NOT EXISTS exported (custom_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL,
-                request TEXT NOT NULL, run TEXT NOT NULL, exported_at REAL NOT NULL);
+                request TEXT NOT NULL, run TEXT NOT NULL, exported_at REAL NOT NULL, model TEXT);
             CREATE TABLE IF NOT EXISTS export_runs (custom_id TEXT NOT NULL, run TEXT NOT NULL,
                 PRIMARY KEY (custom_id, run));
         """, "export ledger")
-        if "model" not in {r[1] for r in self.query("PRAGMA table_info(exported)")}:  # a ledger of an earlier version
-            with self.transaction() as db:
-                db.execute("ALTER TABLE exported ADD COLUMN model TEXT")
+        if not self._has_model():  # a ledger of an earlier version; checked again under the write lock,
+            with self.transaction() as db:  # since another process may be adding it too
+                if not self._has_model():
+                    db.execute("ALTER TABLE exported ADD COLUMN model TEXT")
+
+    def _has_model(self) -> bool:
+        return "model" in {r[1] for r in self.query("PRAGMA table_info(exported)")}
 
     def record(self, items: Iterable[Exported]) -> None:
         now = time.time()
