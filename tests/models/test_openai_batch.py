@@ -6,15 +6,16 @@ half, in the usage and in ``--estimate``."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import Counter
 
 import pytest
 
 from robusteval.engine import Engine, RetryPolicy, Store
 from robusteval.engine.estimate import estimate
-from robusteval.errors import UserError
+from robusteval.errors import BackendError, UserError
 from robusteval.models import load_backend, parse_model_spec
-from robusteval.models.openai_batch import BatchLedger, OpenAIBatchBackend
+from robusteval.models.openai_batch import BatchLedger, OpenAIBatchBackend, output_body
 from robusteval.testing.openai_stub import StubConfig, StubServer, expected_answer
 from robusteval.types import GenParams, Message
 
@@ -133,7 +134,7 @@ def test_a_batch_pending_when_the_process_exits_is_picked_up_not_submitted_again
         """Asks, and is interrupted (Ctrl-C) once its batch is created and recorded, long before the batch
         completes."""
         task = asyncio.ensure_future(_ask(store_path, _spec(stub.base_url), questions))
-        while not ledger_path.exists() or not _pending(ledger_path):
+        while "batch_1" not in (_pending(ledger_path) if ledger_path.exists() else {}):  # created, not only marked
             await asyncio.sleep(0.01)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -202,3 +203,92 @@ def test_batch_mode_is_a_deferred_backend():
     assert isinstance(backend, OpenAIBatchBackend)
     assert backend.deferred and backend.price_factor == 0.5 and backend.window_s == 0.5
     assert backend.max_concurrency == 50_000
+
+
+def test_a_custom_id_answered_twice_fails_its_request_and_no_line_wins(tmp_path):
+    questions = _questions(5)
+
+    async def main():
+        async with StubServer(StubConfig(batch_output="dup")) as stub:
+            responses, usage = await _ask(tmp_path / "s.sqlite", _spec(stub.base_url), questions)
+            return responses, usage, stub.counters()
+
+    responses, usage, counters = asyncio.run(main())
+    assert [r.ok for r in responses] == [False] * 5 and usage.failed == 5
+    assert all("gave 2 answers for this request" in r.error for r in responses)
+    assert (counters["batches"], usage.retries) == (1, 0)  # reported once, not paid again
+    assert _pending(tmp_path / "s.batches.sqlite") == {}
+
+
+def test_a_status_code_written_as_text_is_read_as_that_status(tmp_path):
+    questions = _questions(6)
+
+    async def main():
+        async with StubServer(StubConfig(batch_output="status-string")) as stub:
+            responses, usage = await _ask(tmp_path / "s.sqlite", _spec(stub.base_url), questions)
+            return responses, usage, stub.counters()
+
+    responses, usage, counters = asyncio.run(main())
+    assert [r.text for r in responses] == [expected_answer("stub-model", q, PARAMS) for q in questions]
+    assert (counters["batches"], counters["uploads"], usage.new, usage.retries) == (1, 1, 6, 0)
+
+
+@pytest.mark.parametrize("line, expected", [
+    ({"response": {"status_code": "200", "body": {"ok": 1}}}, {"ok": 1}),
+    ({"response": {"status_code": " 201 ", "body": {"ok": 1}}}, {"ok": 1}),
+    ({"response": {"status_code": "OK", "body": {"ok": 1}}}, "status_code 'OK' is not an HTTP status"),
+    ({"response": {"status_code": 2.0, "body": {"ok": 1}}}, "status_code 2.0 is not an HTTP status"),
+    ({"response": {"status_code": "500", "body": {"error": {"message": "down"}}}}, "HTTP 500: down"),
+])
+def test_output_body_reads_a_status_written_as_text(line, expected):
+    if isinstance(expected, dict):
+        assert output_body(line) == expected
+    else:
+        with pytest.raises(BackendError, match=expected) as caught:
+            output_body(line)
+        assert caught.value.retryable == ("500" in expected)  # a nonsense status is not asked again
+
+
+def test_a_batch_created_behind_a_500_is_found_again_not_created_twice(tmp_path):
+    questions = _questions(10)
+
+    async def main():
+        async with StubServer(StubConfig(batch_create_500=1)) as stub:
+            responses, usage = await _ask(tmp_path / "s.sqlite", _spec(stub.base_url), questions)
+            return responses, usage, stub.counters()
+
+    responses, usage, counters = asyncio.run(main())
+    assert [r.text for r in responses] == [expected_answer("stub-model", q, PARAMS) for q in questions]
+    assert (counters["batches"], counters["uploads"]) == (1, 1)  # the batch behind the 500 was used
+    assert sorted(counters["requests"].values()) == [1] * len(questions)
+    assert (usage.new, usage.failed, usage.retries) == (10, 0, 10)
+    assert _pending(tmp_path / "s.batches.sqlite") == {}
+
+
+def test_a_batch_the_server_no_longer_knows_is_dropped_and_its_requests_asked_again(tmp_path, caplog):
+    questions = _questions(8)
+    store_path = tmp_path / "responses.sqlite"
+    ledger_path = tmp_path / "responses.batches.sqlite"
+
+    async def main():
+        async with StubServer(StubConfig(batch_delay_s=3600)) as stub:
+            first = asyncio.ensure_future(_ask(store_path, _spec(stub.base_url), questions))
+            while "batch_1" not in (_pending(ledger_path) if ledger_path.exists() else {}):
+                await asyncio.sleep(0.01)
+            first.cancel()  # the process exits with its batch pending
+            with pytest.raises(asyncio.CancelledError):
+                await first
+            stub.forget_batches()  # and the server loses it
+            stub.config.batch_delay_s = 0
+            with caplog.at_level(logging.WARNING, logger="robusteval.models.openai_batch"):
+                responses, usage = await _ask(store_path, _spec(stub.base_url), questions)
+            return responses, usage, stub.counters()
+
+    responses, usage, counters = asyncio.run(main())
+    assert [r.text for r in responses] == [expected_answer("stub-model", q, PARAMS) for q in questions]
+    assert (usage.new, usage.failed, usage.retries) == (8, 0, 8)
+    assert counters["batches"] == 2  # asked again once, in one new batch
+    warned = [r.getMessage() for r in caplog.records if "no longer knows" in r.getMessage()]
+    assert warned == ["batch batch_1: the server no longer knows it (HTTP 404); dropped from the batch ledger, "
+                      "its 8 requests are asked again"]
+    assert _pending(ledger_path) == {}

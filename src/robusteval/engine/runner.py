@@ -329,6 +329,8 @@ class Engine:
                 completion = replace(completion, text=redact(completion.text, patterns=False))
             # Committed before the caller sees it; completions arriving meanwhile share the transaction.
             await self._writer.put(StoreRow(key, m.backend.fingerprint, request, completion, latency))
+            if m.deferred:  # only now may it forget the batch it would resume the request from
+                cast(DeferredBackend, m.backend).committed(answer)
             return _response(key, completion, cached=False, attempts=attempt, latency_s=latency)
         error = redact(error)  # a server may echo the Authorization header into its error
         self.store.record_failure(key, m.backend.fingerprint, error, attempt)
