@@ -247,9 +247,12 @@ class OpenAIBatchBackend:
             waiting = by_batch.pop(placeholder)
             try:
                 found = await self._find(placeholder)
-            except BackendError as exc:
-                _fail(waiting, BackendError(f"cannot learn whether an earlier submission of these requests "
-                                            f"created a batch ({exc}); they are not submitted again until it is known"))
+            except BackendError as exc:  # not submitted again while it is unknown: money is spent once
+                _fail(waiting, BackendError(
+                    f"an earlier submission of these requests failed without saying whether it created a batch, "
+                    f"and listing the batches to find it (metadata {MARK_KEY}={placeholder.removeprefix(MARK)}) "
+                    f"failed: {exc}; they are not submitted again until it is known (the ledger "
+                    f"{self._ledger.path} keeps them)", retryable=exc.retryable))
                 continue
             if found is None:  # never created: submitted now
                 self._ledger.drop(placeholder)
@@ -296,19 +299,14 @@ class OpenAIBatchBackend:
         return str(batch["id"])  # `_json` checked that it is a string
 
     async def _find(self, placeholder: str) -> str | None:
-        """The id of the batch created with this mark, or None when the server lists none (a server
-        without ``GET /batches`` is taken at its word too: nothing to find)."""
+        """The id of the batch created with this mark, or None when the server lists none; a server
+        that cannot list its batches raises (whether the batch exists is then unknown)."""
         assert self._ledger is not None  # started
         mark = placeholder.removeprefix(MARK)
         since = (self._ledger.created_at(placeholder) or 0.0) - 3600  # a server's clock may differ
         after = ""
         for _ in range(LIST_PAGES):
-            try:
-                page = _json(await self.api.send("GET", f"/batches?limit=100{after}"), "/batches")
-            except BackendError as exc:
-                if exc.retryable:
-                    raise
-                return None
+            page = _json(await self.api.send("GET", f"/batches?limit=100{after}"), "/batches")
             batches = [b for b in page.get("data") or [] if isinstance(b, dict)]
             for b in batches:
                 if isinstance(b.get("metadata"), dict) and b["metadata"].get(MARK_KEY) == mark:
@@ -317,7 +315,7 @@ class OpenAIBatchBackend:
             if not page.get("has_more") or not batches or (isinstance(oldest, (int, float)) and oldest < since):
                 return None
             after = f"&after={batches[-1].get('id')}"
-        return None
+        raise BackendError(f"no batch with this mark among the newest {LIST_PAGES * 100}", retryable=False)
 
     async def _watch(self, batch_id: str) -> None:
         """Poll until the batch is done, then hand each waiting request its answer or error."""
