@@ -265,6 +265,21 @@ def test_a_batch_created_behind_a_500_is_found_again_not_created_twice(tmp_path)
     assert _pending(tmp_path / "s.batches.sqlite") == {}
 
 
+def test_behind_a_500_a_server_that_cannot_list_batches_is_not_paid_twice(tmp_path):
+    questions = _questions(4)
+
+    async def main():
+        async with StubServer(StubConfig(batch_create_500=1, batch_list=False)) as stub:
+            responses, usage = await _ask(tmp_path / "s.sqlite", _spec(stub.base_url), questions)
+            return responses, usage, stub.counters()
+
+    responses, usage, counters = asyncio.run(main())
+    assert usage.failed == 4 and (counters["batches"], counters["uploads"]) == (1, 1)
+    assert all("not submitted again until it is known" in r.error and "HTTP 405" in r.error for r in responses)
+    (kept,) = _pending(tmp_path / "s.batches.sqlite").items()  # under its mark, for a later run to find
+    assert kept[0].startswith("mark:") and kept[1] == 4
+
+
 def test_a_batch_the_server_no_longer_knows_is_dropped_and_its_requests_asked_again(tmp_path, caplog):
     questions = _questions(8)
     store_path = tmp_path / "responses.sqlite"

@@ -23,7 +23,8 @@ batch ends "failed", "expired" or "cancelled" instead, without output); ``GET /v
 the batches, newest first, with the ``metadata`` they were created with. Hostile batch faults:
 ``batch_output`` "dup" (each custom_id on two lines, the second naming another letter) or
 "status-string" (``status_code: "200"``); ``batch_create_500``: the first N ``POST /v1/batches``
-create the batch, then answer 500 (an ambiguous failure); `StubServer.forget_batches` (the server
+create the batch, then answer 500 (an ambiguous failure); ``batch_list`` False: no listing;
+`StubServer.forget_batches` (the server
 no longer knows any batch: 404). Each answered line counts as an "ok" hit of its request;
 ``batches``, ``uploads`` and ``downloads`` count batches and files created and file downloads.
 
@@ -159,6 +160,7 @@ class StubConfig:
     batch_final: str = "completed"  # or "failed", "expired", "cancelled": then no output file
     batch_output: str = "normal"  # or "dup": each custom_id twice; "status-string": status_code "200"
     batch_create_500: int = 0  # the first N batch creations create the batch, then answer 500
+    batch_list: bool = True  # False: no GET /v1/batches (405), as some Batch API servers
     max_model_len: int | None = None  # the context window /v1/models reports, in the stub's tokens (words)
 
 
@@ -393,7 +395,8 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
     app.router.add_post("/v1/files", upload)
     app.router.add_get("/v1/files/{file_id}/content", file_content)
     app.router.add_post("/v1/batches", create_batch)
-    app.router.add_get("/v1/batches", list_batches)
+    if config.batch_list:
+        app.router.add_get("/v1/batches", list_batches)
     app.router.add_get("/v1/batches/{batch_id}", get_batch)
     app.router.add_get("/v1/models", models)
     app.router.add_post("/v1/chat/completions", chat)
