@@ -43,15 +43,20 @@ async def _ask(store_path, spec: str, questions, params=PARAMS, samples=(0,), **
     return responses, engine.usage["m"]
 
 
-def test_a_suites_requests_go_out_as_one_batch_at_half_the_price(tmp_path):
-    questions = _questions(40)
-
+def _ask_stub(tmp_path, config: StubConfig, questions):
+    """The answers and usage of ``questions`` asked through a stub of ``config``, and its counters."""
     async def main():
-        async with StubServer(StubConfig(batch_polls=3)) as stub:
+        async with StubServer(config) as stub:
             responses, usage = await _ask(tmp_path / "s.sqlite", _spec(stub.base_url), questions)
             return responses, usage, stub.counters()
 
-    responses, usage, counters = asyncio.run(main())
+    return asyncio.run(main())
+
+
+def test_a_suites_requests_go_out_as_one_batch_at_half_the_price(tmp_path):
+    questions = _questions(40)
+
+    responses, usage, counters = _ask_stub(tmp_path, StubConfig(batch_polls=3), questions)
     assert [r.text for r in responses] == [expected_answer("stub-model", q, PARAMS) for q in questions]
     assert (counters["batches"], counters["uploads"]) == (1, 1)
     assert sorted(Counter(counters["requests"]).values()) == [1] * len(questions)  # each answered once
@@ -93,12 +98,7 @@ def test_identical_bodies_of_distinct_samples_are_distinct_batch_lines(tmp_path)
 def test_lines_that_fail_are_asked_again_in_a_later_batch(tmp_path):
     questions = _questions(30)
 
-    async def main():
-        async with StubServer(StubConfig(batch_p_error=0.3, seed=5)) as stub:
-            responses, usage = await _ask(tmp_path / "s.sqlite", _spec(stub.base_url), questions)
-            return responses, usage, stub.counters()
-
-    responses, usage, counters = asyncio.run(main())
+    responses, usage, counters = _ask_stub(tmp_path, StubConfig(batch_p_error=0.3, seed=5), questions)
     assert [r.text for r in responses] == [expected_answer("stub-model", q, PARAMS) for q in questions]
     errors = counters["outcomes"]["500"]
     assert errors > 0 and usage.retries == errors and usage.failed == 0
@@ -112,12 +112,7 @@ def test_lines_that_fail_are_asked_again_in_a_later_batch(tmp_path):
 def test_a_batch_that_ends_without_answers_fails_its_requests(tmp_path, final, batches, failed_after):
     questions = _questions(4)
 
-    async def main():
-        async with StubServer(StubConfig(batch_final=final)) as stub:
-            responses, usage = await _ask(tmp_path / "s.sqlite", _spec(stub.base_url), questions)
-            return responses, usage, stub.counters()
-
-    responses, usage, counters = asyncio.run(main())
+    responses, usage, counters = _ask_stub(tmp_path, StubConfig(batch_final=final), questions)
     assert not any(r.ok for r in responses) and usage.failed == 4
     assert all(f"the batch {final}" in r.error for r in responses)
     assert counters["batches"] == batches and usage.retries == 4 * failed_after
@@ -208,12 +203,7 @@ def test_batch_mode_is_a_deferred_backend():
 def test_a_custom_id_answered_twice_fails_its_request_and_no_line_wins(tmp_path):
     questions = _questions(5)
 
-    async def main():
-        async with StubServer(StubConfig(batch_output="dup")) as stub:
-            responses, usage = await _ask(tmp_path / "s.sqlite", _spec(stub.base_url), questions)
-            return responses, usage, stub.counters()
-
-    responses, usage, counters = asyncio.run(main())
+    responses, usage, counters = _ask_stub(tmp_path, StubConfig(batch_output="dup"), questions)
     assert [r.ok for r in responses] == [False] * 5 and usage.failed == 5
     assert all("gave 2 answers for this request" in r.error for r in responses)
     assert (counters["batches"], usage.retries) == (1, 0)  # reported once, not paid again
@@ -223,12 +213,7 @@ def test_a_custom_id_answered_twice_fails_its_request_and_no_line_wins(tmp_path)
 def test_a_status_code_written_as_text_is_read_as_that_status(tmp_path):
     questions = _questions(6)
 
-    async def main():
-        async with StubServer(StubConfig(batch_output="status-string")) as stub:
-            responses, usage = await _ask(tmp_path / "s.sqlite", _spec(stub.base_url), questions)
-            return responses, usage, stub.counters()
-
-    responses, usage, counters = asyncio.run(main())
+    responses, usage, counters = _ask_stub(tmp_path, StubConfig(batch_output="status-string"), questions)
     assert [r.text for r in responses] == [expected_answer("stub-model", q, PARAMS) for q in questions]
     assert (counters["batches"], counters["uploads"], usage.new, usage.retries) == (1, 1, 6, 0)
 
@@ -252,12 +237,7 @@ def test_output_body_reads_a_status_written_as_text(line, expected):
 def test_a_batch_created_behind_a_500_is_found_again_not_created_twice(tmp_path):
     questions = _questions(10)
 
-    async def main():
-        async with StubServer(StubConfig(batch_create_500=1)) as stub:
-            responses, usage = await _ask(tmp_path / "s.sqlite", _spec(stub.base_url), questions)
-            return responses, usage, stub.counters()
-
-    responses, usage, counters = asyncio.run(main())
+    responses, usage, counters = _ask_stub(tmp_path, StubConfig(batch_create_500=1), questions)
     assert [r.text for r in responses] == [expected_answer("stub-model", q, PARAMS) for q in questions]
     assert (counters["batches"], counters["uploads"]) == (1, 1)  # the batch behind the 500 was used
     assert sorted(counters["requests"].values()) == [1] * len(questions)
@@ -268,12 +248,7 @@ def test_a_batch_created_behind_a_500_is_found_again_not_created_twice(tmp_path)
 def test_behind_a_500_a_server_that_cannot_list_batches_is_not_paid_twice(tmp_path):
     questions = _questions(4)
 
-    async def main():
-        async with StubServer(StubConfig(batch_create_500=1, batch_list=False)) as stub:
-            responses, usage = await _ask(tmp_path / "s.sqlite", _spec(stub.base_url), questions)
-            return responses, usage, stub.counters()
-
-    responses, usage, counters = asyncio.run(main())
+    responses, usage, counters = _ask_stub(tmp_path, StubConfig(batch_create_500=1, batch_list=False), questions)
     assert usage.failed == 4 and (counters["batches"], counters["uploads"]) == (1, 1)
     assert all("not submitted again until it is known" in r.error and "HTTP 405" in r.error for r in responses)
     (kept,) = _pending(tmp_path / "s.batches.sqlite").items()  # under its mark, for a later run to find
