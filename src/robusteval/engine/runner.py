@@ -333,6 +333,8 @@ class Engine:
             # used, so this run and every rerun agree
             if not kept and (held := self.store.get(key)) is not None:
                 completion = held.completion
+            if m.deferred:  # the store holds an answer: only now may it forget the batch it would resume from
+                cast(DeferredBackend, m.backend).committed(answer)
             return _response(key, completion, cached=False, attempts=attempt, latency_s=latency)
         error = redact(error)  # a server may echo the Authorization header into its error
         self.store.record_failure(key, m.backend.fingerprint, error, attempt)

@@ -86,6 +86,10 @@ class DeferredBackend(Backend, Protocol):
 
     def attach_store(self, store_path: Path) -> None: ...
 
+    def committed(self, answer: Completion) -> None:
+        """The engine has committed ``answer`` (the object ``chat`` returned) to the store: only now
+        may the backend forget what it kept to resume the request (money is spent once)."""
+
 
 def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
     """Hash of a weights file; computed once per backend start (about 0.2 s per 100 MB)."""

@@ -17,14 +17,18 @@ map each line back to its request by ``custom_id``; a line with an error, or a r
 lacks (a batch that failed, expired or was cancelled), fails that request with a `BackendError`, and
 the engine's retry sends it again in a later batch.
 
-Resume: each request's ``custom_id`` is a hash of the endpoint and the request body (with an
-occurrence number for identical bodies, which are distinct samples), and ``custom_id -> batch id`` is
-written to ``responses.batches.sqlite`` beside the response store as soon as the batch is created.
-A process that exits while a batch is pending (Ctrl-C, a closed laptop, a job's time limit) loses
-nothing: the rerun asks the same requests, finds them in that table and polls the pending batch
-instead of submitting them again. A mapping is forgotten once its answer was handed to the engine
-(which stores it before use). The one gap: a process killed between the server creating a batch and
-the table recording it (one local SQLite write) submits those requests again on rerun.
+Money is spent once. Each request's ``custom_id`` is a hash of the endpoint and the request body
+(with an occurrence number for identical bodies, which are distinct samples), and ``custom_id ->
+batch`` is written to ``responses.batches.sqlite`` beside the response store BEFORE the batch is
+created: first under a mark (a random id, sent as the batch's ``metadata``, which the server keeps),
+then, once ``POST /batches`` answers, under the batch id. A process that exits while a batch is
+pending (Ctrl-C, SIGKILL, a job's time limit) loses nothing: the rerun asks the same requests, finds
+them in that table and polls the pending batch instead of submitting them again; requests found under
+a mark (a creation that failed ambiguously: a 500, a timeout, a kill) are looked for by listing ``GET
+/batches`` and submitted again only if no batch carries their mark. A request is forgotten only
+AFTER the engine has committed its answer to the store (`committed`), or when its line failed (it is
+then asked again in a new batch); a batch the server no longer knows (404) is dropped with one
+message and its requests are asked again.
 
 Cost: the engine charges ``price_factor`` = 0.5 of ``--price-in``/``--price-out``, in the usage and
 in ``--estimate``. The fingerprint is the ``openai`` backend's for the same URL and model: a model
@@ -36,7 +40,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import time
+import uuid
 from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,9 +61,14 @@ if TYPE_CHECKING:  # spec.load_backend imports the backends
 
 BATCH_LIMIT = 50_000  # OpenAI's most requests in one batch
 ENDPOINT = "/v1/chat/completions"
+DUPLICATE = "duplicate lines"  # `_lines`: how many output lines gave one custom_id
 DONE = ("completed", "failed", "expired", "cancelled")
+LIST_PAGES = 50  # pages of GET /batches searched for a mark (100 batches each, newest first)
+MARK = "mark:"  # the ledger's batch id for a batch whose creation is not confirmed: "mark:" + its metadata mark
+MARK_KEY = "robusteval_mark"  # the metadata key that carries it
 POLL_FAILURES = 10  # consecutive failed status requests before the waiting requests fail (the batch is kept)
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+log = logging.getLogger(__name__)
 
 
 def batch_requested(spec: ModelSpec) -> bool:
@@ -87,6 +98,22 @@ class BatchLedger(Ledger):
             db.execute("INSERT OR REPLACE INTO batches VALUES (?,?,?,?)",
                        (batch_id, base_url, len(custom_ids), time.time()))
             db.executemany("INSERT OR REPLACE INTO batch_requests VALUES (?,?)", [(c, batch_id) for c in custom_ids])
+
+    def confirm(self, placeholder: str, batch_id: str) -> None:
+        """The batch recorded under ``placeholder`` (a mark) exists on the server as ``batch_id``."""
+        with self.transaction() as db:
+            db.execute("UPDATE OR REPLACE batches SET batch_id = ? WHERE batch_id = ?", (batch_id, placeholder))
+            db.execute("UPDATE OR REPLACE batch_requests SET batch_id = ? WHERE batch_id = ?", (batch_id, placeholder))
+
+    def drop(self, batch_id: str) -> None:
+        """A batch that does not exist (any more): its requests are no longer waited on."""
+        with self.transaction() as db:
+            db.execute("DELETE FROM batch_requests WHERE batch_id = ?", (batch_id,))
+            db.execute("DELETE FROM batches WHERE batch_id = ?", (batch_id,))
+
+    def created_at(self, batch_id: str) -> float | None:
+        row = self.query("SELECT created_at FROM batches WHERE batch_id = ?", (batch_id,))
+        return float(row[0][0]) if row else None
 
     def forget(self, batch_id: str, custom_ids: Iterable[str]) -> None:
         """Drop answered requests; a batch with none left is dropped too."""
@@ -125,6 +152,9 @@ class OpenAIBatchBackend:
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
     _watched: dict[str, list[_Waiting]] = field(default_factory=dict)
     _ledger: BatchLedger | None = None
+    # answers handed to the engine and not yet committed: id(completion) -> (completion, batch id, custom_id)
+    _delivered: dict[int, tuple[Completion, str, str]] = field(default_factory=dict)
+    _committed: dict[str, list[str]] = field(default_factory=dict)  # batch id -> custom_ids to forget
 
     @classmethod
     def from_spec(cls, spec: ModelSpec) -> OpenAIBatchBackend:
@@ -169,6 +199,22 @@ class OpenAIBatchBackend:
         finally:
             self._outstanding.discard(waiting.custom_id)
 
+    def committed(self, answer: Completion) -> None:
+        """The engine has committed ``answer`` (a completion `chat` returned) to the store: its request
+        may now be forgotten (in one ledger write for all the answers committed in this turn)."""
+        entry = self._delivered.pop(id(answer), None)
+        if entry is None:
+            return
+        if not self._committed:
+            asyncio.get_running_loop().call_soon(self._forget_committed)
+        self._committed.setdefault(entry[1], []).append(entry[2])
+
+    def _forget_committed(self) -> None:
+        committed, self._committed = self._committed, {}
+        if self._ledger is not None:
+            for batch_id, custom_ids in committed.items():
+                self._ledger.forget(batch_id, custom_ids)
+
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
@@ -197,6 +243,23 @@ class OpenAIBatchBackend:
             if w.custom_id in known:
                 by_batch.setdefault(known[w.custom_id], []).append(w)
         new = [w for w in group if w.custom_id not in known]
+        for placeholder in [b for b in by_batch if b.startswith(MARK)]:  # a creation not confirmed
+            waiting = by_batch.pop(placeholder)
+            try:
+                found = await self._find(placeholder)
+            except BackendError as exc:  # not submitted again while it is unknown: money is spent once
+                _fail(waiting, BackendError(
+                    f"an earlier submission of these requests failed without saying whether it created a batch, "
+                    f"and listing the batches to find it (metadata {MARK_KEY}={placeholder.removeprefix(MARK)}) "
+                    f"failed: {exc}; they are not submitted again until it is known (the ledger "
+                    f"{self._ledger.path} keeps them)", retryable=exc.retryable))
+                continue
+            if found is None:  # never created: submitted now
+                self._ledger.drop(placeholder)
+                new.extend(waiting)
+            else:
+                self._ledger.confirm(placeholder, found)
+                by_batch.setdefault(found, []).extend(waiting)
         if new:
             try:
                 batch_id = await self._submit(new)
@@ -219,12 +282,40 @@ class OpenAIBatchBackend:
         form.append("batch").set_content_disposition("form-data", name="purpose")
         form.append(lines.encode(), {"Content-Type": "application/jsonl"}).set_content_disposition(
             "form-data", name="file", filename="robusteval-batch.jsonl")
-        uploaded = _json(await self.api.send("POST", "/files", multipart=form), "/files")
-        batch = _json(await self.api.send("POST", "/batches", json_body={
-            "input_file_id": uploaded["id"], "endpoint": ENDPOINT, "completion_window": "24h",
-            "metadata": {"source": "robusteval"}}), "/batches")
-        self._ledger.record(batch["id"], self.api.base_url, [w.custom_id for w in group])
+        mark = uuid.uuid4().hex
+        # recorded before anything is sent: a batch created behind a failure (a 500, a timeout, a kill)
+        # is found again by its mark, never paid twice
+        self._ledger.record(MARK + mark, self.api.base_url, [w.custom_id for w in group])
+        try:
+            uploaded = _json(await self.api.send("POST", "/files", multipart=form), "/files")
+            batch = _json(await self.api.send("POST", "/batches", json_body={
+                "input_file_id": uploaded["id"], "endpoint": ENDPOINT, "completion_window": "24h",
+                "metadata": {"source": "robusteval", MARK_KEY: mark}}), "/batches")
+        except BackendError as exc:
+            if not exc.retryable:  # refused: no batch was created
+                self._ledger.drop(MARK + mark)
+            raise
+        self._ledger.confirm(MARK + mark, batch["id"])
         return str(batch["id"])  # `_json` checked that it is a string
+
+    async def _find(self, placeholder: str) -> str | None:
+        """The id of the batch created with this mark, or None when the server lists none; a server
+        that cannot list its batches raises (whether the batch exists is then unknown)."""
+        assert self._ledger is not None  # started
+        mark = placeholder.removeprefix(MARK)
+        since = (self._ledger.created_at(placeholder) or 0.0) - 3600  # a server's clock may differ
+        after = ""
+        for _ in range(LIST_PAGES):
+            page = _json(await self.api.send("GET", f"/batches?limit=100{after}"), "/batches")
+            batches = [b for b in page.get("data") or [] if isinstance(b, dict)]
+            for b in batches:
+                if isinstance(b.get("metadata"), dict) and b["metadata"].get(MARK_KEY) == mark:
+                    return str(b.get("id"))
+            oldest = batches[-1].get("created_at") if batches else None
+            if not page.get("has_more") or not batches or (isinstance(oldest, (int, float)) and oldest < since):
+                return None
+            after = f"&after={batches[-1].get('id')}"
+        raise BackendError(f"no batch with this mark among the newest {LIST_PAGES * 100}", retryable=False)
 
     async def _watch(self, batch_id: str) -> None:
         """Poll until the batch is done, then hand each waiting request its answer or error."""
@@ -235,6 +326,15 @@ class OpenAIBatchBackend:
                 failures = 0
             except BackendError as exc:
                 failures += 1
+                if exc.status == 404:  # gone (expired from the server's memory, another account, a reset)
+                    assert self._ledger is not None  # started
+                    self._ledger.drop(batch_id)
+                    waiting = self._watched.pop(batch_id, [])
+                    log.warning("batch %s: the server no longer knows it (HTTP 404); dropped from the batch "
+                                "ledger, its %d requests are asked again", batch_id, len(waiting))
+                    _fail(waiting, BackendError(f"batch {batch_id}: the server no longer knows it (HTTP 404); "
+                                                "its requests are asked again"))
+                    return
                 if not exc.retryable or failures >= POLL_FAILURES:
                     _fail(self._watched.pop(batch_id, []),
                           BackendError(f"batch {batch_id}: cannot learn its status ({exc}); it is kept, and a rerun "
@@ -245,34 +345,38 @@ class OpenAIBatchBackend:
             if batch.get("status") in DONE:
                 break
             await asyncio.sleep(self.poll_s)
-        try:
-            results: dict[str, dict[str, Any]] = {}
-            for key in ("output_file_id", "error_file_id"):  # OpenAI writes failed lines to the error file
-                if batch.get(key):
-                    results |= _lines(await self.api.send("GET", f"/files/{batch[key]}/content"))
+        try:  # OpenAI writes failed lines to the error file
+            results = _lines([await self.api.send("GET", f"/files/{batch[key]}/content")
+                              for key in ("output_file_id", "error_file_id") if batch.get(key)])
         except BackendError as exc:
             _fail(self._watched.pop(batch_id, []), BackendError(f"batch {batch_id}: cannot download its answers "
                                                                 f"({exc}); a rerun tries again"))
             return
-        waiting = self._watched.pop(batch_id, [])
+        waiting = [w for w in self._watched.pop(batch_id, []) if not w.future.done()]  # done: a caller gone
         assert self._ledger is not None  # started
-        self._ledger.forget(batch_id, [w.custom_id for w in waiting])
         why = _batch_problem(batch)
+        outcomes: list[tuple[_Waiting, Completion | BackendError]] = []
         for w in waiting:
-            if w.future.done():
-                continue
             try:
-                w.future.set_result(_answer(results.get(w.custom_id), batch_id, batch.get("status"), why,
-                                            self.api.base_url))
+                outcomes.append((w, _answer(results.get(w.custom_id), batch_id, batch.get("status"), why,
+                                            self.api.base_url)))
             except BackendError as exc:
-                w.future.set_exception(exc)
-                w.future.exception()  # retrieved here: a caller gone (Ctrl-C) must not log it
+                outcomes.append((w, exc))
+        # a failed line is forgotten now (it is asked again in a new batch); an answer only once committed
+        self._ledger.forget(batch_id, [w.custom_id for w, o in outcomes if isinstance(o, BackendError)])
+        for w, outcome in outcomes:
+            if isinstance(outcome, BackendError):
+                _fail([w], outcome)
+            else:
+                self._delivered[id(outcome)] = (outcome, batch_id, w.custom_id)
+                w.future.set_result(outcome)
 
     async def close(self) -> None:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._ledger is not None:
+            self._forget_committed()
             self._ledger.close()
             self._ledger = None
         await self.api.close()
@@ -295,16 +399,18 @@ def _json(raw: bytes, path: str) -> dict[str, Any]:
     return out
 
 
-def _lines(raw: bytes) -> dict[str, dict[str, Any]]:
-    """custom_id -> result line of a batch output (or error) file; unreadable lines are skipped (their
-    requests then count as unanswered and are asked again)."""
-    out = {}
-    for line in raw.decode("utf-8", "replace").splitlines():
+def _lines(files: Iterable[bytes]) -> dict[str, dict[str, Any]]:
+    """custom_id -> result line of a batch's output and error files; unreadable lines are skipped (their
+    requests then count as unanswered and are asked again); a custom_id given on several lines maps to
+    a line that says so (`DUPLICATE`): none of its answers is used."""
+    out: dict[str, dict[str, Any]] = {}
+    for line in b"\n".join(files).decode("utf-8", "replace").splitlines():
         try:
             item = json.loads(line)
-            out[str(item["custom_id"])] = item
+            custom_id = str(item["custom_id"])
         except (ValueError, KeyError, TypeError):
             continue
+        out[custom_id] = {DUPLICATE: out[custom_id].get(DUPLICATE, 1) + 1} if custom_id in out else item
     return out
 
 
@@ -321,6 +427,9 @@ def _answer(line: dict[str, Any] | None, batch_id: str, status: object, why: str
         # "failed": the server refused the input file; the same file would be refused again
         raise BackendError(f"batch {batch_id} has no answer for this request ({why})",
                            retryable=status != "failed")
+    if DUPLICATE in line:  # which one the model gave is unknown: neither is used, and asking again costs again
+        raise BackendError(f"batch {batch_id} gave {line[DUPLICATE]} answers for this request (one custom_id "
+                           "on several output lines); none is used", retryable=False)
     return parse_chat_completion(output_body(line, f"batch {batch_id}: "), source=source)
 
 
@@ -332,6 +441,10 @@ def output_body(line: dict[str, Any], prefix: str = "", *, status_if_absent: int
     if not isinstance(response, dict):
         response = {}
     code = response.get("status_code", status_if_absent if "body" in response else None)
+    if isinstance(code, str) and code.strip().isdecimal():  # "200": some servers write the status as text
+        code = int(code)
+    if not line.get("error") and code is not None and (isinstance(code, bool) or not isinstance(code, int)):
+        raise BackendError(f"{prefix}status_code {code!r} is not an HTTP status", retryable=False)
     if line.get("error") or not isinstance(code, int) or code >= 400:
         body = response.get("body")
         error = line.get("error") or (body.get("error") if isinstance(body, dict) else None) or "no response body"

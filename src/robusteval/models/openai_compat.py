@@ -164,7 +164,7 @@ class OpenAIBackend:
             if status in (401, 403):
                 raise BackendError(f"HTTP {status} from {path}: the server rejected the API key in "
                                    f"{self.api_key_env}: {_error_message(raw)}", retryable=False)
-            raise BackendError(f"HTTP {status} from {path}: {_error_message(raw)}",
+            raise BackendError(f"HTTP {status} from {path}: {_error_message(raw)}", status=status,
                                retryable=status >= 500 or status in RETRYABLE_STATUS, unavailable=status >= 500)
 
     async def send(self, method: str, path: str, *, json_body: dict[str, Any] | None = None,

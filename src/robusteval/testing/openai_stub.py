@@ -19,8 +19,14 @@ purpose "batch") stores a JSONL of requests, ``POST /v1/batches`` makes a batch 
 ``batch_delay_s`` old, then "completed" with an output file, ``GET /v1/files/{id}/content`` returns
 it: one line per request with its ``custom_id`` and the same chat completion the chat endpoint gives
 (``batch_p_error``: a seeded share of lines answered with a 500 error instead; ``batch_final``: the
-batch ends "failed", "expired" or "cancelled" instead, without output). Each answered line
-counts as an "ok" hit of its request; ``batches`` and ``uploads`` count batches and files created.
+batch ends "failed", "expired" or "cancelled" instead, without output); ``GET /v1/batches`` lists
+the batches, newest first, with the ``metadata`` they were created with. Hostile batch faults:
+``batch_output`` "dup" (each custom_id on two lines, the second naming another letter) or
+"status-string" (``status_code: "200"``); ``batch_create_500``: the first N ``POST /v1/batches``
+create the batch, then answer 500 (an ambiguous failure); ``batch_list`` False: no listing;
+`StubServer.forget_batches` (the server
+no longer knows any batch: 404). Each answered line counts as an "ok" hit of its request;
+``batches``, ``uploads`` and ``downloads`` count batches and files created and file downloads.
 
 Faults are drawn per hit from a seeded RNG, so a retry of the same request can succeed: 429 with
 Retry-After, 500, "slow" (waits ``slow_s``, longer than the client's timeout, then answers 504) and
@@ -152,6 +158,9 @@ class StubConfig:
     batch_delay_s: float = 0.0  # and the least time from its creation to "completed"
     batch_p_error: float = 0.0  # share of a batch's lines answered with an error (seeded)
     batch_final: str = "completed"  # or "failed", "expired", "cancelled": then no output file
+    batch_output: str = "normal"  # or "dup": each custom_id twice; "status-string": status_code "200"
+    batch_create_500: int = 0  # the first N batch creations create the batch, then answer 500
+    batch_list: bool = True  # False: no GET /v1/batches (405), as some Batch API servers
     max_model_len: int | None = None  # the context window /v1/models reports, in the stub's tokens (words)
 
 
@@ -166,6 +175,8 @@ class StubState:
         self.requests: Counter[str] = Counter()  # request hash -> hits answered ok
         self.batches = 0  # batches created
         self.uploads = 0  # files uploaded
+        self.downloads = 0  # batch files downloaded
+        self.batch_store: dict[str, dict] = {}  # the Batch API's batches (`StubServer.forget_batches` empties it)
         self.changes = 0  # hits and creations: what the hits file's flusher watches
 
     def record(self, outcome: str, request_hash: str | None) -> None:
@@ -181,7 +192,8 @@ class StubState:
     def snapshot(self) -> dict:
         with self._lock:
             return {"total": self.total, "outcomes": dict(self.outcomes), "hits": dict(self.hits),
-                    "requests": dict(self.requests), "batches": self.batches, "uploads": self.uploads}
+                    "requests": dict(self.requests), "batches": self.batches, "uploads": self.uploads,
+                    "downloads": self.downloads}
 
     def created(self, what: str) -> None:
         with self._lock:
@@ -293,7 +305,7 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
         })
 
     files: dict[str, bytes] = {}
-    batches: dict[str, dict] = {}
+    batches = state.batch_store
     polls: Counter[str] = Counter()
 
     async def upload(request: web.Request) -> web.Response:
@@ -313,16 +325,28 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
         body = await request.json()
         if body.get("input_file_id") not in files or body.get("endpoint") != "/v1/chat/completions":
             return _error(400, "unknown input_file_id, or an endpoint other than /v1/chat/completions")
-        batch_id = f"batch_{len(batches) + 1}"
+        batch_id = f"batch_{state.batches + 1}"
         batches[batch_id] = {"id": batch_id, "object": "batch", "endpoint": body["endpoint"],
                              "input_file_id": body["input_file_id"], "status": "in_progress",
                              "completion_window": body.get("completion_window", "24h"),
+                             "metadata": body.get("metadata"),
                              "created_at": int(time.time()), "output_file_id": None, "error_file_id": None,
                              "_created": time.monotonic()}
         state.created("batches")
         if each_hit_file:
             write_hits(state, each_hit_file)
+        if state.batches <= config.batch_create_500:  # created all the same: the client cannot know
+            return _error(500, "internal error")
         return web.json_response(_public(batches[batch_id]))
+
+    async def list_batches(request: web.Request) -> web.Response:
+        newest_first = list(reversed(batches.values()))
+        after = request.query.get("after")
+        if after in batches:
+            newest_first = newest_first[[b["id"] for b in newest_first].index(after) + 1:]
+        limit = int(request.query.get("limit", "20"))
+        return web.json_response({"object": "list", "data": [_public(b) for b in newest_first[:limit]],
+                                  "has_more": len(newest_first) > limit})
 
     async def get_batch(request: web.Request) -> web.Response:
         batch = batches.get(request.match_info["batch_id"])
@@ -346,10 +370,15 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
                     response = {"status_code": 500, "body": {"error": {"message": "injected batch error"}}}
                 else:
                     record("ok", h)
-                    response = {"status_code": 200, "request_id": f"req-{h}",
-                                "body": completion_body(line["body"], h, config.model_id)}
+                    response = {"status_code": "200" if config.batch_output == "status-string" else 200,
+                                "request_id": f"req-{h}", "body": completion_body(line["body"], h, config.model_id)}
                 lines.append(json.dumps({"id": f"batch_req_{h}", "custom_id": line["custom_id"],
                                          "response": response, "error": None}))
+                if config.batch_output == "dup":  # the same custom_id again, another answer
+                    other = completion_body(line["body"], h, config.model_id)
+                    other["choices"][0]["message"]["content"] = f"The best answer is {LETTERS[(int(h, 16) + 1) % 4]}."
+                    lines.append(json.dumps({"id": f"batch_req2_{h}", "custom_id": line["custom_id"],
+                                             "response": {"status_code": 200, "body": other}, "error": None}))
             output_id = f"file-{len(files) + 1}"
             files[output_id] = ("\n".join(lines) + "\n").encode()
             batch |= {"status": "completed", "output_file_id": output_id}
@@ -359,12 +388,15 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
         content = files.get(request.match_info["file_id"])
         if content is None:
             return _error(404, "no such file")
+        state.created("downloads")
         return web.Response(body=content, content_type="application/jsonl")
 
     app = web.Application()
     app.router.add_post("/v1/files", upload)
     app.router.add_get("/v1/files/{file_id}/content", file_content)
     app.router.add_post("/v1/batches", create_batch)
+    if config.batch_list:
+        app.router.add_get("/v1/batches", list_batches)
     app.router.add_get("/v1/batches/{batch_id}", get_batch)
     app.router.add_get("/v1/models", models)
     app.router.add_post("/v1/chat/completions", chat)
@@ -503,6 +535,10 @@ class StubServer:
     def model(self, name: str = "stub") -> str:
         """``--model`` for this stub: ``openai:NAME?base_url=...`` (the stub answers any model name)."""
         return f"openai:{name}?base_url={self.base_url}"
+
+    def forget_batches(self) -> None:
+        """Lose every batch, as a server reset would: their ids are answered 404 from now on."""
+        self.state.batch_store.clear()
 
     def counters(self) -> dict:
         """``{"total", "outcomes", "hits", "requests"}`` as of now (a copy)."""
