@@ -38,6 +38,7 @@ from robusteval.files import atomic_write_chunks
 from robusteval.ledger import Ledger
 from robusteval.models.chat_format import chat_body, parse_chat_completion, parse_echo_loglik, plain_prompt
 from robusteval.models.openai_batch import output_body
+from robusteval.redact import redact
 from robusteval.types import Completion, GenParams, Message, Request
 
 CHAT_URL = "/v1/chat/completions"
@@ -100,7 +101,8 @@ class ExportLedger(Ledger):
         now = time.time()
         with self.transaction() as db:
             db.executemany("INSERT OR REPLACE INTO exported VALUES (?,?,?,?,?)",
-                           [(e.custom_id, e.fingerprint, request_json(e.request), e.run, now) for e in items])
+                           [(e.custom_id, redact(e.fingerprint, patterns=False), request_json(e.request),
+                             redact(e.run, patterns=False), now) for e in items])  # no key on disk
 
     def lookup(self, custom_ids: list[str]) -> dict[str, Exported]:
         rows = self.rows_for("SELECT custom_id, fingerprint, request, run FROM exported WHERE custom_id IN ({})",
