@@ -2,7 +2,9 @@
 
 Every file a run, ``report``, ``compare`` or ``tree build`` writes goes through `atomic_write`: the
 bytes go to a temporary file beside the target, which then replaces it in one rename. A run killed
-mid-write (SIGKILL, a full disk) leaves the previous file whole, or none, never half a report.
+mid-write (SIGKILL, a full disk) leaves the previous file whole, or none, never half a report. It is
+also the door where text is redacted of the API keys (`redact`): whatever a server echoed (a model id
+in the fingerprint, a key in a reply), no file a run writes holds one.
 
 `read_jsonl` reads JSON Lines by splitting on ``\\n`` only: ``str.splitlines()`` also splits on
 U+2028, U+2029, U+0085 and other Unicode line breaks, which may stand unescaped inside JSON
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from robusteval.errors import UserError
+from robusteval.redact import redact, redact_chunks
 
 MAX_JSON_DEPTH = 64  # arrays and objects inside each other; real data files nest 3 or 4 deep
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')  # unrolled: linear even on an unclosed string
@@ -38,12 +41,13 @@ _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
 def atomic_write(path: str | Path, data: str | bytes) -> Path:
-    """Write ``data`` (text as UTF-8) to ``path`` atomically; the parent folder must exist.
+    """Write ``data`` (text as UTF-8, redacted of the API keys) to ``path`` atomically; the parent
+    folder must exist.
 
     The temporary file has a unique name (concurrent writers never share one) and is removed if
     the write fails; an OSError (disk full, read-only folder) becomes a `UserError` naming the file."""
     path = Path(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
+    raw = redact(data, patterns=False).encode("utf-8") if isinstance(data, str) else data
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for open()
@@ -62,12 +66,12 @@ def atomic_write(path: str | Path, data: str | bytes) -> Path:
 
 def atomic_write_chunks(path: str | Path, chunks: Iterable[str]) -> Path:
     """`atomic_write` of text given piece by piece (a file built from a run's samples read back
-    line by line, never held whole)."""
+    line by line, never held whole), redacted as it is (a key split between two pieces included)."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
         with open(tmp, "x", encoding="utf-8", newline="") as f:
-            for chunk in chunks:
+            for chunk in redact_chunks(chunks):
                 f.write(chunk)
         os.replace(tmp, path)
     except OSError as exc:

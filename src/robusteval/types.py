@@ -6,8 +6,10 @@ tested alone and nothing downstream can mutate what the store already recorded.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+SEEDS = 2**32  # backend seeds are 32-bit (llama.cpp, NumPy): a draw's seed wraps within them
 
 
 @dataclass(frozen=True)
@@ -36,10 +38,18 @@ class GenParams:
                 "seed": self.seed, "stop": list(self.stop), "logprobs": self.logprobs,
                 "top_logprobs": self.top_logprobs}
 
+    def for_sample(self, sample: int) -> GenParams:
+        """The parameters of a request's draw ``sample``: the seed moved by the draw (``seed + sample``,
+        no seed counted as 0). A backend that honours the seed (llama.cpp, vLLM, OpenAI) answers one
+        seed with one reply, so K samples sent with one seed would be one draw K times. Draw 0 is the
+        request as given; every caller's draws follow this one rule (`Engine.chat` applies it)."""
+        return self if not sample else replace(self, seed=((self.seed or 0) + sample) % SEEDS)
+
 
 @dataclass(frozen=True)
 class Request:
-    """What is sent to a backend. `sample` tells repeats at temperature > 0 apart."""
+    """What is sent to a backend. `sample` tells repeats at temperature > 0 apart; its params carry
+    that draw's own seed (`GenParams.for_sample`), and both enter the cache key."""
 
     messages: tuple[Message, ...]
     params: GenParams = field(default_factory=GenParams)

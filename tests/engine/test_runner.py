@@ -172,6 +172,50 @@ def test_sampled_repeats_are_separate_calls_and_a_rerun_is_fully_cached(tmp_path
     assert (u.requests, u.cached, u.new, u.prompt_tokens) == (8, 8, 0, 0)
 
 
+def test_each_sample_is_sent_with_its_own_seed_and_keyed_by_its_index(tmp_path):
+    """--samples K must be K draws: a backend that honours the seed (llama.cpp, vLLM) answers one seed
+    with one reply, so sample k goes out with seed + k, as the seeds family's draws always did."""
+    params = GenParams(temperature=0.8, seed=5)
+
+    async def go(backend, p):
+        engine = await _engine(tmp_path / "s.sqlite", backend)
+        rs = await asyncio.gather(*(engine.chat("m", HI, p, sample=k) for k in range(4)))
+        await _finish(engine)
+        return rs
+
+    backend = Scripted()
+    rs = asyncio.run(go(backend, params))
+    assert sorted(p.seed for _, p in backend.calls) == [5, 6, 7, 8]
+    assert [r.key for r in rs] == [cache_key("scripted:v1", Request(HI, replace(params, seed=5 + k), k))
+                                   for k in range(4)]
+    unseeded = Scripted()  # no seed is seed 0 for the draws after the first (as the seeds family counts)
+    asyncio.run(go(unseeded, GenParams(temperature=0.8, seed=None)))
+    assert sorted((p.seed for _, p in unseeded.calls), key=lambda seed: -1 if seed is None else seed) == [None, 1, 2, 3]
+
+
+def test_a_draws_seed_wraps_within_32_bits():
+    last = GenParams(seed=2**32 - 1)
+    assert last.for_sample(0) is last and last.for_sample(1).seed == 0 and last.for_sample(3).seed == 2
+
+
+@pytest.mark.slow
+def test_samples_of_the_embedded_model_at_temperature_are_real_draws(tmp_path):
+    """The real llama.cpp model at temperature 1.2: three samples of one request are not one reply
+    three times (seeds 1, 2, 3, which tests/models/test_llamacpp.py shows differ)."""
+    from robusteval.models import load_backend, parse_model_spec
+
+    async def go():
+        engine = await _engine(tmp_path / "s.sqlite", load_backend(parse_model_spec("llamacpp")))
+        params = GenParams(temperature=1.2, max_tokens=12, seed=1)
+        rs = await asyncio.gather(*(engine.chat("m", (Message("user", "Name three colours."),), params, sample=k)
+                                    for k in range(3)))
+        await _finish(engine)
+        return rs
+
+    rs = asyncio.run(go())
+    assert all(r.ok for r in rs) and len({r.text for r in rs}) >= 2
+
+
 def test_a_new_fingerprint_is_not_served_from_the_old_models_cache(tmp_path):
     async def go(backend):
         engine = await _engine(tmp_path / "s.sqlite", backend)

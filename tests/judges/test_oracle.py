@@ -3,7 +3,7 @@ import asyncio
 import pytest
 
 from robusteval.judges.oracle import OracleJudge, oracle_messages, parse_score
-from robusteval.types import Response
+from robusteval.types import GenParams, Response
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -59,6 +59,8 @@ def test_unparseable_rating_is_retried_as_a_new_request():
     assert rating.score == 4.0 and rating.attempts == 2
     (_, first, s0), (_, second, s1) = engine.calls
     assert (s0, s1) == (0, 1) and first.temperature == 0 and second.temperature > 0
+    # as the engine sends them (seed + sample): retry k has the seed k, as it always had (its cached key)
+    assert (first.for_sample(s0).seed, second.for_sample(s1)) == (0, GenParams(temperature=0.7, seed=1))
 
 
 def test_a_range_is_asked_again_not_read_as_its_first_number():

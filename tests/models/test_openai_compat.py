@@ -301,6 +301,9 @@ def test_a_key_the_server_never_saw_is_redacted_wherever_it_appears(monkeypatch)
     ("http://localhost:80a/v1", "port is not a number"),
     ("https://user:sk-secret123456@example.com/v1", "must not hold credentials"),
     ("user:sk-secret123456@example.com/v1", "must not hold credentials"),
+    ("https://example.com/v1?key=sk-secret123456", "'https://example.com/v1...' must not carry a query"),
+    ("http://127.0.0.1:8080/v1?api_key=sk-secret123456", "must not carry a query, a fragment or a key"),
+    ("http://127.0.0.1:8080/v1#sk-secret123456", "must not carry a query, a fragment or a key"),
 ])
 def test_a_base_url_that_cannot_be_an_endpoint_says_what_is_wrong_with_it(monkeypatch, url, says):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

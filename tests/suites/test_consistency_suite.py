@@ -71,6 +71,21 @@ def test_groups_take_sample_zero_across_variants_and_samples_within_a_variant():
                       ("i0", "sampling:1", [(1, 0), (1, 1), (1, 2)])]
 
 
+def test_samples_of_a_variant_are_k_draws_each_with_its_own_seed(cli_run, tmp_path):
+    """The sampling baseline compares a variant's K answers: one seed K times would make them one
+    answer K times ("identical" whatever the model); exported without a server."""
+    requests = tmp_path / "requests.jsonl"
+    out = cli_run("run", "consistency", "--model", "batchfile:X", "--samples", "2", "--temperature", "0.7",
+                  "--limit", "1", "--export-requests", requests, "--quiet")
+    assert out.code == 0, out.err
+    bodies = [json.loads(line)["body"] for line in requests.read_text(encoding="utf-8").splitlines()]
+    assert len(bodies) == 6 and len({json.dumps(b, sort_keys=True) for b in bodies}) == 6
+    by_prompt: dict[str, list[int]] = {}
+    for body in bodies:
+        by_prompt.setdefault(json.dumps(body["messages"]), []).append(body["seed"])
+    assert len(by_prompt) == 3 and all(sorted(seeds) == [0, 1] for seeds in by_prompt.values())
+
+
 def test_a_failed_answer_makes_the_rating_failed_not_zero():
     from robusteval.suites.consistency import _Group, _rate
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -57,9 +58,29 @@ def test_a_draw_is_asked_at_the_family_temperature_with_its_own_seed_and_sample(
     assert [v.name for v in draws] == ["seed0", "seed1", "seed2"] and [v.draw for v in draws] == [0, 1, 2]
     assert len({v.messages for v in draws}) == 1  # one prompt: the base one
     params = GenParams(temperature=0.0, seed=10, max_tokens=33)
-    assert decoding(params, draws[2], design, 0) == (GenParams(temperature=0.5, seed=12, max_tokens=33), 2)
+    drawn, index = decoding(params, draws[2], design, 0)
+    assert index == 2 and drawn.for_sample(index) == GenParams(temperature=0.5, seed=12, max_tokens=33)  # as sent
     greedy = expand(item, ("format",), design)[0]
     assert decoding(params, greedy, design, 0) == (params, 0)
+
+
+def _bodies(path: Path) -> list[dict]:
+    return [json.loads(line)["body"] for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_samples_are_k_draws_each_with_its_own_seed(cli_run, tmp_path, mcq_file):
+    """--samples 3 at temperature 1: each variant's three requests are three bodies, seeds 0, 1, 2 (one
+    seed three times is one reply three times from llama.cpp or vLLM); exported without a server."""
+    requests = tmp_path / "requests.jsonl"
+    out = cli_run("run", "mcq", "--model", "batchfile:M", "--data", mcq_file, "--samples", "3", "--temperature", "1.0",
+                  "--limit", "1", "--families", "order", "--export-requests", requests, "--quiet")
+    assert out.code == 0, out.err
+    bodies = _bodies(requests)
+    assert len(bodies) == 12 and len({json.dumps(b, sort_keys=True) for b in bodies}) == 12
+    by_prompt: dict[str, list[int]] = {}
+    for body in bodies:
+        by_prompt.setdefault(json.dumps(body["messages"]), []).append(body["seed"])
+    assert len(by_prompt) == 4 and all(sorted(seeds) == [0, 1, 2] for seeds in by_prompt.values())
 
 
 def test_open_answer_math_prompt_and_seeds(cli_run, stub):

@@ -41,6 +41,7 @@ from robusteval.cli.common import (
     written_text,
 )
 from robusteval.errors import UserError
+from robusteval.redact import redacted_terminal
 from robusteval.suite_specs import SUITES
 
 __all__ = ["EXIT_CHECK_FAILED", "EXIT_FAILED_REQUESTS", "EXIT_INTERRUPTED", "EXIT_USER_ERROR", "build_parser", "main",
@@ -72,6 +73,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+@redacted_terminal()  # no API key on the terminal, whatever a server echoed or a store holds
 def main(argv: list[str] | None = None) -> int:
     from robusteval.report.terminal import literal_console, styled
 

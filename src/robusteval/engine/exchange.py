@@ -39,6 +39,7 @@ from robusteval.files import atomic_write_chunks
 from robusteval.ledger import LEDGERS, Ledger, beside, sqlite_files
 from robusteval.models.chat_format import chat_body, parse_chat_completion, parse_echo_loglik, plain_prompt
 from robusteval.models.openai_batch import output_body
+from robusteval.redact import redact
 from robusteval.types import Completion, GenParams, Message, Request
 
 CHAT_URL = "/v1/chat/completions"
@@ -150,11 +151,12 @@ class ExportLedger(Ledger):
         now = time.time()
         items = list(items)
         with self.transaction() as db:
+            rows = [(e.custom_id, redact(e.fingerprint, patterns=False), request_json(e.request),
+                     redact(e.run, patterns=False), now, e.model) for e in items]  # no key on disk
             db.executemany("INSERT INTO exported (custom_id, fingerprint, request, run, exported_at, model) "
                            "VALUES (?,?,?,?,?,?) ON CONFLICT (custom_id) DO UPDATE SET "
-                           "exported_at = excluded.exported_at, model = excluded.model",
-                           [(e.custom_id, e.fingerprint, request_json(e.request), e.run, now, e.model) for e in items])
-            db.executemany("INSERT OR IGNORE INTO export_runs VALUES (?,?)", [(e.custom_id, e.run) for e in items])
+                           "exported_at = excluded.exported_at, model = excluded.model", rows)
+            db.executemany("INSERT OR IGNORE INTO export_runs VALUES (?,?)", [(r[0], r[3]) for r in rows])
 
     def lookup(self, custom_ids: list[str]) -> dict[str, Exported]:
         rows = self.rows_for("SELECT custom_id, fingerprint, request, run, model FROM exported "

@@ -197,7 +197,9 @@ class Engine:
 
     async def chat(self, model: str, messages: tuple[Message, ...] | list[Message],
                    params: GenParams | None = None, sample: int = 0) -> Response:
-        return await self._ask(model, Request(tuple(messages), params or GenParams(), sample))
+        """The reply to ``messages``; ``sample`` k > 0 is the k-th draw of the same request, sent with
+        the seed ``params.seed + k`` (`GenParams.for_sample`) and stored under its own key."""
+        return await self._ask(model, Request(tuple(messages), (params or GenParams()).for_sample(sample), sample))
 
     async def loglik(self, model: str, messages: tuple[Message, ...], continuation: str, prefix: str = "") -> Response:
         """log P(continuation | messages, reply so far = prefix); cached and scheduled like chat."""

@@ -343,7 +343,7 @@ class Store:
         with self._lock:
             self._db.execute(
                 "INSERT INTO failures (key, fingerprint, error, attempts, created_at) VALUES (?,?,?,?,?)",
-                (key, fingerprint, error, attempts, time.time()),
+                (key, redact(fingerprint, patterns=False), redact(error), attempts, time.time()),
             )
 
     @_guarded("checking it")
@@ -485,8 +485,11 @@ def _row_values(row: StoreRow, created_at: float) -> tuple[Any, ...]:
              else json.dumps({"loglik": completion.loglik, "greedy": completion.greedy}))
     checksum = answer_checksum(row.key, completion.text.encode(), completion.prompt_tokens,
                                completion.completion_tokens, _utf8(completion.finish_reason), _utf8(lp), _utf8(extra))
-    return (row.key, row.fingerprint, json.dumps(req, ensure_ascii=False), completion.text, completion.prompt_tokens,
-            completion.completion_tokens, completion.finish_reason, lp, row.latency_s, created_at, extra, checksum)
+    # The door where text enters the store: no API key, whatever a server echoed (the text is redacted,
+    # before its checksum, where the engine receives it).
+    return (row.key, redact(row.fingerprint, patterns=False), json.dumps(req, ensure_ascii=False), completion.text,
+            completion.prompt_tokens, completion.completion_tokens, completion.finish_reason, lp, row.latency_s,
+            created_at, extra, checksum)
 
 
 def _utf8(text: str | None) -> bytes | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import replace
 
 from robusteval.engine import Engine, gather_all
 from robusteval.judges.base import SCALE_MAX, Rating
@@ -89,8 +90,8 @@ class OracleJudge:
         messages = oracle_messages(answers, hint, languages)
         last = None
         for attempt in range(self.retries + 1):
-            params = self.params if attempt == 0 else GenParams(
-                temperature=RETRY_TEMPERATURE, max_tokens=self.params.max_tokens, seed=attempt)
+            # retry k is draw k of the request: the engine sends it with the seed 0 + k
+            params = self.params if attempt == 0 else replace(self.params, temperature=RETRY_TEMPERATURE)
             response = await self.engine.chat(self.model, messages, params, sample=attempt)
             last = response.text if response.ok else f"[request failed: {response.error}]"
             score = parse_score(response.text) if response.ok else None

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import ssl
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,7 +33,7 @@ import aiohttp
 from robusteval import __version__
 from robusteval.errors import BackendError, UserError
 from robusteval.models.chat_format import chat_body, parse_chat_completion, parse_echo_loglik, plain_prompt
-from robusteval.redact import add_secret, redact
+from robusteval.redact import add_secret, has_secret, redact
 from robusteval.types import Completion, GenParams, Message
 
 if TYPE_CHECKING:  # spec.load_backend imports the backends
@@ -97,7 +98,11 @@ class OpenAIBackend:
         except BaseException:
             await self.close()  # no unclosed session left behind by a failed start
             raise
-        self.server_model = server_id
+        # The id is the server's text: one that echoes the Authorization header would put the key
+        # into the fingerprint, and so into the store, the ledgers, results.json and the report. Only
+        # the key's exact value is replaced: any other id (every honest server's) keeps the fingerprint,
+        # and the cache keys made of it, as they were; an echoing server's keys no longer change with the key.
+        self.server_model = server_id = redact(server_id, patterns=False)
         self.fingerprint = f"openai:{self.base_url}:{self.model}:{server_id}"
 
     async def server_model_id(self) -> str:
@@ -247,10 +252,22 @@ def _ssl_context() -> ssl.SSLContext:
 
 def checked_host(base_url: str, origin: str) -> str:
     """The host of ``base_url``; a URL that cannot be an endpoint is a UserError saying what is wrong
-    (without a scheme, ``localhost:8080/v1`` parses as scheme "localhost" and no host)."""
-    if "@" in base_url.split("://", 1)[-1].split("/", 1)[0]:  # checked first: no message may echo it
+    (without a scheme, ``localhost:8080/v1`` parses as scheme "localhost" and no host).
+
+    A URL that may carry a credential is refused before anything else, by a message that does not
+    echo it: the base URL is written into results.json, the report, the fingerprint and the ledgers.
+    That is user:password@, any query or fragment (``?key=...``, ``?api_key=...``: the paths robusteval
+    appends would follow it, so no query can work anyway), and a registered key's value."""
+    keep = "put the key in an environment variable and name it with api_key_env=VAR"
+    if "@" in base_url.split("://", 1)[-1].split("/", 1)[0]:
         raise UserError(f"{origin} must not hold credentials (user:password@): they would be written into the "
-                        "results; put the key in an environment variable and name it with api_key_env=VAR")
+                        f"results; {keep}")
+    if "?" in base_url or "#" in base_url or has_secret(base_url):
+        head = re.split(r"[?#]", base_url, maxsplit=1)[0]
+        shown = redact(head, patterns=False) + ("..." if head != base_url else "")
+        raise UserError(f"{origin} {shown!r} must not carry a "
+                        f"query, a fragment or a key: the URL is written into the results, and robusteval appends "
+                        f"its paths (/chat/completions) to it; {keep}")
     try:
         parts = urlparse(base_url)
     except ValueError as exc:  # an unclosed IPv6 bracket: http://[::1:8000/v1

@@ -5,7 +5,8 @@ write them at the end. Suites hand each sample to a `SampleWriter` as soon as it
 goes to a hidden partial file in the run folder at once, and only the failures (listed again in
 results.json) are kept. `finish` makes the file ``samples.jsonl`` by a rename, so the file appears
 whole or not at all, as every file a run writes (an interrupted run leaves no samples.jsonl; its
-partial file is removed with `discard`).
+partial file is removed with `discard`). Each line is redacted of the API keys, as every file
+written through `files.atomic_write` is.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from robusteval.errors import UserError
+from robusteval.redact import redact
 from robusteval.results.codec import encode
 from robusteval.results.records import Failure
 
@@ -49,7 +51,7 @@ class SampleWriter:
             self.failures.append({k: v for k, v in encode(Failure.of(sample)).items() if v is not None})
         if self._file is not None:
             try:
-                self._file.write(json.dumps(sample.as_dict(), ensure_ascii=False) + "\n")
+                self._file.write(redact(json.dumps(sample.as_dict(), ensure_ascii=False), patterns=False) + "\n")
             except OSError as exc:  # a full disk: the answers are in the store, the same command resumes
                 raise UserError(f"could not write {self.partial}: {exc.strerror or exc}; every "
                                 f"answer is stored, so the same command resumes once there is room") from None

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from robusteval.errors import UserError
+from robusteval.redact import redact
 
 CHUNK = 1 << 20  # characters read back at once
 
@@ -28,7 +29,7 @@ class Spool:
         try:
             if self._file is None:
                 self._file = tempfile.TemporaryFile("w+", encoding="utf-8", newline="")  # noqa: SIM115 (kept open across writes)
-            self._file.write(text)
+            self._file.write(redact(text, patterns=False))  # a temporary file is on disk too
         except OSError as exc:
             raise UserError(f"could not write a temporary file in {tempfile.gettempdir()}: "
                             f"{exc.strerror or exc}; free some room (or set TMPDIR) and run again") from None

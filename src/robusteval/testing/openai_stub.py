@@ -11,6 +11,7 @@ that misbehaves on demand and that counts what it was asked:
   N in 0-9 picked the same way.
 - ``GET /v1/models``: one model id (with ``max_model_len`` where ``max_model_len`` is set, as vLLM
   reports it; a request whose prompt words and max_tokens exceed it is then refused with vLLM's 400).
+  ``echo_auth``: a server that leaks the key, in the model id and/or each reply (`StubConfig`).
 - ``POST /v1/completions`` with ``echo``: prompt log-probabilities, as vLLM returns them (loglik scoring).
 
 Batch mode (the OpenAI Batch API, as `models.openai_batch` uses it): ``POST /v1/files`` (multipart,
@@ -162,6 +163,9 @@ class StubConfig:
     batch_create_500: int = 0  # the first N batch creations create the batch, then answer 500
     batch_list: bool = True  # False: no GET /v1/batches (405), as some Batch API servers
     max_model_len: int | None = None  # the context window /v1/models reports, in the stub's tokens (words)
+    # A server that leaks the key: "models", the /v1/models id ends with the request's Authorization
+    # header; "reply", so does each chat reply's text.
+    echo_auth: tuple[str, ...] = ()
 
 
 class StubState:
@@ -236,8 +240,11 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
         if each_hit_file:
             write_hits(state, each_hit_file)
 
-    async def models(_request: web.Request) -> web.Response:
-        entry: dict[str, object] = {"id": config.model_id, "object": "model", "owned_by": "robusteval-stub"}
+    async def models(request: web.Request) -> web.Response:
+        model_id = config.model_id
+        if "models" in config.echo_auth:
+            model_id += "-" + request.headers.get("Authorization", "")
+        entry: dict[str, object] = {"id": model_id, "object": "model", "owned_by": "robusteval-stub"}
         if config.max_model_len is not None:
             entry["max_model_len"] = config.max_model_len
         return web.json_response({"object": "list", "data": [entry]})
@@ -284,7 +291,10 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
             record("malformed", h)
             return web.Response(text='{"id": "chatcmpl-x", "choices": [', content_type="application/json")
         record("ok", h)
-        return web.json_response(completion_body(body, h, config.model_id))
+        reply = completion_body(body, h, config.model_id)
+        if "reply" in config.echo_auth:
+            reply["choices"][0]["message"]["content"] += " " + request.headers.get("Authorization", "")
+        return web.json_response(reply)
 
     async def completions(request: web.Request) -> web.Response:
         """Echoed prompt log-probabilities: one token per whitespace-led word, each with a
@@ -625,6 +635,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch-p-error", type=float, default=0.0, help="share of batch lines answered with an error")
     parser.add_argument("--max-model-len", type=int, default=None, help="the context window /v1/models reports "
                         "(words); a prompt and max_tokens over it are refused with vLLM's 400")
+    parser.add_argument("--echo-auth", default="", help="comma-separated: models (the /v1/models id ends with "
+                        "the Authorization header), reply (so does each chat reply)")
     parser.add_argument("--hits-file", help="write the counters here as JSON")
     parser.add_argument("--hits-interval", type=float, default=0.1,
                         help="seconds between hits-file rewrites; 0 rewrites it at every hit")
@@ -637,7 +649,7 @@ def main(argv: list[str] | None = None) -> None:
                                  else tuple(filter(None, args.hostile.split(",")))),
                         hostile_hits=args.hostile_hits, batch_polls=args.batch_polls,
                         batch_delay_s=args.batch_delay, batch_p_error=args.batch_p_error, batch_final=args.batch_final,
-                        max_model_len=args.max_model_len)
+                        max_model_len=args.max_model_len, echo_auth=tuple(filter(None, args.echo_auth.split(","))))
 
     async def serve() -> None:
         stop = asyncio.Event()

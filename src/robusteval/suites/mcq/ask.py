@@ -78,12 +78,12 @@ async def _stream(ctx: SuiteContext, model: str, items: list, expand_item: Calla
 
 def decoding(params: GenParams, variant: Variant, design: Design, k: int) -> tuple[GenParams, int]:
     """The generation parameters and sample index of a variant's ``k``-th request: the run's own,
-    or for a draw of the seeds family the family's temperature, the backend seed ``run seed +
-    draw`` and the draw as sample index (both enter the cache key: draw 3 is the same request
-    whether K is 5 or 10)."""
+    or for a draw of the seeds family the family's temperature and the draw as sample index. Either
+    way the engine sends sample index k with the seed ``run seed + k`` (`GenParams.for_sample`); both
+    enter the cache key: draw 3 is the same request whether K is 5 or 10."""
     if variant.draw is None:
         return params, k
-    return replace(params, temperature=design.seed_temperature, seed=(params.seed or 0) + variant.draw), variant.draw
+    return replace(params, temperature=design.seed_temperature), variant.draw
 
 
 
