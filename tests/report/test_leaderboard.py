@@ -120,3 +120,33 @@ def test_the_page_lists_rows_best_rank_first(tmp_path):
     assert [r.run_id for r in board.ranked_rows] == ["b-best", "c-mid", "a-weak"]
     page = environment().get_template("leaderboard.html.j2").render(boards=[board], runs_dir=str(tmp_path))
     assert page.index("<bdi>b-best</bdi>") < page.index("<bdi>c-mid</bdi>") < page.index("<bdi>a-weak</bdi>")
+
+
+def test_unfinished_and_broken_runs_are_left_out_with_their_reason_never_ranked(tmp_path):
+    """A folder still holding `.reserved` (a run stopped as it wrote its files) is no second finished
+    row; a results.json that does not fit or is nested too deep leaves its folder out with a word."""
+    from robusteval.report.leaderboard import UNFINISHED, leaderboard
+    from robusteval.report.render import render_leaderboard
+
+    _write(tmp_path, "done", _results("done", 0.5))
+    _write(tmp_path, "killed", _results("done", 0.5))
+    (tmp_path / "killed" / ".reserved").write_text("")
+    (tmp_path / "running").mkdir()  # reserved, nothing written yet
+    (tmp_path / "running" / ".reserved").write_text("")
+    tampered = _results("tampered", 0.5)
+    tampered["metrics"]["m"]["order"]["accuracy"]["value"] = "high"
+    _write(tmp_path, "tampered", tampered)
+    (tmp_path / "deep").mkdir()
+    (tmp_path / "deep" / "results.json").write_text("[" * 100_000 + "]" * 100_000)
+    (tmp_path / "cache").mkdir()  # not a run: no word about it
+    page = leaderboard(tmp_path)
+    (board,) = page.boards
+    assert [r.run_id for r in board.rows] == ["done"]
+    reasons = {left.run_id: left.reason for left in page.left_out}
+    assert sorted(reasons) == ["deep", "killed", "running", "tampered"]
+    assert reasons["killed"] == reasons["running"] == UNFINISHED
+    assert "tampered/results.json: not a readable run record" in reasons["tampered"] and "'high'" in reasons["tampered"]
+    assert "deep/results.json: JSON nested 100000 deep" in reasons["deep"]
+    html = render_leaderboard(tmp_path)
+    assert html.count('<li class="left-out-run">') == 4 and "<bdi>killed</bdi>: unfinished" in html
+    assert html.count("<bdi>done</bdi></td>") == 1  # one row: the killed copy is not a second one
