@@ -4,6 +4,13 @@ Binds 127.0.0.1 by default. Serves only: ``/`` (leaderboards), ``/runs/<run>/rep
 written report, or one rendered in memory if the run has none: serving never writes) and the files
 of a run folder with known types. Paths are resolved and must stay inside RUNS_DIR (no ``..``, no
 symlink out); anything else is 404. Only GET and HEAD.
+
+What a request may cost is bounded: a page is rendered once per version of the files it is read
+from (`Pages`; the leaderboard's key is `report.leaderboard.runs_state`), files are sent in chunks
+of `CHUNK_BYTES`, a request head that ends without its blank line (a client that left) is not
+answered, and a connection silent for `READ_TIMEOUT_S` is closed. A request whose ``Host`` is not
+this server's own address is refused (421), so that another site's page cannot read the runs
+through DNS rebinding. A broken run is a line on the leaderboard, never the page's failure.
 """
 
 from __future__ import annotations
