@@ -64,7 +64,9 @@ def data_of(results: dict) -> tuple[str, str]:
     dataset = config.get("data")
     if not dataset:
         audit: dict = results["data"] if isinstance(results.get("data"), dict) else {}
-        sources = [str(s.get("source")) for s in audit.get("sources", []) if isinstance(s, dict) and s.get("source")]
+        listed = audit.get("sources")
+        sources = [str(s.get("source")) for s in (listed if isinstance(listed, list) else [])
+                   if isinstance(s, dict) and s.get("source")]
         dataset = " + ".join(sources) if sources else "default"
     limit = config.get("limit")
     # --limit draws a seeded sample: another seed asks other questions
@@ -139,36 +141,53 @@ def runs_state(runs_dir: Path) -> tuple:
 
 def leaderboard(runs_dir: Path) -> Leaderboard:
     runs, left_out = find_runs(runs_dir)
-    return Leaderboard(boards_from(runs, {name: runs_dir / name for name, _ in runs}), left_out)
+    found = boards_from(runs, {name: runs_dir / name for name, _ in runs}, left_out)
+    return Leaderboard(found, sorted(left_out, key=lambda left: left.run_id))
 
 
 def boards(runs_dir: Path) -> list[Board]:
     return leaderboard(runs_dir).boards
 
 
-def boards_from(runs: list[tuple[str, dict]], folders: dict[str, Path] | None = None) -> list[Board]:
+def boards_from(runs: list[tuple[str, dict]], folders: dict[str, Path] | None = None,
+                left_out: list[LeftOut] | None = None) -> list[Board]:
     """One board per suite, dataset and size from (run name, results) pairs: runs on other data or
     another number of items are never ranked in one table. A run's folder (``folders``), where
-    given, holds the samples.jsonl whose per-item scores rank models by a paired test."""
+    given, holds the samples.jsonl whose per-item scores rank models by a paired test. With
+    ``left_out`` (the page's list), a run whose rows cannot be built is added there, not raised."""
     by_board: dict[tuple[str, str, str], list[Row]] = {}
     metric_order: dict[tuple[str, str, str], dict[str, None]] = {}
     for folder, results in runs:
-        key = (str(results.get("suite", "?")), *data_of(results))
-        per_model: dict[str, dict] = {}
-        ns: dict[str, int | float | None] = {}
-        for h in headlines(results):
-            per_model.setdefault(h.model, {})[h.metric] = (h.value, h.low, h.high)
-            ns.setdefault(h.model, h.n)  # the first metric's n: the one the rank is by
-            metric_order.setdefault(key, {})[h.metric] = None
-        for model, values in per_model.items():
-            by_board.setdefault(key, []).append(Row(folder, model, str(results.get("started", "")), values,
-                                                    n=ns.get(model)))
+        try:
+            key, rows, run_metrics = _rows_of(folder, results)
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:  # a results.json of an odd shape
+            if left_out is None:
+                raise
+            left_out.append(LeftOut(folder, f"its results.json cannot be shown ({type(exc).__name__}: {exc})"))
+            continue
+        by_board.setdefault(key, []).extend(rows)
+        metric_order.setdefault(key, {}).update(dict.fromkeys(run_metrics))
     out = []
     for (suite, dataset, size), rows in sorted(by_board.items(), key=lambda kv: (*kv[0][:2], _larger_first(kv[0][2]))):
         metrics = tuple(metric_order.get((suite, dataset, size), {}))
         ranked = _ranked(rows, metrics[0], folders or {}, dict(runs)) if metrics else rows
         out.append(Board(suite, metrics, tuple(ranked), dataset, size))
     return out
+
+
+def _rows_of(folder: str, results: dict) -> tuple[tuple[str, str, str], list[Row], list[str]]:
+    """A run's board key, its rows (one per model) and its headline metrics in order."""
+    key = (str(results.get("suite", "?")), *data_of(results))
+    per_model: dict[str, dict] = {}
+    ns: dict[str, int | float | None] = {}
+    metrics: dict[str, None] = {}
+    for h in headlines(results):
+        per_model.setdefault(h.model, {})[h.metric] = (h.value, h.low, h.high)
+        ns.setdefault(h.model, h.n)  # the first metric's n: the one the rank is by
+        metrics[h.metric] = None
+    rows = [Row(folder, model, str(results.get("started", "")), values, n=ns.get(model))
+            for model, values in per_model.items()]
+    return key, rows, list(metrics)
 
 
 def _ranked(rows: list[Row], metric: str, folders: dict[str, Path], results: dict[str, dict]) -> list[Row]:
