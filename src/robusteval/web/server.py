@@ -114,16 +114,15 @@ class Handler(BaseHTTPRequestHandler):
         path = unquote(urlsplit(self.path).path)
         body: bytes | None = None
         kind: str | None = None
+        target = resolve_inside(self.runs_dir, path[len("/runs/"):]) if path.startswith("/runs/") else None
+        if target is not None and target.is_file():
+            self._send_file(target, head)  # outside the catch-all below: its answer may be under way
+            return
         try:
             if path in ("/", "/index.html"):
                 body, kind = self._leaderboard(), SERVED_TYPES[".html"]
-            elif path.startswith("/runs/"):
-                target = resolve_inside(self.runs_dir, path[len("/runs/"):])
-                if target is not None and target.is_file():
-                    self._send_file(target, head)
-                    return
-                if target is not None and target.name == "report.html":
-                    body, kind = self._report(target.parent), SERVED_TYPES[".html"]
+            elif target is not None and target.name == "report.html":
+                body, kind = self._report(target.parent), SERVED_TYPES[".html"]
         except UserError as exc:  # a run whose files are broken: its one-line reason, not the page's failure
             self._send(HTTPStatus.NOT_FOUND, f"{exc}\n".encode(), "text/plain; charset=utf-8", head)
             return
@@ -156,7 +155,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send_file(self, target: Path, head: bool) -> None:
         """``target`` in chunks of `CHUNK_BYTES`: memory does not grow with the file's size."""
-        with open(target, "rb") as source:
+        try:
+            source = open(target, "rb")  # noqa: SIM115 (closed by the with below; unreadable: a 404)
+        except OSError:
+            self._send(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8", head)
+            return
+        with source:
             left = os.fstat(source.fileno()).st_size
             self._send_head(HTTPStatus.OK, SERVED_TYPES[target.suffix.lower()], left)
             while not head and left > 0:
@@ -185,7 +189,7 @@ class Pages:
     page whose files have not changed is answered from memory (a render reads every run's files).
     Requests for one page that arrive while it renders wait for that render; ``renders`` counts them."""
 
-    def __init__(self, keep: int = 32):
+    def __init__(self, keep: int = 16):
         self.keep = keep
         self.renders = 0
         self._lock = threading.Lock()
