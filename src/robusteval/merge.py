@@ -40,8 +40,8 @@ def read_shards(folders: list[str]) -> list[RunRecord]:
             raise UserError(f"merge: {folder} is not a run folder (no results.json)")
         try:
             records.append(read_run(folder))
-        except (UserError, UnicodeDecodeError, RecordError) as exc:
-            raise UserError(f"merge: {path} is not a readable run record ({exc})") from None
+        except UserError as exc:  # names the file and what is wrong with it (`results.records.read_run`)
+            raise UserError(f"merge: {exc}") from None
     return records
 
 

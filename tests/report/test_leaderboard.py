@@ -44,6 +44,7 @@ def test_runs_on_other_data_or_sizes_are_never_ranked_in_one_table(tmp_path):
 def test_data_of_names_the_default_set_and_a_shard():
     assert data_of({}) == ("default", "all items")
     assert data_of({"config": {"limit": 5, "seed": 3, "shard": "1/4"}}) == ("default", "5 items, seed 3, shard 1/4")
+    assert data_of({"data": {"sources": 5}}) == ("default", "all items")  # a hand-edited audit: no crash
 
 
 def test_tie_groups_list_the_rows_that_share_a_rank(tmp_path):
@@ -120,3 +121,52 @@ def test_the_page_lists_rows_best_rank_first(tmp_path):
     assert [r.run_id for r in board.ranked_rows] == ["b-best", "c-mid", "a-weak"]
     page = environment().get_template("leaderboard.html.j2").render(boards=[board], runs_dir=str(tmp_path))
     assert page.index("<bdi>b-best</bdi>") < page.index("<bdi>c-mid</bdi>") < page.index("<bdi>a-weak</bdi>")
+
+
+def test_unfinished_and_broken_runs_are_left_out_with_their_reason_never_ranked(tmp_path):
+    """A folder still holding `.reserved` (a run stopped as it wrote its files) is no second finished
+    row; a results.json that does not fit or is nested too deep leaves its folder out with a word."""
+    from robusteval.report.leaderboard import UNFINISHED, leaderboard
+    from robusteval.report.render import render_leaderboard
+
+    _write(tmp_path, "done", _results("done", 0.5))
+    _write(tmp_path, "killed", _results("done", 0.5))
+    (tmp_path / "killed" / ".reserved").write_text("")
+    (tmp_path / "running").mkdir()  # reserved, nothing written yet
+    (tmp_path / "running" / ".reserved").write_text("")
+    tampered = _results("tampered", 0.5)
+    tampered["metrics"]["m"]["order"]["accuracy"]["value"] = "high"
+    _write(tmp_path, "tampered", tampered)
+    (tmp_path / "deep").mkdir()
+    (tmp_path / "deep" / "results.json").write_text("[" * 100_000 + "]" * 100_000)
+    (tmp_path / "cache").mkdir()  # not a run: no word about it
+    page = leaderboard(tmp_path)
+    (board,) = page.boards
+    assert [r.run_id for r in board.rows] == ["done"]
+    reasons = {left.run_id: left.reason for left in page.left_out}
+    assert sorted(reasons) == ["deep", "killed", "running", "tampered"]
+    assert reasons["killed"] == reasons["running"] == UNFINISHED
+    assert "tampered/results.json: not a readable run record" in reasons["tampered"] and "'high'" in reasons["tampered"]
+    assert "deep/results.json: JSON nested 100000 deep" in reasons["deep"]
+    html = render_leaderboard(tmp_path)
+    assert html.count('<li class="left-out-run">') == 4 and "<bdi>killed</bdi>: unfinished" in html
+    assert html.count("<bdi>done</bdi></td>") == 1  # one row: the killed copy is not a second one
+
+
+def test_a_run_whose_rows_cannot_be_built_is_left_out_with_a_word_not_the_page(tmp_path, monkeypatch):
+    import robusteval.report.leaderboard as leaderboard_module
+
+    _write(tmp_path, "good", _results("good", 0.5))
+    _write(tmp_path, "odd", _results("odd", 0.4))
+    real = leaderboard_module.headlines
+
+    def failing_for_odd(results):
+        if results.get("run_id") == "odd":
+            raise TypeError("unsupported operand")
+        return real(results)
+
+    monkeypatch.setattr(leaderboard_module, "headlines", failing_for_odd)
+    page = leaderboard_module.leaderboard(tmp_path)
+    assert [r.run_id for b in page.boards for r in b.rows] == ["good"]
+    assert [(left.run_id, left.reason) for left in page.left_out] == [
+        ("odd", "its results.json cannot be shown (TypeError: unsupported operand)")]

@@ -257,3 +257,9 @@ def test_mostly_invalid_replies_are_said_before_the_headline_figures(tmp_path):
     results["invalid_replies"]["m"]["invalid"] = 10  # 5%: under the threshold, no warning
     (tmp_path / "r" / "results.json").write_text(json.dumps(results))
     assert "replies (5%) are invalid" not in write_report(tmp_path / "r").html.read_text(encoding="utf-8")
+
+
+def test_the_jinja_environment_is_built_once():
+    from robusteval.report.render import environment
+
+    assert environment() is environment()

@@ -147,3 +147,168 @@ def test_serve_stops_on_ctrl_c_without_run_messages_or_tracebacks(runs_dir):
     assert proc.returncode == 0, err
     assert "stopped serving" in out
     assert "Traceback" not in err and "every answer" not in err and "resume" not in err, err
+
+
+def _serving(runs_dir):
+    server = make_server(runs_dir, port=0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def _ask(port, head: bytes) -> bytes:
+    """What the server answers to ``head`` (everything it sends until it closes the connection)."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
+        client.sendall(head)
+        answer = b""
+        while chunk := client.recv(65536):
+            answer += chunk
+    return answer
+
+
+def _counting_renders(monkeypatch) -> list:
+    """The leaderboard's reads of the runs folder, one per render of the page."""
+    import robusteval.report.leaderboard as leaderboard_module
+
+    renders: list = []
+    real = leaderboard_module.find_runs
+
+    def counting(path):
+        renders.append(path)
+        return real(path)
+
+    monkeypatch.setattr(leaderboard_module, "find_runs", counting)
+    return renders
+
+
+def test_abandoned_connections_render_nothing_and_the_page_is_rendered_once_per_change(runs_dir, monkeypatch):
+    """Clients that send half a request head and leave get no answer and cost no render (each used
+    to rebuild the whole leaderboard); the page is rendered once per change of the runs."""
+    import socket
+
+    renders = _counting_renders(monkeypatch)
+    server = _serving(runs_dir)
+    port = server.server_address[1]
+    try:
+        half = f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n".encode()  # no blank line: the head is not over
+        for _ in range(20):  # the client leaves: it closes its side and waits for the server to close
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
+                client.sendall(half)
+                client.shutdown(socket.SHUT_WR)
+                assert client.recv(65536) == b""  # nothing answered
+        assert renders == []
+        whole = f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+        pages = [_ask(port, whole) for _ in range(3)]
+        assert all(p.startswith(b"HTTP/1.0 200") and b"order accuracy" in p for p in pages)
+        assert len(renders) == 1
+        (runs_dir / "b" / "results.json").write_text(json.dumps(_results("b", 0.65)))  # a new version
+        page = _ask(port, whole)
+        assert len(renders) == 2 and b">0.650" in page
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_client_that_stops_sending_is_dropped_after_the_read_timeout(runs_dir, monkeypatch):
+    import socket
+
+    renders = _counting_renders(monkeypatch)
+    server = make_server(runs_dir, port=0)
+    server.read_timeout = 0.2  # seconds (15 s by default)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    try:
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(5)]
+        for client in idle:  # half a head, then nothing: the server closes the connection, its thread ends
+            client.sendall(f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n".encode())
+        for client in idle:
+            assert client.recv(65536) == b""
+            client.close()
+        assert renders == []
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_only_requests_for_its_own_host_are_answered(runs_dir):
+    """A page of another site that reaches the server through DNS rebinding (its own name, our
+    address) reads nothing: 421 for every path."""
+    server = _serving(runs_dir)
+    port = server.server_address[1]
+    try:
+        def status(path, host):
+            answer = _ask(port, f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+            return int(answer.split(b" ", 2)[1])
+
+        for path in ("/", "/runs/a/results.json", "/runs/a/report.html"):
+            assert status(path, "attacker.example") == 421, path
+            assert status(path, f"attacker.example:{port}") == 421, path
+            assert status(path, f"127.0.0.1:{port}") == 200, path
+        assert status("/", f"localhost:{port}") == 200
+        assert status("/", "localhost") == 200
+        assert status("/", f"127.0.0.1:{port + 1 if port < 65535 else port - 1}") == 421  # another port
+        assert status("/", "127.0.0.1:x") == 421
+    finally:
+        server.shutdown()
+        server.server_close()
+    everywhere = make_server(runs_dir, host="0.0.0.0", port=0)  # bound to all addresses: any of its IPs
+    try:
+        port = everywhere.server_address[1]
+        assert everywhere.answers_host(f"192.0.2.7:{port}") and everywhere.answers_host(f"[::1]:{port}")
+        assert not everywhere.answers_host(f"attacker.example:{port}")
+    finally:
+        everywhere.server_close()
+
+
+def test_a_broken_run_is_a_line_on_the_page_never_a_500(runs_dir):
+    tampered = _results("t", 0.5)
+    tampered["metrics"]["m"]["order"]["accuracy"]["value"] = "high"
+    (runs_dir / "t").mkdir()
+    (runs_dir / "t" / "results.json").write_text(json.dumps(tampered))
+    (runs_dir / "deep").mkdir()
+    (runs_dir / "deep" / "results.json").write_text("[" * 100_000 + "]" * 100_000)
+    server = _serving(runs_dir)
+    port = server.server_address[1]
+    try:
+        page = _ask(port, f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        assert page.startswith(b"HTTP/1.0 200")
+        assert b'href="runs/a/report.html"' in page and b'href="runs/b/report.html"' in page
+        assert page.count(b'<li class="left-out-run">') == 3  # broken (not JSON), t (does not fit), deep
+        assert b"t/results.json: not a readable run record" in page and b"nested 100000 deep" in page
+        report = _ask(port, f"GET /runs/t/report.html HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        assert report.startswith(b"HTTP/1.0 404") and b"not a readable run record" in report
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_large_file_is_sent_in_chunks(runs_dir, monkeypatch):
+    """The handler reads a run's file piece by piece (it read each file whole into memory: three
+    concurrent GETs of a 99 MB samples.jsonl took 266 MB more)."""
+    import io
+
+    import robusteval.web.server as server_module
+
+    samples = runs_dir / "a" / "samples.jsonl"
+    samples.write_bytes(b"".join(b'{"n": %d, "pad": "%s"}\n' % (n, b"x" * 200) for n in range(5000)))
+    reads: list[int] = []
+
+    class Counting(io.FileIO):
+        def read(self, size: int | None = -1) -> bytes:
+            data = super().read(size)
+            reads.append(len(data))
+            return data
+
+    monkeypatch.setattr(server_module, "open", lambda path, mode="rb": Counting(path, "r"), raising=False)
+    server = _serving(runs_dir)
+    port = server.server_address[1]
+    try:
+        answer = _ask(port, f"GET /runs/a/samples.jsonl HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        head, body = answer.split(b"\r\n\r\n", 1)
+        assert body == samples.read_bytes() and f"Content-Length: {len(body)}".encode() in head
+        assert sum(reads) == len(body) and max(reads) <= server_module.CHUNK_BYTES
+        assert len(reads) >= len(body) // server_module.CHUNK_BYTES
+    finally:
+        server.shutdown()
+        server.server_close()

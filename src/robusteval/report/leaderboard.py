@@ -13,6 +13,7 @@ from robusteval.errors import UserError
 from robusteval.files import slug
 from robusteval.metrics.ranking import Entry, tie_ranks
 from robusteval.report.sections import headlines
+from robusteval.results.folder import RESERVED_MARK
 from robusteval.results.records import read_results
 
 
@@ -63,7 +64,9 @@ def data_of(results: dict) -> tuple[str, str]:
     dataset = config.get("data")
     if not dataset:
         audit: dict = results["data"] if isinstance(results.get("data"), dict) else {}
-        sources = [str(s.get("source")) for s in audit.get("sources", []) if isinstance(s, dict) and s.get("source")]
+        listed = audit.get("sources")
+        sources = [str(s.get("source")) for s in (listed if isinstance(listed, list) else [])
+                   if isinstance(s, dict) and s.get("source")]
         dataset = " + ".join(sources) if sources else "default"
     limit = config.get("limit")
     # --limit draws a seeded sample: another seed asks other questions
@@ -79,47 +82,112 @@ def _larger_first(size: str) -> tuple[int, str]:
     return (-int(head) if head.isdigit() else -(10**18), size)
 
 
-def find_runs(runs_dir: Path) -> list[tuple[str, dict]]:
-    """(run folder name, results) for every direct subfolder holding a readable results.json."""
-    out = []
+@dataclass(frozen=True)
+class LeftOut:
+    """A run folder the leaderboard does not rank, and why (the page lists it under the boards)."""
+
+    run_id: str
+    reason: str
+
+
+UNFINISHED = f"unfinished: a run is writing it, or was stopped before it finished (it holds {RESERVED_MARK})"
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """What the page of a folder of runs shows: its boards, and the folders left out of them."""
+
+    boards: list[Board]
+    left_out: list[LeftOut]
+
+
+def find_runs(runs_dir: Path) -> tuple[list[tuple[str, dict]], list[LeftOut]]:
+    """(run folder name, results) for every direct subfolder holding a finished run's readable
+    results.json, and the folders left out: unfinished runs (`results.folder.RESERVED_MARK`, even
+    beside a results.json: a run stopped as it wrote its files is not a second finished row) and
+    broken files (the one-line reason `read_results` gives), so that one bad folder never takes
+    the page down and is never left out without a word."""
+    runs, left_out = [], []
     for child in sorted(runs_dir.iterdir()) if runs_dir.is_dir() else []:
-        results_file = child / "results.json"
-        if child.is_dir() and not child.is_symlink() and results_file.is_file():
+        if not child.is_dir() or child.is_symlink():
+            continue
+        if (child / RESERVED_MARK).exists():
+            left_out.append(LeftOut(child.name, UNFINISHED))
+        elif (child / "results.json").is_file():
             try:
-                out.append((child.name, read_results(child)))
-            except (OSError, UnicodeDecodeError, UserError):
-                continue  # a run being written, or a broken file: leave it out, never crash the page
-    return out
+                runs.append((child.name, read_results(child)))
+            except UserError as exc:
+                left_out.append(LeftOut(child.name, str(exc)))
+    return runs, left_out
+
+
+def file_version(path: Path) -> tuple[int, int, int] | None:
+    """A file's version (modification time, size, inode: an atomic replace is a new inode), None if absent."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+def runs_state(runs_dir: Path) -> tuple:
+    """What the leaderboard of ``runs_dir`` is built from, as a comparable value: each direct
+    subfolder's name and the `file_version` of its results.json, samples.jsonl and unfinished mark.
+    A page built from one state is right until the state changes."""
+    children = sorted(runs_dir.iterdir()) if runs_dir.is_dir() else []
+    return tuple((c.name, *(file_version(c / name) for name in ("results.json", "samples.jsonl", RESERVED_MARK)))
+                 for c in children)
+
+
+def leaderboard(runs_dir: Path) -> Leaderboard:
+    runs, left_out = find_runs(runs_dir)
+    found = boards_from(runs, {name: runs_dir / name for name, _ in runs}, left_out)
+    return Leaderboard(found, sorted(left_out, key=lambda left: left.run_id))
 
 
 def boards(runs_dir: Path) -> list[Board]:
-    runs = find_runs(runs_dir)
-    return boards_from(runs, {name: runs_dir / name for name, _ in runs})
+    return leaderboard(runs_dir).boards
 
 
-def boards_from(runs: list[tuple[str, dict]], folders: dict[str, Path] | None = None) -> list[Board]:
+def boards_from(runs: list[tuple[str, dict]], folders: dict[str, Path] | None = None,
+                left_out: list[LeftOut] | None = None) -> list[Board]:
     """One board per suite, dataset and size from (run name, results) pairs: runs on other data or
     another number of items are never ranked in one table. A run's folder (``folders``), where
-    given, holds the samples.jsonl whose per-item scores rank models by a paired test."""
+    given, holds the samples.jsonl whose per-item scores rank models by a paired test. With
+    ``left_out`` (the page's list), a run whose rows cannot be built is added there, not raised."""
     by_board: dict[tuple[str, str, str], list[Row]] = {}
     metric_order: dict[tuple[str, str, str], dict[str, None]] = {}
     for folder, results in runs:
-        key = (str(results.get("suite", "?")), *data_of(results))
-        per_model: dict[str, dict] = {}
-        ns: dict[str, int | float | None] = {}
-        for h in headlines(results):
-            per_model.setdefault(h.model, {})[h.metric] = (h.value, h.low, h.high)
-            ns.setdefault(h.model, h.n)  # the first metric's n: the one the rank is by
-            metric_order.setdefault(key, {})[h.metric] = None
-        for model, values in per_model.items():
-            by_board.setdefault(key, []).append(Row(folder, model, str(results.get("started", "")), values,
-                                                    n=ns.get(model)))
+        try:
+            key, rows, run_metrics = _rows_of(folder, results)
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:  # a results.json of an odd shape
+            if left_out is None:
+                raise
+            left_out.append(LeftOut(folder, f"its results.json cannot be shown ({type(exc).__name__}: {exc})"))
+            continue
+        by_board.setdefault(key, []).extend(rows)
+        metric_order.setdefault(key, {}).update(dict.fromkeys(run_metrics))
     out = []
     for (suite, dataset, size), rows in sorted(by_board.items(), key=lambda kv: (*kv[0][:2], _larger_first(kv[0][2]))):
         metrics = tuple(metric_order.get((suite, dataset, size), {}))
         ranked = _ranked(rows, metrics[0], folders or {}, dict(runs)) if metrics else rows
         out.append(Board(suite, metrics, tuple(ranked), dataset, size))
     return out
+
+
+def _rows_of(folder: str, results: dict) -> tuple[tuple[str, str, str], list[Row], list[str]]:
+    """A run's board key, its rows (one per model) and its headline metrics in order."""
+    key = (str(results.get("suite", "?")), *data_of(results))
+    per_model: dict[str, dict] = {}
+    ns: dict[str, int | float | None] = {}
+    metrics: dict[str, None] = {}
+    for h in headlines(results):
+        per_model.setdefault(h.model, {})[h.metric] = (h.value, h.low, h.high)
+        ns.setdefault(h.model, h.n)  # the first metric's n: the one the rank is by
+        metrics[h.metric] = None
+    rows = [Row(folder, model, str(results.get("started", "")), values, n=ns.get(model))
+            for model, values in per_model.items()]
+    return key, rows, list(metrics)
 
 
 def _ranked(rows: list[Row], metric: str, folders: dict[str, Path], results: dict[str, dict]) -> list[Row]:

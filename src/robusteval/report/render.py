@@ -11,6 +11,7 @@ Every file is written atomically (`robusteval.files.atomic_write`).
 from __future__ import annotations
 
 import base64
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,13 +72,25 @@ def load_run(run_dir: str | Path) -> Run:
     return Run(path, results, explorer_samples(iter_jsonl(samples_file)))  # the explorer's rows only
 
 
+@functools.cache
 def environment() -> Environment:
+    """The one Jinja environment (templates loaded and compiled once, shared by every render;
+    rendering a template is thread-safe)."""
     env = Environment(loader=PackageLoader("robusteval.report", "templates"),
                       autoescape=select_autoescape(["html", "j2"], default=True), trim_blocks=True, lstrip_blocks=True,
                       finalize=lambda value: balance_bidi(value) if isinstance(value, str) else value)
     env.filters["data_uri"] = lambda png: "data:image/png;base64," + base64.b64encode(png).decode("ascii")
     env.filters["num"] = lambda x, d=3: "n/a" if x is None else f"{x:.{d}f}"
     return env
+
+
+def render_leaderboard(runs_dir: Path) -> str:
+    """The leaderboard page of a folder of runs: its boards, and the folders left out with why."""
+    from robusteval.report.leaderboard import leaderboard
+
+    board = leaderboard(runs_dir)
+    return environment().get_template("leaderboard.html.j2").render(
+        boards=board.boards, left_out=board.left_out, runs_dir=str(runs_dir))
 
 
 def headline_warnings(results: dict) -> list[str]:

@@ -10,14 +10,17 @@ plain JSON, shown by the generic report section.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from robusteval.errors import UserError
+from robusteval.files import parse_json
 from robusteval.results.codec import RecordError, decode, encode
 from robusteval.suite_specs import SUITES
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,7 @@ def run_record(results: dict[str, Any]) -> RunRecord:
     record = decode(RunRecord, base)
     kind = metrics_type(record.suite)
     raw = results.get("metrics")
-    metrics = decode(kind, raw) if kind is not None and raw is not None else raw
+    metrics = decode(kind, raw) if kind is not None and raw else raw  # empty: an --estimate, a tree build
     extra = {k: v for k, v in results.items() if k not in known}
     return RunRecord(**{**{f.name: getattr(record, f.name) for f in fields(RunRecord)},
                         "metrics": metrics, "extra": extra})
@@ -115,20 +118,47 @@ def run_record(results: dict[str, Any]) -> RunRecord:
 
 def read_results(folder: Path | str) -> dict[str, Any]:
     """A run folder's results.json as parsed JSON: the one place a run's results are read from a
-    file (`read_run` types them; the report, ``compare``, the leaderboard and ``serve`` read them
-    here), with one `UserError` naming the folder, or the line that is not JSON."""
-    path = Path(folder)
-    results_file = path / "results.json"
-    if not results_file.is_file():
-        raise UserError(f"{path}: not a run folder (no results.json)")
-    try:
-        results: dict[str, Any] = json.loads(results_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{results_file}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    file (`read_run` types them all; the report, ``compare``, the leaderboard and ``serve`` read the
+    JSON and decode its metrics). The file is checked at this door, so no reader meets a broken one
+    later: a folder without it, a file that is not a JSON object or is nested too deep
+    (`files.parse_json`), or whose metrics do not fit the suite's record (`decode_metrics`) is one
+    `UserError` naming the file."""
+    results_file = _results_file(Path(folder))
+    results = _parse(results_file)
+    _fits(results_file, lambda: decode_metrics(str(results.get("suite", "?")), results.get("metrics")))
     return results
 
 
 def read_run(folder: Path | str) -> RunRecord:
-    """``folder/results.json`` as a `RunRecord` (its ``path`` the folder)."""
-    record = run_record(read_results(folder))
-    return replace(record, path=Path(folder))
+    """``folder/results.json`` as a `RunRecord` (its ``path`` the folder); a file that does not fit
+    is one `UserError` naming it, as in `read_results`."""
+    results_file = _results_file(Path(folder))
+    results = _parse(results_file)
+    return replace(_fits(results_file, lambda: run_record(results)), path=Path(folder))
+
+
+def _results_file(folder: Path) -> Path:
+    if not (folder / "results.json").is_file():
+        raise UserError(f"{folder}: not a run folder (no results.json)")
+    return folder / "results.json"
+
+
+def _parse(results_file: Path) -> dict[str, Any]:
+    try:
+        text = results_file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{results_file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise UserError(f"{results_file}: cannot be read ({exc.strerror or exc})") from None
+    results = parse_json(text, results_file)
+    if not isinstance(results, dict):
+        raise UserError(f"{results_file}: not a run's results (a JSON object is expected)")
+    return results
+
+
+def _fits(results_file: Path, typed: Callable[[], T]) -> T:
+    """``typed()``'s record, or one `UserError` naming the file where the JSON does not fit it."""
+    try:
+        return typed()
+    except RecordError as exc:
+        raise UserError(f"{results_file}: not a readable run record ({exc})") from None
