@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import json
 import os
 import platform
@@ -26,6 +25,11 @@ from robusteval.results.samples_file import SampleWriter
 
 if TYPE_CHECKING:  # config decodes settings with results.codec
     from robusteval.config import RunConfig
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; the holder's PID and start time tell
+    fcntl = None  # type: ignore[assignment]
 
 
 def versions() -> dict[str, str]:
@@ -223,6 +227,8 @@ def _take_over(path: Path) -> tuple[RunFolder | None, str | None]:
 def _lock(fd: int) -> bool | None:
     """Take the exclusive lock of ``fd`` without waiting: True, False if another process holds it,
     None where the file system has no locks."""
+    if fcntl is None:
+        return None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -249,14 +255,16 @@ def _write_holder(fd: int) -> None:
     holder = {"pid": os.getpid(), "host": socket.gethostname(), "started": _process_start(os.getpid()),
               "since": time.strftime("%Y-%m-%dT%H:%M:%S")}
     os.ftruncate(fd, 0)
-    os.pwrite(fd, (json.dumps(holder) + "\n").encode(), 0)
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.write(fd, (json.dumps(holder) + "\n").encode())
 
 
 def _read_holder(fd: int) -> dict[str, Any] | None:
     """The holder a ``.reserved`` names; None for an empty or unreadable one (a run killed as it
     took the folder, or a version that wrote none)."""
     try:
-        holder = json.loads(os.pread(fd, 4096, 0))
+        os.lseek(fd, 0, os.SEEK_SET)
+        holder = json.loads(os.read(fd, 4096))
     except (OSError, ValueError):
         return None
     return holder if isinstance(holder, dict) and isinstance(holder.get("pid"), int) else None
