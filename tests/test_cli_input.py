@@ -196,7 +196,7 @@ def test_text_with_unicode_line_separators_survives_run_report_compare_and_serve
 
 
 def test_the_run_names_only_the_files_it_wrote(tmp_path, data, monkeypatch, capsys):
-    """A report that fails is said so, and the last line does not claim report.html."""
+    """A report that fails is said so (exit 2, tests/test_run.py), and nothing claims report.html."""
     import robusteval.report.render as render
     from robusteval.cli import main
 
@@ -204,16 +204,15 @@ def test_the_run_names_only_the_files_it_wrote(tmp_path, data, monkeypatch, caps
         raise RuntimeError("the plot library is gone")
 
     monkeypatch.setattr(render, "write_report", broken)
-    monkeypatch.delenv("ROBUSTEVAL_STRICT_REPORT")  # a user's run: the failure is a warning
+    monkeypatch.delenv("ROBUSTEVAL_STRICT_REPORT")  # a user's run: one line, no traceback
     with StubServer() as stub:
         code = main(["run", "mcq", "--quiet", "--data", str(data), "--families", "format", "--limit", "2",
                      "--model", stub.model("m"), "--cache-dir", str(tmp_path / "cache"),
                      "--out", str(tmp_path / "runs"), "--run-id", "r"])
     out, err = capsys.readouterr()
-    assert code == 0
-    assert "could not write the report" in err and "robusteval report" in err
-    wrote = [line for line in out.splitlines() if line.startswith("wrote ")]
-    assert len(wrote) == 1 and "results.json, samples.jsonl" in wrote[0] and "report" not in wrote[0]
+    assert code == 2
+    assert "could not write the report (RuntimeError: the plot library is gone)" in err and "robusteval report" in err
+    assert "report.html" not in out
     assert not (tmp_path / "runs" / "r" / "report.html").exists()
 
 

@@ -185,3 +185,18 @@ def test_compare_recomputes_on_the_shared_cells_with_the_runs_seed_and_says_so(t
     assert result["questions"] == 4 and result["intervals"] == {"a": SHARED, "b": STORED}
     assert result["sensitivity"]["worst_case"]["a"]["n"] == 4
     assert f"{SHARED} for order (A)" in " ".join(capsys.readouterr().out.split())
+
+
+def test_two_shards_of_one_run_share_no_question_one_line(tmp_path, capsys):
+    """B13: shards 1/2 and 2/2 hold different questions: nothing to pair; exit 2 and one line, not a
+    traceback from the empty matrix."""
+    from robusteval.testing.openai_stub import StubServer
+
+    with StubServer() as stub:
+        for k in (1, 2):
+            _stub_mcq(tmp_path, stub.base_url, FIXTURES / "mcq_small.jsonl", f"f{k}", "m", "--shard", f"{k}/2")
+    runs = tmp_path / "runs"
+    capsys.readouterr()
+    assert main(["compare", str(runs / "f1"), str(runs / "f2")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "share no item to compare" in err[0] and ", 0 in both" in err[0], err

@@ -193,6 +193,23 @@ def test_consistency_paired_similarity_equals_the_hand_computation(consistency_r
     assert item_scores(b / "samples.jsonl", "oracle mean similarity (0-5)", results) == {"openai:m2": table(b)}
 
 
+def test_consistency_runs_of_other_items_are_refused_in_one_line(consistency_runs, tmp_path, capsys):
+    """B13's rule for every suite: two runs with no item in common have no paired difference."""
+    import shutil
+
+    a, b = consistency_runs
+    other = tmp_path / "other"
+    shutil.copytree(b, other)
+    results = json.loads((other / "results.json").read_text())
+    table = results["metrics"]["judges"]["oracle"]["table"]
+    results["metrics"]["judges"]["oracle"]["table"] = {f"other-{item}": row for item, row in table.items()}
+    (other / "results.json").write_text(json.dumps(results))
+    capsys.readouterr()
+    assert main(["compare", str(a), str(other)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "share no item to compare" in err[0], err
+
+
 # --------------------------------------------------------------------------------------------- persona
 
 def test_persona_has_no_paired_unit_and_says_why(tmp_path, capsys):

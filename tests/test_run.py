@@ -48,3 +48,36 @@ def test_helper_models_inherit_the_options_of_the_model_under_test(tmp_path):
     assert helper == tested  # the same instance and cache
     assert own != tested  # a helper's own option wins: its own instance
     assert started == {tested: "llamacpp?n_threads=1", own: "llamacpp?n_threads=2"}
+
+
+def test_a_report_that_cannot_be_written_fails_the_run_with_one_line(tmp_path, mcq_file, monkeypatch, cli_run):
+    """B16: exit 0 means every file was written. report.html blocked (a folder in its place, as a full
+    disk or a read-only mount would block it): exit 2, one line that says the results are written and
+    how to write the report; the run's record is whole and the folder is not left reserved."""
+    import shutil
+    from pathlib import Path
+
+    import robusteval.report.render as render
+    from robusteval.results import RESERVED_MARK
+
+    real_write_report = render.write_report
+
+    def blocked(run_dir):
+        (Path(run_dir) / "report.html").mkdir()
+        (Path(run_dir) / "report.html" / "keep").write_text("")  # a non-empty folder: os.replace fails
+        return real_write_report(run_dir)
+
+    monkeypatch.delenv("ROBUSTEVAL_STRICT_REPORT")  # as for users: no traceback
+    monkeypatch.setattr(render, "write_report", blocked)
+    with StubServer() as stub:
+        done = cli_run("run", "mcq", "--quiet", "--data", mcq_file, "--families", "order", "--limit", "2",
+                       "--model", stub.model(), "--run-id", "r")
+    assert done.code == 2, done.err
+    lines = done.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: could not write the report")
+    assert "report.html" in lines[0] and f"robusteval report {done.folder}" in lines[0]
+    assert done.results()["run_id"] == "r" and len(done.samples()) == 7  # 2 questions: 4 orders and 3
+    assert not (done.folder / RESERVED_MARK).exists()
+    monkeypatch.undo()
+    shutil.rmtree(done.folder / "report.html")  # the cause fixed: the command the line gives writes it
+    assert cli_run("report", done.folder).code == 0 and (done.folder / "report.html").is_file()

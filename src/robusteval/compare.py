@@ -97,12 +97,17 @@ def compare(run_a: str, run_b: str, *, model_a: str | None = None, model_b: str 
     a = _pick_model(load_samples(run_a), model_a, run_a)
     b = _pick_model(load_samples(run_b), model_b, run_b)
     stored_a, stored_b = load_stored(run_a), load_stored(run_b)
+    families = [f for f in dict.fromkeys(r.family for r in a) if any(r.family == f for r in b)]
+    if not families:
+        raise UserError(f"{run_a} and {run_b} share no family to compare")
     out = {}
-    for family in [f for f in dict.fromkeys(r.family for r in a) if any(r.family == f for r in b)]:
+    for family in families:
         all_a = [r for r in a if r.family == family]
         all_b = [r for r in b if r.family == family]
-        shared = sorted({r.item_id for r in all_a} & {r.item_id for r in all_b})
         cells = {(r.item_id, r.variant, r.sample) for r in all_a} & {(r.item_id, r.variant, r.sample) for r in all_b}
+        if not cells:
+            continue  # no question asked the same way in both runs: nothing to pair
+        shared = sorted({r.item_id for r in all_a} & {r.item_id for r in all_b})
         fa = [r for r in all_a if (r.item_id, r.variant, r.sample) in cells]
         fb = [r for r in all_b if (r.item_id, r.variant, r.sample) in cells]
         acc_a, cr_a = mcq_item_measures(fa, shared)
@@ -122,8 +127,15 @@ def compare(run_a: str, run_b: str, *, model_a: str | None = None, model_b: str 
         if categories := compare_categories(fa, shared, acc_a, acc_b, seed=seed):
             out[family]["categories"] = categories
     if not out:
-        raise UserError(f"{run_a} and {run_b} share no family to compare")
+        raise no_shared_items(run_a, run_b, {r.item_id for r in a}, {r.item_id for r in b})
     return out
+
+
+def no_shared_items(run_a: str, run_b: str, items_a: set[str], items_b: set[str]) -> UserError:
+    """Two runs with no item (asked the same way) in common: a paired difference has no unit."""
+    return UserError(f"{run_a} and {run_b} share no item to compare ({len(items_a)} and {len(items_b)} items, "
+                     f"{len(items_a & items_b)} in both, none asked the same way; shards of one run hold different "
+                     f"items: `robusteval merge` them first); compare runs of the same items")
 
 
 def compare_categories(rows: list[SampleRow], item_ids: list[str], acc_a: np.ndarray, acc_b: np.ndarray, *,
@@ -287,6 +299,8 @@ def compare_items(run_a: str, run_b: str, *, model_a: str | None = None, model_b
         raise UserError(f"{run_a} is a {suite_a} run and {run_b} a {suite_b} run; compare one suite at a time")
     of_b = {v.metric: v for v in values_b}
     out: dict[str, dict] = {}
+    items_a: set[str] = set()
+    items_b: set[str] = set()
     for va in values_a:
         vb = of_b.get(va.metric)
         if vb is None:
@@ -299,10 +313,14 @@ def compare_items(run_a: str, run_b: str, *, model_a: str | None = None, model_b
             continue
         ma, mb = _model_of(va.values, model_a, run_a, va.metric), _model_of(vb.values, model_b, run_b, va.metric)
         shared = sorted(set(va.values[ma]) & set(vb.values[mb]))
+        items_a |= set(va.values[ma])
+        items_b |= set(vb.values[mb])
         x = np.array([va.values[ma][i] for i in shared], dtype=float)
         y = np.array([vb.values[mb][i] for i in shared], dtype=float)
         out[va.metric] = {"unit": va.unit, "model_a": ma, "model_b": mb,
                           **paired_mean_difference(x, y, seed=seed).as_dict()}
+    if (items_a or items_b) and not items_a & items_b:
+        raise no_shared_items(run_a, run_b, items_a, items_b)
     return out  # empty: a suite with no extractor, or no measure both runs have
 
 

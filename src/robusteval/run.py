@@ -92,20 +92,26 @@ async def run_suite(config: RunConfig, *, console: Console | None = None, quiet:
         samples = SampleWriter(folder.path)  # samples.jsonl as the samples are answered
         result, model_info = await _execute(config, suite, console, quiet, replay, samples)
         folder.prepare_for_files()
-    except BaseException:
+        run_dir = folder.path
+        if not quiet and console.is_terminal:  # the last stage, which the progress rows do not count
+            console.print(Text(f"{config.suite} · writing results and report to {run_dir}"))
+        write_run(run_dir, config=config, models=model_info, metrics=result.metrics, samples=samples,
+                  started=started, finished=time.time(), extra=result.extra)
+        result.written += [run_dir / "results.json", run_dir / "samples.jsonl"]
+        result.written += result.write_files(run_dir)
+        report_error = None
+        try:
+            result.written += _write_report(run_dir, console)
+        except UserError as exc:  # the run's record is whole: `robusteval report` writes the report
+            report_error = exc
+    except BaseException:  # a killed or interrupted run keeps its folder reserved once it writes files
         if samples is not None:
             samples.discard()
         folder.release()
         raise
-    run_dir = folder.path
-    if not quiet and console.is_terminal:  # the last stage, which the progress rows do not count
-        console.print(Text(f"{config.suite} · writing results and report to {run_dir}"))
-    write_run(run_dir, config=config, models=model_info, metrics=result.metrics, samples=samples,
-              started=started, finished=time.time(), extra=result.extra)
-    result.written += [run_dir / "results.json", run_dir / "samples.jsonl"]
-    result.written += result.write_files(run_dir)
-    result.written += _write_report(run_dir, console)
     folder.finish()
+    if report_error is not None:
+        raise report_error
     return run_dir, result, {m: info["usage"] for m, info in model_info.items()}
 
 
@@ -156,19 +162,20 @@ def write_report_files(run_dir: Path, console: Console) -> list[Path]:
 
 
 def _write_report(run_dir: Path, console: Console) -> list[Path]:
-    """The HTML/Markdown report of the run, and the files written (none if it failed: a failure
-    here never loses the results already written, and the run does not claim a report)."""
+    """The HTML/Markdown report of the run, and the files written. A report that cannot be written
+    is a `UserError` (exit 2: README, "Exit codes"), after the run's results are: it says they are
+    safe and how to write the report once the cause is fixed."""
     from robusteval.report.render import write_report
 
     try:
         files = write_report(run_dir)
-    except Exception as exc:  # the run's results are safe; say what to do
-        if os.environ.get("ROBUSTEVAL_STRICT_REPORT"):  # the tests: a report that fails fails its run's test
+    except Exception as exc:
+        if os.environ.get("ROBUSTEVAL_STRICT_REPORT"):  # the tests: the report's own traceback
             raise
-        console.print(styled("could not write the report", "yellow",
-                             f" ({type(exc).__name__}: {exc}); results are in {run_dir}; "
-                             f"try `robusteval report {run_dir}`"))
-        return []
+        why = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+        raise UserError(f"could not write the report ({why}); the run's results are written "
+                        f"({run_dir}/results.json, samples.jsonl); once that is fixed, "
+                        f"`robusteval report {run_dir}` writes the report") from None
     for note in files.notes:
         console.print(styled("report:", "yellow", f" {note}"))
     return [files.html, files.markdown, *files.plots]

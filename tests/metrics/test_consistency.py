@@ -72,6 +72,13 @@ def test_item_consistency_needs_two_answers(row):
     assert math.isnan(item_consistency(np.array([row], dtype=float))[0])
 
 
+@pytest.mark.parametrize("no_items", [np.empty((0, 4)), np.empty(0), []])
+def test_no_items_have_no_agreement_rather_than_an_error(no_items):
+    """B13's crash: zero questions (two runs sharing none) reshaped an empty array to (0, -1)."""
+    assert item_consistency(no_items).shape == (0,)
+    assert math.isnan(consistency_rate(no_items)) and math.isnan(pooled_consistency_rate(no_items))
+
+
 def test_consistency_rate_is_mean_over_items_ignoring_nan_items():
     answers = np.array([[0, 0, 1], [2, 2, 2], [1, nan, nan]], dtype=float)
     assert consistency_rate(answers) == pytest.approx((1 / 3 + 1) / 2)

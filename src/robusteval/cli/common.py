@@ -6,7 +6,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-# Exit codes (README, "Exit codes"): 0 all done; 2 a problem the user can fix (message on stderr);
+# Exit codes (README, "Exit codes"): 0 all done, every file written; 2 a problem the user can fix (one
+# line on stderr), a file that could not be written included (a report: after the run's results);
 # 3 the run finished and wrote its files but some requests failed after all retries; 130 interrupted;
 # 1 (`cache check` only) the store is damaged or holds changed answers.
 EXIT_USER_ERROR = 2

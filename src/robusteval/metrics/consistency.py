@@ -58,7 +58,8 @@ def agreeing_pairs(answers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per item: (number of variant pairs that chose the same original option, number of pairs)."""
     # Vectorised over items (bootstraps call this thousands of times): compare every column pair at
     # once; NaN never equals anything, and invalid (-1) answers are masked out.
-    a = np.asarray(answers, dtype=float).reshape(len(answers), -1)
+    a = np.asarray(answers, dtype=float)
+    a = a.reshape(len(a), -1) if a.size else a.reshape(len(a), a.shape[-1] if a.ndim > 1 else 0)  # no items: none
     same = (a[:, :, None] == a[:, None, :]) & (a[:, :, None] >= 0)
     upper = np.triu(np.ones((a.shape[1], a.shape[1]), dtype=bool), k=1)
     agree = (same & upper).sum(axis=(1, 2)).astype(float)
