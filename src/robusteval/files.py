@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import hashlib
 import io
 import itertools
 import json
@@ -78,6 +79,27 @@ def atomic_write_chunks(path: str | Path, chunks: Iterable[str]) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def names_a_file(name: str | Path) -> bool:
+    """Whether ``name`` is the path of an existing file (a dataset's name, too long or holding a NUL
+    byte for a path, is not)."""
+    try:
+        return bool(name) and Path(name).expanduser().is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def file_sha256(path: str | Path) -> str:
+    """The sha256 of the file's bytes, read in blocks (a data file is never held whole for it)."""
+    digest = hashlib.sha256()
+    try:
+        with open(Path(path).expanduser(), "rb") as f:
+            while block := f.read(1 << 20):
+                digest.update(block)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    return digest.hexdigest()
 
 
 def decode_text(raw: bytes, where: str | Path, first_line: int = 1) -> str:
