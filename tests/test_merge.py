@@ -117,16 +117,22 @@ def _gold_file(path, gold: str) -> None:
                             for i in range(30)))
 
 
-def test_shards_that_read_different_contents_of_one_file_are_refused(tmp_path, cli_run, capsys):
+def _gold_shards(tmp_path, cli_run, golds: str) -> tuple:
+    """Shards f1..fN of ``run mcq`` on data.jsonl, shard k reading it with every gold ``golds[k-1]``;
+    (the data file, the shards' folders)."""
     data = tmp_path / "data.jsonl"
     with StubServer() as stub:
-        for k in (1, 2, 3):
-            _gold_file(data, "B" if k == 3 else "A")
+        for k, gold in enumerate(golds, 1):
+            _gold_file(data, gold)
             assert cli_run("run", "mcq", "--quiet", "--data", data, "--families", "format", "--model", stub.model(),
-                           "--shard", f"{k}/3", "--run-id", f"f{k}").code == 0
+                           "--shard", f"{k}/{len(golds)}", "--run-id", f"f{k}").code == 0
+    return data, [str(tmp_path / "runs" / f"f{k}") for k in range(1, len(golds) + 1)]
+
+
+def test_shards_that_read_different_contents_of_one_file_are_refused(tmp_path, cli_run, capsys):
+    data, shards = _gold_shards(tmp_path, cli_run, "AAB")
     sources = _results(tmp_path, "f1")["data"]["sources"]
     assert sources[0]["file"] == str(data) and len(sources[0]["sha256"]) == 64  # results.json records the hash
-    shards = [str(tmp_path / "runs" / f"f{k}") for k in (1, 2, 3)]
     for gold in "BA":  # whichever copy is there when merging
         _gold_file(data, gold)
         capsys.readouterr()
@@ -138,13 +144,7 @@ def test_shards_that_read_different_contents_of_one_file_are_refused(tmp_path, c
 
 
 def test_a_data_file_changed_since_the_shards_read_it_is_refused(tmp_path, cli_run, capsys):
-    data = tmp_path / "data.jsonl"
-    _gold_file(data, "A")
-    with StubServer() as stub:
-        for k in (1, 2):
-            assert cli_run("run", "mcq", "--quiet", "--data", data, "--families", "format", "--model", stub.model(),
-                           "--shard", f"{k}/2", "--run-id", f"f{k}").code == 0
-    shards = [str(tmp_path / "runs" / f"f{k}") for k in (1, 2)]
+    data, shards = _gold_shards(tmp_path, cli_run, "AA")
     _gold_file(data, "B")
     capsys.readouterr()
     assert main(["merge", *shards, "--out", str(tmp_path / "runs"), "--run-id", "m", "--quiet"]) == 2
@@ -154,21 +154,15 @@ def test_a_data_file_changed_since_the_shards_read_it_is_refused(tmp_path, cli_r
 
 
 def test_shards_recorded_without_hashes_merge_with_a_warning(tmp_path, cli_run, capsys):
-    data = tmp_path / "data.jsonl"
-    _gold_file(data, "A")
-    with StubServer() as stub:
-        for k in (1, 2):
-            assert cli_run("run", "mcq", "--quiet", "--data", data, "--families", "format", "--model", stub.model(),
-                           "--shard", f"{k}/2", "--run-id", f"f{k}").code == 0
-    for k in (1, 2):  # as results.json was written before hashes were recorded
-        path = tmp_path / "runs" / f"f{k}" / "results.json"
+    _, shards = _gold_shards(tmp_path, cli_run, "AA")
+    for shard in shards:  # as results.json was written before hashes were recorded
+        path = tmp_path / shard / "results.json"
         results = json.loads(path.read_text())
         for source in results["data"]["sources"]:
             del source["sha256"], source["file"]
         path.write_text(json.dumps(results))
     capsys.readouterr()
-    assert main(["merge", *(str(tmp_path / "runs" / f"f{k}") for k in (1, 2)), "--out", str(tmp_path / "runs"),
-                 "--run-id", "m", "--quiet"]) == 0
+    assert main(["merge", *shards, "--out", str(tmp_path / "runs"), "--run-id", "m", "--quiet"]) == 0
     assert "shard runs f1, f2 recorded no content hash of their data" in capsys.readouterr().err
 
 
