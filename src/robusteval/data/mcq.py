@@ -53,7 +53,7 @@ from robusteval.data.audit import DataAudit, SourceAudit
 from robusteval.data.catalog import describe
 from robusteval.data.ids import DEFAULT_ID_RULE, unique_ids
 from robusteval.errors import UserError
-from robusteval.files import csv_rows, jsonl_lines, parse_json, read_text
+from robusteval.files import csv_rows, finite_number, jsonl_lines, parse_json, read_text
 from robusteval.types import Item
 
 LETTERS = "ABCDEFGHIJKLMNOP"
@@ -441,7 +441,7 @@ def parse_row(row: dict[str, Any], where: str, default_id: str, *, min_options: 
     question = row.get("question")
     if not isinstance(question, str) or not question.strip():
         raise Unusable(NO_QUESTION)
-    raw = _raw_options(row)
+    raw = _raw_options(row, where)
     anomalies: list[str] = []
     # AGIEval prints its letters in the options and names one by ``label``. A row with
     # ``answer_index`` (MMLU-Pro) indexes its options as listed, even where every option text happens
@@ -469,7 +469,7 @@ def parse_row(row: dict[str, Any], where: str, default_id: str, *, min_options: 
                   tuple(anomalies), f"'{field}', the option printed with that letter" if printed else f"'{field}'")
 
 
-def _raw_options(row: dict[str, Any]) -> tuple[str, ...]:
+def _raw_options(row: dict[str, Any], where: str) -> tuple[str, ...]:
     raw = row.get("options")
     if raw is None:
         raw = row.get("choices")
@@ -482,6 +482,9 @@ def _raw_options(row: dict[str, Any]) -> tuple[str, ...]:
         raw = [row[k] for k in _letter_columns(row)] or None
     if not isinstance(raw, list) or not all(isinstance(o, (str, int, float)) for o in raw):
         raise Unusable(NO_OPTIONS)
+    for option in raw:  # a NaN from a hub table is a broken row, never an option "nan" to ask
+        if isinstance(option, float):
+            finite_number(option, where, "options")
     return tuple(str(o).strip() for o in raw)
 
 
