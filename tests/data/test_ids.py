@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from robusteval.cli import main
-from robusteval.data import consistency, hallucigen, math, mcq, qa
+from robusteval.data import consistency, hallucigen, math, mcq, persona, qa
 from robusteval.data.audit import DataAudit, SourceAudit
 from robusteval.data.ids import LATER_ROW, RENAMED, SAME_ROW, unique_ids
 from robusteval.errors import UserError
@@ -115,3 +115,7 @@ def test_every_loader_that_takes_ids_from_a_file_refuses_a_repeated_id(tmp_path)
     pairs.write_text('{"id": "h", "source": "s"}\n{"id": "h", "source": "t"}\n')
     with pytest.raises(UserError, match=r"id 'h' names two different rows \(line 1 and line 2\)"):
         hallucigen.load_items(str(pairs), need_pairs=False)
+    people = tmp_path / "people.csv"
+    people.write_text("id,name,gender,description\np1,Ann,female,a\np2,Bo,male,b\np1,Cy,male,c\np3,Di,female,d\n")
+    with pytest.raises(UserError, match=r"id 'p1' names two different rows \(line 2 and line 4\)"):
+        persona.load_population(str(people))

@@ -15,7 +15,7 @@ rule, the repeat is left out and counted (asking it twice would count one questi
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
@@ -38,11 +38,12 @@ RENAMED = "an id already given to another row: kept under ID~N (--duplicate-ids 
 
 
 def unique_ids(items: Iterable[T], source: str, *, rule: str = DEFAULT_ID_RULE, audit: SourceAudit | None = None,
-               where: str = "source", flag: bool = False) -> list[T]:
-    """``items`` (frozen dataclasses with an ``id`` and a ``where`` field naming their row, e.g.
-    ``file.jsonl:5``) with one row per id, by ``rule`` (`ID_RULES`); what was left out or renamed is
-    counted in ``audit``. ``error`` raises a `UserError` naming the id and both rows; ``flag``: the
-    command has ``--duplicate-ids``, which the message then offers."""
+               where: str | Callable[[T], str] = "source", flag: bool = False) -> list[T]:
+    """``items`` (frozen dataclasses with an ``id``) with one row per id, by ``rule`` (`ID_RULES`);
+    what was left out or renamed is counted in ``audit``. ``where`` names the row of an item (e.g.
+    ``file.jsonl:5``): the name of its field that says so, or a function of the item where it has no
+    such field. ``error`` raises a `UserError` naming the id and both rows; ``flag``: the command
+    has ``--duplicate-ids``, which the message then offers."""
     if rule not in ID_RULES:
         raise UserError(f"--duplicate-ids {rule}: expected one of {', '.join(ID_RULES)}")
     first: dict[str, Any] = {}  # id -> the row that holds it (renamed rows under their new id)
@@ -54,13 +55,13 @@ def unique_ids(items: Iterable[T], source: str, *, rule: str = DEFAULT_ID_RULE, 
             first[item_id] = item
             out.append(item)
             continue
-        here = _line(str(getattr(item, where)))
+        here = _line(_where(item, where))
         if _content(item, where) == _content(earlier, where):
             _count(audit, SAME_ROW, here)
         elif rule == "error":
             choose = ", or choose --duplicate-ids first (keep the first row) or rename (keep both)" if flag else ""
             raise UserError(f"{source}: id {item_id!r} names two different rows "
-                            f"({_line(str(getattr(earlier, where)))} and {here}); give each item its own "
+                            f"({_line(_where(earlier, where))} and {here}); give each item its own "
                             f"id{choose}")
         elif rule == "first":
             _count(audit, LATER_ROW, here)
@@ -83,9 +84,13 @@ def _line(where: str) -> str:
     return f"line {tail}" if tail.isdigit() else where
 
 
-def _content(item: Any, where: str) -> Any:
+def _where(item: Any, where: str | Callable[[Any], str]) -> str:
+    return str(where(item) if callable(where) else getattr(item, where))
+
+
+def _content(item: Any, where: str | Callable[[Any], str]) -> Any:
     """The item without where it was read: two rows are the same item when this is equal."""
-    return replace(item, **{where: ""})
+    return item if callable(where) else replace(item, **{where: ""})
 
 
 def _count(audit: SourceAudit | None, reason: str, where: str) -> None:
