@@ -58,3 +58,18 @@ def test_decode_settings_works_on_any_settings_dataclass():
     assert decode_settings(Options, {"modes": [1, "rag"]}).modes == ("1", "rag")  # a list of numbers: names
     with pytest.raises(UserError, match="setting 'k' must be an integer"):
         decode_settings(Options, {"k": "four"})
+
+
+def test_a_config_written_for_another_suite_is_refused(tmp_path, capsys):
+    from robusteval.cli import main
+
+    path = tmp_path / "sp.yaml"
+    path.write_text("suite: persona\n")
+    with pytest.raises(UserError, match=r"sp.yaml: suite: persona in the file, but the command runs mcq"):
+        load_config_file(str(path), "mcq")
+    assert load_config_file(str(path), "persona") == {"suite": "persona"}  # its own suite: read as before
+    assert main(["run", "mcq", "--config", str(path), "--model", "openai:stub?base_url=http://127.0.0.1:9/v1",
+                 "--limit", "1", "--families", "order", "--out", str(tmp_path / "runs"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "suite: persona in the file, but the command runs mcq" in err
+    assert not (tmp_path / "runs").exists()

@@ -108,3 +108,84 @@ def test_shards_of_other_settings_are_refused(tmp_path, cli_run, mcq_file, capsy
     capsys.readouterr()
     assert main(["merge", str(tmp_path / "runs" / "s1"), str(tmp_path / "runs" / "s2")]) == 2
     assert "differs in seed" in capsys.readouterr().err
+
+
+def _gold_file(path, gold: str) -> None:
+    """The reliability README's B4 data: 30 questions, every gold ``gold`` (A and B differ in content only)."""
+    path.write_text("".join(json.dumps({"id": f"x{i}", "question": f"Question number {i}: which option is correct?",
+                                        "choices": [f"opt{i}{c}" for c in "abcd"], "answer": gold}) + "\n"
+                            for i in range(30)))
+
+
+def _gold_shards(tmp_path, cli_run, golds: str) -> tuple:
+    """Shards f1..fN of ``run mcq`` on data.jsonl, shard k reading it with every gold ``golds[k-1]``;
+    (the data file, the shards' folders)."""
+    data = tmp_path / "data.jsonl"
+    with StubServer() as stub:
+        for k, gold in enumerate(golds, 1):
+            _gold_file(data, gold)
+            assert cli_run("run", "mcq", "--quiet", "--data", data, "--families", "format", "--model", stub.model(),
+                           "--shard", f"{k}/{len(golds)}", "--run-id", f"f{k}").code == 0
+    return data, [str(tmp_path / "runs" / f"f{k}") for k in range(1, len(golds) + 1)]
+
+
+def test_shards_that_read_different_contents_of_one_file_are_refused(tmp_path, cli_run, capsys):
+    data, shards = _gold_shards(tmp_path, cli_run, "AAB")
+    sources = _results(tmp_path, "f1")["data"]["sources"]
+    assert sources[0]["file"] == str(data) and len(sources[0]["sha256"]) == 64  # results.json records the hash
+    for gold in "BA":  # whichever copy is there when merging
+        _gold_file(data, gold)
+        capsys.readouterr()
+        assert main(["merge", *shards, "--out", str(tmp_path / "runs"), "--run-id", f"m{gold}", "--quiet"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and f"the shards read different contents of {data}" in err
+        assert "shard 1/3 (f1), 2/3 (f2)" in err and "shard 3/3 (f3)" in err
+        assert not (tmp_path / "runs" / f"m{gold}").exists()
+
+
+def test_a_data_file_changed_since_the_shards_read_it_is_refused(tmp_path, cli_run, capsys):
+    data, shards = _gold_shards(tmp_path, cli_run, "AA")
+    _gold_file(data, "B")
+    capsys.readouterr()
+    assert main(["merge", *shards, "--out", str(tmp_path / "runs"), "--run-id", "m", "--quiet"]) == 2
+    assert f"merge: {data} has changed since the shards read it" in capsys.readouterr().err
+    _gold_file(data, "A")  # the file they read, back: merged
+    assert main(["merge", *shards, "--out", str(tmp_path / "runs"), "--run-id", "m", "--quiet"]) == 0
+
+
+def test_shards_recorded_without_hashes_merge_with_a_warning(tmp_path, cli_run, capsys):
+    _, shards = _gold_shards(tmp_path, cli_run, "AA")
+    for shard in shards:  # as results.json was written before hashes were recorded
+        path = tmp_path / shard / "results.json"
+        results = json.loads(path.read_text())
+        for source in results["data"]["sources"]:
+            del source["sha256"], source["file"]
+        path.write_text(json.dumps(results))
+    capsys.readouterr()
+    assert main(["merge", *shards, "--out", str(tmp_path / "runs"), "--run-id", "m", "--quiet"]) == 0
+    assert "shard runs f1, f2 recorded no content hash of their data" in capsys.readouterr().err
+
+
+def test_the_shard_is_a_note_of_the_audit_not_a_data_source(tmp_path, cli_run, mcq_file):
+    with StubServer() as stub:
+        run = cli_run(*_mcq(stub, mcq_file, "s1"), "--shard", "1/3")
+    data = run.results()["data"]
+    assert [s["source"] for s in data["sources"]] == [str(mcq_file)]  # no "shard 1/3" source of 0 rows
+    kept = len({s["item_id"] for s in run.samples()})
+    assert data["notes"] == [f"{kept} of 5 items are in shard 1/3"]
+
+
+def test_a_merged_runs_cost_is_its_shards_summed(tmp_path, cli_run, mcq_file):
+    with StubServer() as stub:
+        for k in (1, 2):
+            assert cli_run(*_mcq(stub, mcq_file, f"s{k}"), "--shard", f"{k}/2", "--price-in", "1",
+                           "--price-out", "2").code == 0
+    assert main(["merge", *(str(tmp_path / "runs" / f"s{k}") for k in (1, 2)), "--out", str(tmp_path / "runs"),
+                 "--run-id", "m", "--quiet"]) == 0
+    shards = [_results(tmp_path, f"s{k}")["models"]["openai:stub"]["usage"] for k in (1, 2)]
+    merged = _results(tmp_path, "m")["models"]["openai:stub"]["usage"]
+    assert shards[0]["cost"] > 0 and shards[1]["cost"] > 0
+    assert merged["cost"] == pytest.approx(shards[0]["cost"] + shards[1]["cost"], abs=1e-6)  # not 0
+    for key in ("requests", "new", "cached", "prompt_tokens", "completion_tokens"):
+        assert merged[key] == shards[0][key] + shards[1][key], key
+    assert merged["price_in_per_mtok"] == 1

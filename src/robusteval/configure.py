@@ -43,7 +43,12 @@ def load_config_file(path: str, suite: str | None = None) -> dict:
     if not isinstance(data, dict):
         raise UserError(f"{path}: expected a mapping of settings (key: value), got {type(data).__name__}")
     known = {f.name for f in fields(RunConfig)} - {"options"} | {"model"}
-    suite = suite or data.get("suite")
+    named = data.get("suite")
+    if suite is not None and named is not None and str(named) != suite:
+        # the file was written for another suite: its settings would be read as this one's, or dropped
+        raise UserError(f"{path}: suite: {named} in the file, but the command runs {suite}; run "
+                        f"`robusteval run {named} --config {path}`, or change or remove its suite: line")
+    suite = suite or named
     if suite is not None:
         spec = suite_spec(str(suite))
         # another suite's settings (mcq's families in a persona file) are refused as unused, naming them

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import codecs
 import csv
+import hashlib
 import io
 import itertools
 import json
+import math
 import os
 import re
 import secrets
@@ -83,6 +85,27 @@ def atomic_write_chunks(path: str | Path, chunks: Iterable[str]) -> Path:
     return path
 
 
+def names_a_file(name: str | Path) -> bool:
+    """Whether ``name`` is the path of an existing file (a dataset's name, too long or holding a NUL
+    byte for a path, is not)."""
+    try:
+        return bool(name) and Path(name).expanduser().is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def file_sha256(path: str | Path) -> str:
+    """The sha256 of the file's bytes, read in blocks (a data file is never held whole for it)."""
+    digest = hashlib.sha256()
+    try:
+        with open(Path(path).expanduser(), "rb") as f:
+            while block := f.read(1 << 20):
+                digest.update(block)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    return digest.hexdigest()
+
+
 def decode_text(raw: bytes, where: str | Path, first_line: int = 1) -> str:
     """``raw`` as UTF-8 text without a leading byte-order mark; any other encoding is a `UserError`
     naming ``where``, the line (``raw`` starting on line ``first_line``) and what the bytes look like."""
@@ -133,19 +156,56 @@ def json_depth(text: str) -> int:
     return max(itertools.accumulate((1 if b in "[{" else -1 for b in skeleton), initial=0))
 
 
-def parse_json(text: str, where: str | Path) -> Any:
+def parse_json(text: str, where: str | Path, *, finite: bool = True) -> Any:
     """``text`` as JSON; malformed or nested deeper than `MAX_JSON_DEPTH` is a `UserError` naming
-    ``where`` (and the line within ``text``)."""
+    ``where`` (and the line within ``text``). ``finite``: ``NaN``, ``Infinity`` and ``-Infinity``
+    (which Python's json reads, the JSON standard does not have) are refused naming the line: in a
+    data file they are a broken export, never a value to ask a model or score with. Our own
+    samples files, which may hold a NaN score, are read with ``finite=False``."""
     if (depth := json_depth(text)) > MAX_JSON_DEPTH:
         raise UserError(f"{where}: JSON nested {depth} deep; at most {MAX_JSON_DEPTH} levels of arrays and "
                         f"objects are read")
     try:
-        return json.loads(text)
+        return json.loads(text) if not finite else json.loads(text, parse_constant=_refuse_constant)
+    except _NonFinite as exc:
+        raise UserError(f"{_where_in(text, where, exc.token)}: {exc.token} is not a finite number; give a number "
+                        f"(or a string, quoted)") from None
     except json.JSONDecodeError as exc:
         at = f"line {exc.lineno}, column {exc.colno}" if "\n" in text.strip() else f"column {exc.colno}"
         raise UserError(f"{where}: not valid JSON ({exc.msg} at {at})") from None
     except RecursionError:  # cannot happen under the depth bound; kept as the last guard
         raise UserError(f"{where}: JSON nested too deep to read") from None
+
+
+class _NonFinite(ValueError):
+    def __init__(self, token: str):
+        super().__init__(token)
+        self.token = token
+
+
+def _refuse_constant(token: str) -> Any:
+    raise _NonFinite(token)
+
+
+def _where_in(text: str, where: str | Path, token: str) -> str:
+    """``where``, with the line of ``token`` (outside strings) where ``text`` has several lines."""
+    if "\n" not in text.strip():
+        return str(where)
+    blank = _JSON_STRING.sub(lambda m: " " * len(m.group()), text)  # strings blanked, positions kept
+    at = blank.find(token)
+    return f"{where}:{blank.count(chr(10), 0, at) + 1}" if at >= 0 else str(where)
+
+
+def finite_number(value: Any, where: str | Path, what: str) -> float:
+    """``value`` (a number, or its text in a CSV cell) as a finite float; anything else, NaN and
+    infinities included, is a `UserError` naming ``where`` and the field ``what``."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if isinstance(value, bool) or not math.isfinite(number):
+        raise UserError(f"{where}: {what!r} must be a finite number, got {value!r}")
+    return number
 
 
 def parse_yaml(text: str, where: str | Path) -> Any:
@@ -165,8 +225,21 @@ def parse_yaml(text: str, where: str | Path) -> Any:
 
 def csv_rows(text: str, where: str | Path, delimiter: str = ",") -> Iterator[tuple[int, dict[str, Any]]]:
     """The rows of CSV ``text`` with a header, each with the line it ends on; a row the csv module
-    refuses (a NUL byte, a field over its size limit) is a `UserError` naming the line."""
+    refuses (a NUL byte, a field over its size limit) is a `UserError` naming the line, and so is a
+    header that names one column twice (`csv.DictReader` would keep the last one's cells)."""
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as exc:
+        raise UserError(f"{where}:{reader.line_num}: not valid CSV ({exc})") from None
+    # csv.DictReader keeps the last of two same-named columns, silently: refuse, naming both
+    seen: dict[str, int] = {}
+    for column, name in enumerate(header, 1):
+        key = name.strip()
+        if key and key in seen:
+            raise UserError(f"{where}:{reader.line_num}: the header names column {key!r} twice (columns "
+                            f"{seen[key]} and {column}); rename or remove one")
+        seen.setdefault(key, column)
     while True:
         try:
             row = next(reader)
@@ -183,9 +256,10 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
 
 
 def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
-    """`read_jsonl` one record at a time: a file of a million samples is never held whole."""
+    """`read_jsonl` one record at a time: a file of a million samples is never held whole. These are
+    robusteval's own files (samples.jsonl), where a NaN score may stand: read as written."""
     for number, line in jsonl_lines(path):
-        yield parse_json(line, f"{path}:{number}")
+        yield parse_json(line, f"{path}:{number}", finite=False)
 
 
 def jsonl_lines(path: str | Path) -> Iterator[tuple[int, str]]:

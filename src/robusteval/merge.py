@@ -7,9 +7,13 @@ served from the store, and nothing is sent. Metrics, intervals and the report ar
 computed exactly as for a run that asked everything in one process (a test asserts the equality).
 
 Checked before anything runs: the runs are shards of one configuration (same suite, settings,
-models and fingerprints), all N are present and none twice. The shards' stores must be one store
-(the same ``--cache-dir``), or be combined first with ``robusteval cache merge``; a store that lacks
-answers the shards had stops the merge before it writes anything (`models.replay`).
+models and fingerprints), all N are present and none twice, and they read the same data: each shard
+records the sha256 of every data file it read (results.json ``data.sources``), and shards that read
+different contents of one file, or a file that has changed since, are refused (`check_data`). Shards
+written before hashes were recorded cannot be compared: the merge says so and goes on, as before.
+The shards' stores must be one store (the same ``--cache-dir``), or be combined first with
+``robusteval cache merge``; a store that lacks answers the shards had stops the merge before it
+writes anything (`models.replay`).
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from robusteval.config import RunConfig
+from robusteval.data.audit import DataAudit
 from robusteval.data.shard import parse_shard
 from robusteval.engine.store import STORE_FILE
 from robusteval.errors import UserError
+from robusteval.files import file_sha256, names_a_file
 from robusteval.models.replay import Replay
 from robusteval.results.codec import RecordError, decode
 from robusteval.results.records import RunRecord, read_run
@@ -81,6 +87,31 @@ def check_shards(records: list[RunRecord], *, own_stores: bool = False) -> None:
                         f"{', '.join(f'{i}/{shards[0].count}' for i in missing)} missing")
 
 
+def check_data(records: list[RunRecord]) -> list[str]:
+    """Refuse shards that read different contents of one data file, or a file whose content has
+    changed since they read it (the merged run reads it again: the shards' answers would be scored
+    against other data). Returns the shards that recorded no hashes (older results): not checked."""
+    read: dict[str, dict[str, list[str]]] = {}  # file -> sha256 -> the shards that read it
+    unhashed = []
+    for r in records:
+        hashes = DataAudit.from_dict(r.extra.get("data")).hashes()
+        if not hashes and names_a_file(str(r.config.get("data") or "")):
+            unhashed.append(r.run_id)
+        for file, digest in hashes.values():
+            read.setdefault(file, {}).setdefault(digest, []).append(f"{r.config.get('shard')} ({r.run_id})")
+    for file, digests in read.items():
+        if len(digests) > 1:
+            seen = "; ".join(f"sha256 {d[:12]} in shard {', '.join(shards)}" for d, shards in digests.items())
+            raise UserError(f"merge: the shards read different contents of {file} ({seen}); rerun the shards "
+                            f"on one version of the file, then merge")
+        (digest,) = digests
+        if names_a_file(file) and (now := file_sha256(file)) != digest:
+            raise UserError(f"merge: {file} has changed since the shards read it (sha256 {digest[:12]} then, "
+                            f"{now[:12]} now); the merged run would score their answers against other data: "
+                            f"put back the file they read, or rerun the shards")
+    return unhashed
+
+
 def _shared_settings(r: RunRecord) -> dict[str, Any]:
     return {k: v for k, v in r.config.items() if k not in PER_SHARD}
 
@@ -117,7 +148,25 @@ def replay_models(records: list[RunRecord]) -> dict[str, Replay]:
         for m in r.models.values():
             if m.fingerprint is not None:
                 failed = int(m.usage.get("failed") or 0)
-                out[m.spec] = Replay(m.fingerprint, failed + (out[m.spec].failed if m.spec in out else 0))
+                before = out.get(m.spec)
+                out[m.spec] = Replay(m.fingerprint, failed + (before.failed if before else 0),
+                                     summed_usage(before.usage if before else None, m.usage))
+    return out
+
+
+# Usage figures that are the shard's own settings, not counts: the merged run takes the first shard's.
+SETTINGS = ("price_in_per_mtok", "price_out_per_mtok", "price_factor")
+
+
+def summed_usage(a: dict[str, Any] | None, b: dict[str, Any]) -> dict[str, Any]:
+    """Two shards' usage as one run's: counts, tokens and costs added (a merged run asks nothing:
+    what its results cost is what its shards paid, and what their cached answers had cost)."""
+    if a is None:
+        return dict(b)
+    out = dict(a)
+    for key, value in b.items():
+        if key not in SETTINGS and isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[key] = round(out.get(key, 0) + value, 6) if isinstance(value, float) else out.get(key, 0) + value
     return out
 
 
@@ -131,5 +180,9 @@ async def merge_runs(folders: list[str], *, out_dir: str, run_id: str | None = N
                         f"`robusteval cache merge --into` wrote or a shard's --cache-dir")
     records = read_shards(folders)
     check_shards(records, own_stores=cache_dir is not None)
+    if (unhashed := check_data(records)) and console is not None:
+        console.print(f"merge: shard run{'s' if len(unhashed) > 1 else ''} {', '.join(unhashed)} recorded no "
+                      "content hash of their data (written before robusteval recorded one): their data could not "
+                      "be compared with the other shards'", markup=False, highlight=False)
     config = merged_config(records[0], out_dir=out_dir, run_id=run_id, overwrite=overwrite, cache_dir=cache_dir)
     return await run_suite(config, console=console, quiet=quiet, replay=replay_models(records))

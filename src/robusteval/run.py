@@ -142,12 +142,17 @@ async def _execute(config: RunConfig, suite, console: Console, quiet: bool, repl
             result.extra["determinism"] = await measure_models(engine, labels, config)
         model_info = {label: {"spec": spec_text, "fingerprint": engine.fingerprint(label),
                               "role": "under test" if label in labels else "helper",
-                              "usage": engine.usage[label].as_dict()}
+                              "usage": _usage(engine, label, (replay or {}).get(spec_text))}
                       for label, spec_text in started_models.items()}
     finally:
         await engine.close()
         store.close()
     return result, model_info
+
+
+def _usage(engine: Engine, label: str, replay: Replay | None) -> dict:
+    """A model's usage: the engine's count, or a merge's shards' summed (what the merged results cost)."""
+    return replay.usage if replay is not None and replay.usage is not None else engine.usage[label].as_dict()
 
 
 def print_audit(console: Console, audit: DataAudit) -> None:

@@ -91,7 +91,7 @@ class SuiteSpec:
     def item_values_of(self) -> Callable[[dict[str, Any], list[dict[str, Any]]], list[Any]] | None:
         return None if self.item_values is None else _attribute(self.item_values)
 
-    def checker_of(self) -> Callable[[str, Any, str], None] | None:
+    def checker_of(self) -> Callable[[str, Any, str, str], None] | None:
         return None if self.checker is None else _attribute(self.checker)
 
 

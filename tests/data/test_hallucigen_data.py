@@ -81,7 +81,7 @@ def test_file_errors(tmp_path):
         load_items(str(tmp_path / "x.txt"))
     dup = tmp_path / "dup.jsonl"
     dup.write_text('{"id": "a", "source": "s"}\n{"id": "a", "source": "t"}\n')
-    with pytest.raises(UserError, match="duplicate id 'a'"):
+    with pytest.raises(UserError, match=r"id 'a' names two different rows \(line 1 and line 2\)"):
         load_items(str(dup), need_pairs=False)
 
 

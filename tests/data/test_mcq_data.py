@@ -348,3 +348,13 @@ def test_missing_and_repeated_printed_letters(tmp_path):
     items, audit = load_with_audit(write_jsonl(tmp_path / "agi.jsonl", rows))
     assert [i.options[i.answer] for i in items] == ["c"]
     assert audit.left_out == {mcq.GOLD_LETTER_TWICE: 1, mcq.GOLD_LETTER_ABSENT: 1}
+
+
+def test_a_nan_option_from_a_table_is_refused_naming_the_row():
+    from robusteval.data.mcq import parse_row
+
+    row = {"question": "Pick one?", "choices": [float("nan"), float("inf"), 1.5, 2], "answer": "C"}
+    with pytest.raises(UserError, match=r"^hub row 7: 'options' must be a finite number, got nan$"):
+        parse_row(row, "hub row 7", "x-7")
+    finite = parse_row({**row, "choices": [0.5, 1.5, 2, "x"]}, "hub row 8", "x-8")
+    assert finite.item.options == ("0.5", "1.5", "2", "x")

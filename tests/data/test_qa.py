@@ -42,8 +42,12 @@ def test_bad_rows_name_file_and_line(tmp_path):
     with pytest.raises(UserError, match="not valid JSON"):
         load_qa(str(bad))
     bad.write_text('{"question": "Who?", "answer": "A", "s_pop": "lots"}\n')
-    with pytest.raises(UserError, match="'s_pop' must be a number"):
+    with pytest.raises(UserError, match="'s_pop' must be a finite number"):
         load_qa(str(bad))
+    for text in ("nan", "inf", "-Infinity"):  # float() reads them; a popularity they are not
+        bad.write_text(f'{{"question": "Who?", "answer": "A", "s_pop": "{text}"}}\n')
+        with pytest.raises(UserError, match=rf"bad.jsonl:1: 's_pop' must be a finite number, got '{text}'"):
+            load_qa(str(bad))
     with pytest.raises(UserError, match="not a known dataset"):
         load_qa(str(tmp_path / "missing.jsonl"))
 

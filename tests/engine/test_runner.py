@@ -555,3 +555,26 @@ def test_an_engine_on_a_second_handle_sees_the_first_ones_answers(tmp_path):
 
     r1, r2, second_backend = asyncio.run(go())
     assert r2.cached and r2.text == r1.text == "first hi t=0.0" and second_backend.calls == []
+
+
+def test_a_resumed_run_reports_what_its_reused_answers_cost(tmp_path):
+    """B18: the answers a run reuses from the store (its own earlier, interrupted attempt) are not
+    free: their tokens, as stored, priced as new ones, are its ``cached_cost``; ``cost`` stays what
+    this run paid."""
+    path = tmp_path / "s.sqlite"
+
+    async def go(n):
+        engine = Engine(Store(path), retry=FAST)
+        await engine.add_model("m", Scripted(), price_in_per_mtok=1e6, price_out_per_mtok=2e6)  # 1 and 2 a token
+        await asyncio.gather(*(engine.chat("m", q(i), GenParams()) for i in range(n)))
+        usage = engine.usage["m"].as_dict()
+        await _finish(engine)
+        return usage
+
+    first = asyncio.run(go(2))  # the attempt interrupted after 2 of 5 answers
+    resumed = asyncio.run(go(5))
+    assert first["cost"] == pytest.approx(2 * (3 + 4)) and first["cached_cost"] == 0
+    assert (resumed["new"], resumed["cached"]) == (3, 2)
+    assert resumed["cost"] == pytest.approx(3 * (3 + 4))  # what the resumption paid
+    assert resumed["cached_cost"] == pytest.approx(first["cost"])  # what the first attempt paid for the rest
+    assert (resumed["cached_prompt_tokens"], resumed["cached_completion_tokens"]) == (6, 4)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from robusteval.data.check import check, checked_suites
+from robusteval.data.ids import DEFAULT_ID_RULE, ID_RULES
 
 
 def add_parser(sub) -> None:
@@ -18,11 +19,14 @@ def add_parser(sub) -> None:
                    help="the suite whose loader reads it (default: mcq)")
     p.add_argument("--duplicates", default="drop-both", choices=("drop-both", "keep-first", "keep-all"),
                    help="mcq: rule for rows repeating a question and its options with another answer")
+    p.add_argument("--duplicate-ids", dest="duplicate_ids", default=DEFAULT_ID_RULE, choices=ID_RULES,
+                   help="two different rows with one id: error (default), first (keep the first) or rename "
+                        "(keep both, the later as ID~2...)")
 
 
 def run_command(args: argparse.Namespace) -> int:
     """Print the audit, literally (dataset text may hold brackets), and exit 0."""
-    audit = check(args.source, args.suite, args.duplicates)
+    audit = check(args.source, args.suite, args.duplicates, args.duplicate_ids)
     for line in audit.lines():
         print(line)
     if not audit.has_findings():

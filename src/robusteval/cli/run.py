@@ -188,7 +188,8 @@ def finish(args: argparse.Namespace, suite: str, console: Console, run_dir: Path
     for model, usage in usages.items():
         out.print(f"{model}: {usage['requests']} requests ({usage['cached']} cached, {usage['new']} new, "
                   f"{usage['failed']} failed), {usage['prompt_tokens'] + usage['completion_tokens']} new tokens, "
-                  f"cost {usage['cost']:.4f}")
+                  f"cost {usage['cost']:.4f}" + (f" (+{usage['cached_cost']:.4f} of cached answers)"
+                                                 if usage.get("cached_cost") else ""))
         if usage.get("store_rejected"):
             out.print(f"{model}: {usage['store_rejected']} stored answers had changed since they were stored "
                       "(checksum) and were asked again; `robusteval cache check` inspects the store")

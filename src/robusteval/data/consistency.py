@@ -25,6 +25,7 @@ from pathlib import Path
 
 from robusteval import files
 from robusteval.data.audit import SourceAudit
+from robusteval.data.ids import unique_ids
 from robusteval.errors import UserError
 
 BUNDLED = {"robusteval-en": "consistency_en.yaml", "robusteval-multi": "consistency_multi.yaml"}
@@ -98,12 +99,14 @@ def load_prompt_sets(name: str | None = None, *, limit: int | None = None, seed:
             items, report = parse_json(text, str(path))
     if not items:
         raise UserError(f"{report.source}: no usable prompt sets (" + "; ".join(report.skipped[:3]) + ")")
+    read = len(items)
+    items = unique_ids(items, report.source, audit=audit)
     usable = len(items)
     if limit is not None and limit < len(items):
         keep = set(random.Random(seed).sample(range(len(items)), limit))
         items = [item for i, item in enumerate(items) if i in keep]
     if audit is not None:
-        audit.rows_read, audit.rows_used = usable + len(report.skipped), len(items)
+        audit.rows_read, audit.rows_used = read + len(report.skipped), len(items)
         for fix in report.fixes:
             audit.anomaly(f"repaired: {fix}")
         for skipped in report.skipped:

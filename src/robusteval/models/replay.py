@@ -13,6 +13,7 @@ failures and change the numbers. The shards recorded how many requests of this m
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from robusteval.errors import BackendError, UserError
 from robusteval.types import Completion, GenParams, Message
@@ -26,6 +27,7 @@ class Replay:
 
     fingerprint: str
     failed: int = 0
+    usage: dict[str, Any] | None = None  # the shards' usage summed: the merged run's (it asks nothing itself)
 
 
 @dataclass

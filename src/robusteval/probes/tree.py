@@ -296,7 +296,7 @@ def trees_document(trees: list[Tree], info: dict) -> dict:
 def load_trees(path: Path | str) -> tuple[list[Tree], dict]:
     """Trees saved by `save_trees`, and the build information stored beside them."""
     p = Path(path).expanduser()
-    doc = parse_json(read_text(p, f"--trees {path}"), f"--trees {path}")
+    doc = parse_json(read_text(p, f"--trees {path}"), f"--trees {path}", finite=False)  # ours: as written
     if not isinstance(doc, dict) or doc.get("version") != TREES_VERSION or not isinstance(doc.get("trees"), list):
         raise UserError(f"--trees {path}: not a trees file of version {TREES_VERSION} "
                         "(build one with `robusteval tree build`)")

@@ -126,7 +126,7 @@ class SuiteContext(Generic[OptionsT]):
         if shard is None:
             return items
         kept = shard.select(items, key)
-        self.audit.source(f"shard {shard}").note(f"{len(kept)} of {len(items)} items are in shard {shard}")
+        self.audit.note(f"{len(kept)} of {len(items)} items are in shard {shard}")  # not a data source
         return kept
 
     async def stream(self, jobs: Iterable[JobT], one: Callable[[JobT], Awaitable[ResultT]], *,

@@ -482,7 +482,8 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     steps = STEPS[options.step]
     items = ctx.shard_items(load_items(config.data, limit=config.limit, seed=config.seed,
                                        need_pairs="detection" in steps, lang=options.lang,
-                                       audit=ctx.audit.source(f"--data {config.data or 'trial'}")), key=_item_id)
+                                       audit=ctx.audit.source(f"--data {config.data or 'trial'}", config.data)),
+                            key=_item_id)
     by_id = {item.id: item for item in items}
     label_params = replace(ctx.params, max_tokens=min(ctx.params.max_tokens, options.label_max_tokens))
     nli = _load_nli(options.nli_model)

@@ -161,10 +161,10 @@ class Conversation:
 
 async def execute(ctx: SuiteContext) -> SuiteResult:
     config, options = ctx.config, ctx.options
-    population = ctx.audit.source(f"population {options.population or '(bundled)'}")
+    population = ctx.audit.source(f"population {options.population or '(bundled)'}", options.population)
     personas = balanced_subset(load_population(options.population, population), options.personas)
     population.rows_used = len(personas)
-    asked = ctx.audit.source(f"questionnaire {options.questionnaire}")
+    asked = ctx.audit.source(f"questionnaire {options.questionnaire}", options.questionnaire)
     questionnaire = load_questionnaire(options.questionnaire, asked)
     if not asked.rows_read:  # ours or a YAML file: every item is asked
         asked.rows_read = asked.rows_used = len(questionnaire.items)

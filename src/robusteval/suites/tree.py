@@ -421,7 +421,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
         trees = ctx.shard_items(limit_trees(stored, config.limit, config.seed), key=_tree_id)
         info = {**info, "source": o.trees}
         data = info.get("data", DEFAULT_DATA)
-        read = ctx.audit.source(f"trees {o.trees}")
+        read = ctx.audit.source(f"trees {o.trees}", o.trees)
         read.rows_read, read.rows_used = len(stored), len(trees)
         read.assume("questions", f"as built into the trees file (from {data})")
         if len(trees) < len(stored):

@@ -33,7 +33,7 @@ def data_section(results: dict) -> Section | None:
         rows += [(s.source, f"left out: {reason}", str(n)) for reason, n in s.left_out.items()]
         rows += [(s.source, kind, str(n)) for kind, n in s.anomalies.items()]
         rows += [(s.source, f"assumed {key}", value) for key, value in s.assumed.items()]
-    notes = tuple(f"{s.source}: {text}" for s in audit.sources for text in s.notes)
+    notes = tuple(f"{s.source}: {text}" for s in audit.sources for text in s.notes) + tuple(audit.notes)
     examples = tuple(f"{s.source}, {reason}: {', '.join(where)}" for s in audit.sources
                      for reason, where in s.examples.items())
     return Section("Data", tables=(TableData("What was read, left out and assumed", ("source", "what", "count"),

@@ -59,7 +59,8 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     if is_math_source(data):
         return await execute_math(ctx, data)
     items = ctx.shard_items(load_items(data, limit=config.limit, seed=config.seed, audit=ctx.audit,
-                                       duplicates=options.duplicates, columns=parse_columns(options.columns)),
+                                       duplicates=options.duplicates, columns=parse_columns(options.columns),
+                                       duplicate_ids=options.duplicate_ids),
                             key=_item_id)
     reader = get_reader(options.reader)
     design, design_info = build_design(config, options, data, ctx.audit)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from robusteval.data.audit import DataAudit
+from robusteval.data.ids import DEFAULT_ID_RULE, ID_RULES
 from robusteval.data.math import is_math_source
 from robusteval.data.mcq import DUPLICATE_RULES, load_dev_items, load_file, load_items, parse_columns
 from robusteval.errors import UserError
@@ -50,6 +51,7 @@ class Options:
     budget_design: str = "stratified"
     budget_covariates: tuple[str, ...] = DEFAULT_COVARIATES
     duplicates: str = "drop-both"
+    duplicate_ids: str = DEFAULT_ID_RULE
     reader: str = DEFAULT_READER
     columns: str | None = None  # question=Q,choices=A|B|C|D,answer=Gold: the --data file's column names
 
@@ -92,6 +94,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="rows repeating a question and its options with another answer (AGIEval sat-en): "
                         "drop-both (default: which label is right cannot be told), keep-first, or keep-all "
                         "(as published, SCORE's choice); the data audit counts them")
+    p.add_argument("--duplicate-ids", dest="duplicate_ids", choices=ID_RULES,
+                   help="two different rows with one id: error (default: refused, naming both lines), first "
+                        "(the first row kept, the later left out) or rename (the later kept as ID~2...); "
+                        "the data audit counts them")
     p.add_argument("--budget-design", dest="budget_design",
                    help="stratified: the cells spread evenly over questions and variants (default); adaptive: "
                         # argparse %-formats help: the shares' % signs doubled
