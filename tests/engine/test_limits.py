@@ -158,3 +158,13 @@ def test_a_storm_through_the_engine_costs_no_request_and_the_pace_climbs_back(tm
     assert counters["outcomes"]["429"] == usage.rate_limited > 0
     assert set(counters["requests"].values()) == {1}  # each answered once
     assert rpm is None or rpm >= 4 * 60  # the storm's pace was at most 60/min (a 429 before any success)
+
+
+def test_a_success_long_after_the_last_429_switches_pacing_off(monkeypatch):
+    clock = SimpleNamespace(t=0.0)
+    monkeypatch.setattr(limits, "time", SimpleNamespace(monotonic=lambda: clock.t))
+    pacer = Pacer(None)
+    pacer.on_rate_limited()
+    clock.t = 3600.0  # an hour without a 429 (2 ** 3600 would overflow a float)
+    pacer.on_success()
+    assert pacer.rpm is None

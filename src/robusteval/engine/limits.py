@@ -92,7 +92,8 @@ class Pacer:
         if not self.interval:
             return
         if self._goal is None or self.interval > 60.0 / self._goal:  # climbing back: doubling per DOUBLING_S
-            rpm = 60.0 / self.interval * 2.0 ** (max(0.0, now - self._grown_at) / self.DOUBLING_S)
+            doublings = min(64.0, max(0.0, now - self._grown_at) / self.DOUBLING_S)  # 2**1100 overflows
+            rpm = 60.0 / self.interval * 2.0**doublings
             self._grown_at = now
             self.interval = 60.0 / (rpm if self._goal is None else min(rpm, self._goal))
         else:
