@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from pool import servers  # benchmarks/pool.py, beside this script: start stub processes, stop them after
 from robusteval.engine import Engine, Store, gather_all
 from robusteval.types import GenParams, Message
 
@@ -50,21 +50,10 @@ async def timed_run(url: str, prompts: list[tuple[Message, ...]], concurrency: i
 
 def run_against_stub(storm_s: float, latency_s: float, prompts: list[tuple[Message, ...]],
                      concurrency: int) -> tuple[float, int, int]:
-    stub = subprocess.Popen([sys.executable, "-m", "robusteval.testing.openai_stub", "--port", "0",
-                             "--latency", str(latency_s), "--storm", str(storm_s)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        line = stub.stdout.readline()  # type: ignore[union-attr]
-        if not line.strip().isdigit():
-            raise SystemExit(f"the stub did not start: {line!r}")
-        return asyncio.run(timed_run(f"http://127.0.0.1:{int(line)}/v1", prompts, concurrency))
-    finally:
-        stub.terminate()
-        try:
-            stub.wait(20)
-        except subprocess.TimeoutExpired:
-            stub.kill()
-            stub.wait(10)
+    stub = [sys.executable, "-m", "robusteval.testing.openai_stub", "--port", "0", "--latency", str(latency_s),
+            "--storm", str(storm_s)]
+    with servers([stub]) as (url,):
+        return asyncio.run(timed_run(url, prompts, concurrency))
 
 
 def main() -> None:
