@@ -152,8 +152,10 @@ def test_adaptive_pacer_cuts_to_the_measured_rate_and_recovers():
     for _ in range(100):  # 100 successes in the last 10 s = 600/min measured
         pacer.on_success()
     pacer.on_rate_limited()
-    # 0.8 x min(current pace, grown by 100 successes to 60/0.99**100 per min, and the measured 600/min)
-    assert pacer.rpm == pytest.approx(0.8 * 60 / 0.99**100)
+    # 0.8 x min(current pace, the same 60/min: it grows with the time since the last 429, and none
+    # passed; the measured 600/min), with 80% of the measured rate as the goal it climbs back to
+    assert pacer.rpm == pytest.approx(0.8 * 60, rel=1e-3)
+    assert pacer._goal == pytest.approx(0.8 * 600)
     grown = Pacer(rpm=None)
     grown._started -= 10
     for _ in range(50):

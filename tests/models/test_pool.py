@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from robusteval.engine import Engine, Store
+from robusteval.engine import Engine, RetryPolicy, Store
 from robusteval.engine.store import cache_key
 from robusteval.errors import UserError
 from robusteval.models import load_backend, parse_model_spec
@@ -260,6 +260,51 @@ def test_a_replica_put_aside_is_probed_back_only_while_it_serves_the_model():
     assert (still_down.sent, still_down.healthy) == (1, False)  # no request sent to the wrong model
     assert other_hits == 0  # probes ask /models, which the counters leave out; no chat reached it
     assert back.healthy and back.answered == 5  # 10 requests, one at a time, alternate over two replicas
+
+
+def test_every_replica_down_for_a_while_fails_no_request(tmp_path):
+    """Every replica of the pool goes down (as in an outage of their node), requests keep coming, and
+    the replicas come back on their ports after the pool has probed each in vain: the requests wait
+    for the first one back instead of failing at once, so none fails, even with no engine retry."""
+    n = 20
+    questions = _questions(n)
+
+    async def main():
+        a, b = StubServer(), StubServer()
+        await a.start()
+        await b.start()
+        ports = (a.port, b.port)
+        engine = Engine(Store(tmp_path / "s.sqlite"), retry=RetryPolicy(max_retries=0, timeout_s=30))
+        pool = load_backend(parse_model_spec(f"openai:stub-model?base_url={a.base_url},{b.base_url}"))
+        pool.backoff_s = 0.02  # probes at 0.02 s, 0.04 s, ... (the default: 0.5 s, doubling)
+        await engine.add_model("pool", pool)
+        restarted: list[StubServer] = []
+        try:
+            first = await engine.chat("pool", questions[0], PARAMS)  # both replicas up: answered
+            await a.stop()
+            await b.stop()
+            tasks = [asyncio.create_task(engine.chat("pool", q, PARAMS)) for q in questions[1:]]
+            for _ in range(500):  # until each replica is aside and has failed a probe (bounded)
+                if all(r.failed_probes >= 1 for r in pool.replicas):
+                    break
+                await asyncio.sleep(0.01)
+            during = (sum(t.done() for t in tasks), [r.healthy for r in pool.replicas])
+            restarted = [StubServer(port=port) for port in ports]
+            for server in restarted:
+                await server.start()
+            responses = [first, *await asyncio.gather(*tasks)]
+        finally:
+            await engine.close()
+            engine.store.close()
+            for server in restarted:
+                await server.stop()
+        return during, responses, engine.usage["pool"], pool.stats()
+
+    during, responses, usage, stats = asyncio.run(main())
+    assert during == (0, [False, False])  # every replica aside, and no request given up meanwhile
+    assert [r.text for r in responses] == [expected_answer("stub-model", q, PARAMS) for q in questions]
+    assert (usage.new, usage.failed, usage.retries) == (n, 0, 0)
+    assert sum(s.answered for s in stats) == n and all(s.healthy for s in stats)
 
 
 @pytest.mark.slow

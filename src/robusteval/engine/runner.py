@@ -314,6 +314,8 @@ class Engine:
                     if exc.retry_after is not None and math.isfinite(exc.retry_after) and exc.retry_after >= 0:
                         wait_s = min(exc.retry_after, self.retry.retry_after_cap_s)
                         m.pacer.push_back(wait_s)
+                    elif m.pacer.adaptive:  # the pacer, just cut, spaces the retry: no back-off on top,
+                        wait_s = 0.0  # which would keep a request asleep for up to 30 s after a storm ends
                 if not exc.retryable:
                     break
             except UserError:

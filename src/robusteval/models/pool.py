@@ -16,6 +16,10 @@ whole pool.
 - A replica put aside is probed back (``GET /models``, which must still report the same model) once
   its back-off has passed: 0.5 s, doubling with each failed probe up to 30 s. Only a good probe
   brings it back; no user request is risked on a replica that may still be down.
+- When every replica is aside, a request waits for the first one back (the probes go on meanwhile),
+  at most `wait_s` (30 s: the longest probe back-off, so each replica is probed at least once);
+  only then does it fail, as a request to one server that is down, and the engine retries it with
+  its back-off. A brief outage of every replica costs a pause, not the requests sent during it.
 - At start every replica must answer and report the same model; otherwise one `UserError` names each
   URL and what it reported.
 
@@ -82,10 +86,12 @@ class PoolBackend:
     model: str
     backoff_s: float = 0.5  # first wait before a replica put aside is probed; doubles per failed probe
     backoff_cap_s: float = 30.0
+    wait_s: float = 30.0  # how long a request waits for a replica back when every one is aside
     fingerprint: str = ""
     loglik_text = True
     window_holds_reply = True  # as each replica's (`OpenAIBackend`)
     _probes: set[asyncio.Task[None]] = field(default_factory=set)
+    _probed: asyncio.Event = field(default_factory=asyncio.Event)  # set, and renewed, when a probe ends
     _picks: int = 0
 
     @classmethod
@@ -131,10 +137,18 @@ class PoolBackend:
         return await self._send(lambda b: b.loglikelihood(messages, prefix, continuation))
 
     async def _send(self, call: Callable[[OpenAIBackend], Awaitable[T]]) -> T:
-        """Send to the least-loaded healthy replica; where it fails as a server, to the next one."""
+        """Send to the least-loaded healthy replica; where it fails as a server, to the next one; where
+        every replica is aside, to the first one back (module docstring)."""
         tried: list[Replica] = []
         errors: list[str] = []
-        while (replica := self._pick(tried)) is not None:
+        give_up: float | None = None
+        while True:
+            if (replica := self._pick(tried)) is None:
+                give_up = give_up if give_up is not None else time.monotonic() + self.wait_s
+                if not await self._wait_for_a_replica(give_up):
+                    break
+                tried.clear()  # a replica a probe brought back is worth another try
+                continue
             tried.append(replica)
             replica.in_flight += 1
             replica.sent += 1
@@ -151,17 +165,37 @@ class PoolBackend:
             replica.answered += 1
             return result
         aside = ", ".join(r.url for r in self.replicas if not r.healthy)
-        raise BackendError(f"no replica of the pool could answer ({'; '.join(errors) or 'all put aside: ' + aside})",
+        raise BackendError(f"no replica of the pool could answer within {self.wait_s:g} s "
+                           f"({'; '.join(errors[-len(self.replicas):]) or 'all put aside: ' + aside})",
                            unavailable=True)
 
-    def _pick(self, tried: list[Replica]) -> Replica | None:
-        now = time.monotonic()
+    async def _wait_for_a_replica(self, give_up: float) -> bool:
+        """Wait until a replica is healthy (True) or ``give_up`` passes (False), starting each probe
+        as it falls due (no request may be here to do it) and looking again whenever one ends."""
+        while not any(r.healthy for r in self.replicas):
+            now = time.monotonic()
+            if now >= give_up:
+                return False
+            self._start_due_probes(now)
+            due = [r.aside_until for r in self.replicas if r.aside_until is not None and not r.probing]
+            probed = self._probed
+            try:
+                async with asyncio.timeout(max(0.0, min([give_up, *due]) - now)):
+                    await probed.wait()
+            except TimeoutError:
+                pass
+        return True
+
+    def _start_due_probes(self, now: float) -> None:
         for r in self.replicas:  # a replica whose back-off has passed gets its probe
             if r.aside_until is not None and not r.probing and now >= r.aside_until:
                 r.probing = True
                 task = asyncio.get_running_loop().create_task(self._probe(r))
                 self._probes.add(task)
                 task.add_done_callback(self._probes.discard)
+
+    def _pick(self, tried: list[Replica]) -> Replica | None:
+        self._start_due_probes(time.monotonic())
         candidates = [r for r in self.replicas if r.healthy and r not in tried]
         if not candidates:
             return None
@@ -191,6 +225,8 @@ class PoolBackend:
             replica.failed_probes += 1
             wait = min(self.backoff_cap_s, self.backoff_s * 2 ** replica.failed_probes)
             replica.aside_until = time.monotonic() + wait
+        self._probed.set()  # the requests waiting for a replica look again
+        self._probed = asyncio.Event()
 
     def stats(self) -> list[ReplicaStats]:
         """Per replica, in the order listed: requests sent and answered, times put aside, health now."""

@@ -32,7 +32,10 @@ no longer knows any batch: 404). Each answered line counts as an "ok" hit of its
 Faults are drawn per hit from a seeded RNG, so a retry of the same request can succeed: 429 with
 Retry-After, 500, "slow" (waits ``slow_s``, longer than the client's timeout, then answers 504) and
 "malformed" (status 200 with a body that is not JSON). ``rpm`` enforces a request rate server-side
-(token bucket holding one second's worth; 429 with the Retry-After the bucket needs).
+(token bucket holding one second's worth; 429 with the Retry-After the bucket needs). ``storm_s``: a
+429 storm, every chat hit answered 429 *without* Retry-After for that many seconds from the first
+chat hit (the client must find its own pace, and find the storm's end); ``StubState.storm_began`` and
+``last_429`` say when, on the stub's monotonic clock.
 
 Hostile mode (``hostile``: shape names, or ``--hostile all``): the first ``hostile_hits`` hits of each
 request are answered with a reply that is valid JSON or HTTP but not a valid chat completion, the
@@ -149,6 +152,7 @@ class StubConfig:
     slow_s: float = 5.0  # how long a "slow" reply waits before its 504
     retry_after_s: float = 0.05  # Retry-After of an injected 429
     rpm: float | None = None
+    storm_s: float = 0.0  # every chat hit answered 429 without Retry-After for this long from the first one
     seed: int = 0
     hits_file: str | None = None
     hits_interval_s: float = 0.1
@@ -182,6 +186,8 @@ class StubState:
         self.downloads = 0  # batch files downloaded
         self.batch_store: dict[str, dict] = {}  # the Batch API's batches (`StubServer.forget_batches` empties it)
         self.changes = 0  # hits and creations: what the hits file's flusher watches
+        self.storm_began: float | None = None  # monotonic time of the first chat hit (storm_s)
+        self.last_429: float | None = None  # monotonic time of the last 429 served
 
     def record(self, outcome: str, request_hash: str | None) -> None:
         with self._lock:
@@ -198,6 +204,13 @@ class StubState:
             return {"total": self.total, "outcomes": dict(self.outcomes), "hits": dict(self.hits),
                     "requests": dict(self.requests), "batches": self.batches, "uploads": self.uploads,
                     "downloads": self.downloads}
+
+    def begin_storm(self, now: float) -> float:
+        """When the storm began: at the first chat hit (this one, if it is the first)."""
+        with self._lock:
+            if self.storm_began is None:
+                self.storm_began = now
+            return self.storm_began
 
     def created(self, what: str) -> None:
         with self._lock:
@@ -255,6 +268,11 @@ def make_app(config: StubConfig, state: StubState) -> web.Application:
             h = request_hash(body)
         except (ValueError, TypeError, AttributeError):
             return _error(400, "the body is not a JSON object")
+        now = time.monotonic()
+        if config.storm_s and now - state.begin_storm(now) < config.storm_s:
+            record("429", h)
+            state.last_429 = now
+            return _error(429, "rate limited (a storm)")
         if limiter is not None and (wait := limiter.take()):
             record("429", h)
             return _error(429, "rate limit exceeded", {"Retry-After": f"{math.ceil(wait * 1000) / 1000:g}"})
@@ -622,6 +640,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--slow", type=float, default=5.0, help="seconds a slow reply takes")
     parser.add_argument("--retry-after", type=float, default=0.05, help="Retry-After of an injected 429, seconds")
     parser.add_argument("--rpm", type=float, default=None, help="enforce this many requests per minute")
+    parser.add_argument("--storm", type=float, default=0.0,
+                        help="answer every chat hit 429 without Retry-After for this many seconds from the first")
     parser.add_argument("--seed", type=int, default=0, help="seed of the fault RNG")
     parser.add_argument("--model-id", default="stub-model", help="the id /v1/models reports")
     parser.add_argument("--hostile", default="", help="comma-separated shapes (or 'all') served to each request's "
@@ -643,8 +663,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     config = StubConfig(latency_s=args.latency, jitter_s=args.jitter, p_429=args.p_429, p_500=args.p_500,
                         p_slow=args.p_slow, p_malformed=args.p_malformed, slow_s=args.slow,
-                        retry_after_s=args.retry_after, rpm=args.rpm, seed=args.seed, hits_file=args.hits_file,
-                        hits_interval_s=args.hits_interval, model_id=args.model_id,
+                        retry_after_s=args.retry_after, rpm=args.rpm, storm_s=args.storm, seed=args.seed,
+                        hits_file=args.hits_file, hits_interval_s=args.hits_interval, model_id=args.model_id,
                         hostile=(HOSTILE_SHAPES if args.hostile == "all"
                                  else tuple(filter(None, args.hostile.split(",")))),
                         hostile_hits=args.hostile_hits, batch_polls=args.batch_polls,
