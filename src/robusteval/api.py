@@ -72,32 +72,34 @@ def evaluate(suite: str, models: Sequence[str] | None = None, *, quiet: bool = T
 
 
 def score(files: str | Path | Sequence[str | Path], *, reader: str | None = None, data: str | None = None,
-          families: Sequence[str] = (), cross: Sequence[str] = (), templates: str | None = None,
+          families: str | Sequence[str] = (), cross: str | Sequence[str] = (), templates: str | None = None,
           model: str | None = None, kind: str | None = None, seed: int = 0, budget: float | None = None,
-          covariates: Sequence[str] | None = None, variant_texts: str | Path | None = None,
+          covariates: str | Sequence[str] | None = None, variant_texts: str | Path | None = None,
           out_dir: str = "runs", run_id: str | None = None, overwrite: bool = False) -> RunRecord:
     """Score replies produced elsewhere (`robusteval score`: generic JSONL, MMLU-Pro's released zips,
     lm-eval sample logs) or a correctness grid, asking no model; the run folder's `RunRecord`.
 
         robusteval.score("model_outputs_gemma-7b_5shots.zip", reader="mmlu-pro").metrics["gemma-7b"]["released"]
 
+    ``families``, ``cross``, ``covariates``: a list of names, or one string (``"order"``, ``"order,format"``)
+    as in `evaluate`. ``kind``: one of replies, mmlu-pro, lm-eval, grid (None: told from each file).
     ``budget``, ``covariates``, ``variant_texts``: a grid's budgeted estimate, as ``score --budget F
     --covariates LIST --variant-texts FILE`` (covariates None: the command's default, names).
     """
     from robusteval.config import run_id_problem
     from robusteval.errors import UserError
-    from robusteval.metrics.budget_covariates import DEFAULT_COVARIATES
     from robusteval.run import write_report_files
-    from robusteval.scoring.flow import ScoreRequest, score_files
+    from robusteval.scoring.flow import score_files, score_request
 
     if run_id is not None and (problem := run_id_problem(run_id)):
         raise UserError(f"run_id {run_id!r}: {problem}")
     paths = (files,) if isinstance(files, (str, Path)) else tuple(files)
-    request = ScoreRequest(paths=tuple(str(p) for p in paths), data=data, families=tuple(families),
-                           cross=tuple(cross), templates=templates, reader=reader, model=model, kind=kind, seed=seed,
-                           out_dir=out_dir, run_id=run_id, overwrite=overwrite, budget=budget,
-                           covariates=DEFAULT_COVARIATES if covariates is None else tuple(covariates),
-                           variant_texts=None if variant_texts is None else str(variant_texts))
+    # the command's decoder: a list of names may be one string ("order", "names,length"), as in evaluate
+    request = score_request({"paths": tuple(str(p) for p in paths), "data": data, "families": families,
+                             "cross": cross, "templates": templates, "reader": reader, "model": model, "kind": kind,
+                             "seed": seed, "out_dir": out_dir, "run_id": run_id, "overwrite": overwrite,
+                             "budget": budget, "covariates": covariates,
+                             "variant_texts": None if variant_texts is None else str(variant_texts)})
     from robusteval.report.terminal import literal_console
 
     run_dir, _ = score_files(request)
