@@ -13,14 +13,9 @@ from typing import Annotated, Any
 
 from robusteval.data.shard import parse_shard
 from robusteval.errors import UserError
-from robusteval.files import decode_text
+from robusteval.files import decode_text, default_cache_dir
 from robusteval.ranges import FINITE, Range, check, declared_range
 from robusteval.results.codec import RecordError, decode
-
-
-def default_cache_dir() -> Path:
-    return Path(os.environ.get("ROBUSTEVAL_CACHE_DIR") or Path.home() / ".cache" / "robusteval")
-
 
 SEED = Range(0, 2**32 - 1)  # NumPy's seeds are 32-bit and non-negative; every --seed takes this range
 MAX_SAMPLES = 10**4  # --samples at most: a sample index (a draw's number) is below it
