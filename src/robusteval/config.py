@@ -13,7 +13,10 @@ from typing import Annotated, Any
 
 from robusteval.data.shard import parse_shard
 from robusteval.errors import UserError
-from robusteval.files import decode_text, default_cache_dir
+from robusteval.files import (
+    decode_text,
+    default_cache_dir as default_cache_dir,  # the commands' default --cache-dir, from here
+)
 from robusteval.ranges import FINITE, Range, check, declared_range
 from robusteval.results.codec import RecordError, decode
 
