@@ -84,3 +84,34 @@ def test_score_released_answers_from_python(realdata, tmp_path):
     (model,) = record.models_under_test
     family = record.metrics[model]["released"]
     assert family.accuracy.value == pytest.approx(3945 / 12032, abs=1e-9)  # the authors' chain, no guess
+
+
+def test_an_estimate_asks_nothing_and_writes_no_run_folder(tmp_path, mcq_file, capsys):
+    """evaluate(..., estimate=True) as `run --estimate` and YAML `estimate: true`: once the whole suite
+    ran (its 11 requests sent, a run folder written). Counted by the stub, not timed."""
+    with StubServer() as stub:
+        model = stub.model()
+        estimates = robusteval.evaluate("mcq", models=[model], estimate=True, **_settings(tmp_path, mcq_file))
+
+        async def cell():
+            return await robusteval.evaluate_async("mcq", models=[model], estimate=True, quiet=False,
+                                                   **_settings(tmp_path, mcq_file))
+
+        awaited = asyncio.run(cell())
+        assert stub.counters()["total"] == 0
+    assert [(e.model, e.requests, e.to_send) for e in estimates] == [("openai:stub", 11, 11)]  # what the run sends
+    assert awaited == estimates
+    assert "nothing was asked" in capsys.readouterr().out  # quiet=False prints the command's table
+    assert not (tmp_path / "runs").exists()
+
+
+def test_run_suite_refuses_an_estimates_configuration(tmp_path):
+    """A door that forgot to tell an estimate from a run fails before any model starts."""
+    from robusteval.config import RunConfig
+    from robusteval.run import run_suite
+
+    config = RunConfig(models=("openai:stub?base_url=http://127.0.0.1:9/v1",), estimate=True,
+                       out_dir=str(tmp_path / "runs"), cache_dir=str(tmp_path / "cache"))
+    with pytest.raises(ValueError, match="call run_or_estimate"):
+        asyncio.run(run_suite(config, quiet=True))
+    assert not (tmp_path / "runs").exists()

@@ -101,11 +101,11 @@ def patched():
         raise Reached
 
     import robusteval.check_determinism
-    import robusteval.cli.run
     import robusteval.cli.tree
+    import robusteval.run
     import robusteval.web.server
 
-    mp.setattr(robusteval.cli.run, "estimate_command", reached)
+    mp.setattr(robusteval.run, "run_or_estimate", reached)  # `run`'s one door to the models (or the estimate)
     mp.setattr(robusteval.cli.tree, "estimate_command", reached)
     mp.setattr(robusteval.web.server, "make_server", reached)
     mp.setattr(robusteval.check_determinism, "check", reached)
@@ -364,9 +364,9 @@ def data_file() -> st.SearchStrategy[tuple[str, bytes]]:
 
 
 def test_data_files_of_odd_shapes(world, tmp_path):
-    import robusteval.cli.run
+    import robusteval.run
 
-    assert robusteval.cli.run.estimate_command.__module__ == "robusteval.cli.run"  # the real one, not `patched`
+    assert robusteval.run.run_or_estimate.__module__ == "robusteval.run"  # the real one, not `patched`
 
     @_settings(100)
     @given(file=data_file(), command=st.sampled_from(["run", "data check"]))

@@ -8,7 +8,8 @@
 ``evaluate`` takes the settings ``robusteval run SUITE`` takes, by their YAML names (``families``,
 ``limit``, ``data``, ``max_tokens``, ``cache_dir``, ``out_dir``, a suite's own options...), checked by the
 same decoder: a bad value is the same `UserError` with the same message. It writes the same run
-folder (results.json, samples.jsonl, the report) and returns its `RunRecord`.
+folder (results.json, samples.jsonl, the report) and returns its `RunRecord`; with ``estimate=True``,
+as ``run --estimate``, it asks nothing, writes no folder and returns each model's `ModelEstimate`.
 
 Why a thread inside a running event loop: a notebook cell runs inside the kernel's loop, where
 ``asyncio.run`` refuses to start a second one. ``evaluate`` then runs the suite on its own loop in a
@@ -21,12 +22,13 @@ import asyncio
 import concurrent.futures
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from robusteval.results.records import RunRecord, read_run
 
 if TYPE_CHECKING:
     from robusteval.config import RunConfig
+    from robusteval.engine.estimate import ModelEstimate
 
 __all__ = ["evaluate", "evaluate_async", "load_run", "score"]
 
@@ -43,26 +45,68 @@ def _config(suite: str, models: Sequence[str] | None, settings: dict[str, Any]):
     return config
 
 
+@overload
 async def evaluate_async(suite: str, models: Sequence[str] | None = None, *, quiet: bool = True,
-                         **settings: Any) -> RunRecord:
-    """Run ``suite`` on the running event loop; the run's `RunRecord` (``.path`` is its folder)."""
-    return await _run(_config(suite, models, settings), quiet)
+                         estimate: Literal[False] = False, **settings: Any) -> RunRecord: ...
 
 
-async def _run(config: RunConfig, quiet: bool) -> RunRecord:
-    from robusteval.run import run_suite
-
-    run_dir, _, _ = await run_suite(config, quiet=quiet)
-    return load_run(run_dir)
+@overload
+async def evaluate_async(suite: str, models: Sequence[str] | None = None, *, quiet: bool = True,
+                         estimate: Literal[True], **settings: Any) -> list[ModelEstimate]: ...
 
 
-def evaluate(suite: str, models: Sequence[str] | None = None, *, quiet: bool = True, **settings: Any) -> RunRecord:
+@overload
+async def evaluate_async(suite: str, models: Sequence[str] | None = None, *, quiet: bool = True,
+                         estimate: bool, **settings: Any) -> RunRecord | list[ModelEstimate]: ...
+
+
+async def evaluate_async(suite: str, models: Sequence[str] | None = None, *, quiet: bool = True,
+                         estimate: bool = False, **settings: Any) -> RunRecord | list[ModelEstimate]:
+    """Run ``suite`` on the running event loop; the run's `RunRecord` (``.path`` is its folder), or
+    with ``estimate=True`` the estimates (nothing asked, no folder)."""
+    return await _run(_config(suite, models, {**settings, "estimate": estimate}), quiet)
+
+
+async def _run(config: RunConfig, quiet: bool) -> RunRecord | list[ModelEstimate]:
+    from robusteval.run import run_or_estimate
+
+    outcome = await run_or_estimate(config, quiet=quiet)
+    if isinstance(outcome, list):
+        if not quiet:
+            from robusteval.cli.run import show_estimates
+            from robusteval.report.terminal import literal_console
+
+            show_estimates(config, outcome, literal_console(stderr=True))
+        return outcome
+    return load_run(outcome[0])
+
+
+@overload
+def evaluate(suite: str, models: Sequence[str] | None = None, *, quiet: bool = True,
+             estimate: Literal[False] = False, **settings: Any) -> RunRecord: ...
+
+
+@overload
+def evaluate(suite: str, models: Sequence[str] | None = None, *, quiet: bool = True,
+             estimate: Literal[True], **settings: Any) -> list[ModelEstimate]: ...
+
+
+@overload
+def evaluate(suite: str, models: Sequence[str] | None = None, *, quiet: bool = True,
+             estimate: bool, **settings: Any) -> RunRecord | list[ModelEstimate]: ...
+
+
+def evaluate(suite: str, models: Sequence[str] | None = None, *, quiet: bool = True, estimate: bool = False,
+             **settings: Any) -> RunRecord | list[ModelEstimate]:
     """Run ``suite`` against ``models`` (model specs; default: the embedded model) with ``settings`` as
     in a run's YAML file; returns the run's `RunRecord` once its folder is written. Works in a plain
-    script and inside a running event loop (a notebook)."""
+    script and inside a running event loop (a notebook). ``estimate=True``: as ``run --estimate``,
+    ask nothing and write no folder; returns each model's `ModelEstimate` (requests, tokens, time,
+    cost), printed as the command prints them unless ``quiet``."""
     from robusteval.engine.loop import run as run_loop
 
-    config = _config(suite, models, settings)  # a bad setting fails here, in the caller's thread
+    # a bad setting fails here, in the caller's thread
+    config = _config(suite, models, {**settings, "estimate": estimate})
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -72,32 +116,34 @@ def evaluate(suite: str, models: Sequence[str] | None = None, *, quiet: bool = T
 
 
 def score(files: str | Path | Sequence[str | Path], *, reader: str | None = None, data: str | None = None,
-          families: Sequence[str] = (), cross: Sequence[str] = (), templates: str | None = None,
+          families: str | Sequence[str] = (), cross: str | Sequence[str] = (), templates: str | None = None,
           model: str | None = None, kind: str | None = None, seed: int = 0, budget: float | None = None,
-          covariates: Sequence[str] | None = None, variant_texts: str | Path | None = None,
+          covariates: str | Sequence[str] | None = None, variant_texts: str | Path | None = None,
           out_dir: str = "runs", run_id: str | None = None, overwrite: bool = False) -> RunRecord:
     """Score replies produced elsewhere (`robusteval score`: generic JSONL, MMLU-Pro's released zips,
     lm-eval sample logs) or a correctness grid, asking no model; the run folder's `RunRecord`.
 
         robusteval.score("model_outputs_gemma-7b_5shots.zip", reader="mmlu-pro").metrics["gemma-7b"]["released"]
 
+    ``families``, ``cross``, ``covariates``: a list of names, or one string (``"order"``, ``"order,format"``)
+    as in `evaluate`. ``kind``: one of replies, mmlu-pro, lm-eval, grid (None: told from each file).
     ``budget``, ``covariates``, ``variant_texts``: a grid's budgeted estimate, as ``score --budget F
     --covariates LIST --variant-texts FILE`` (covariates None: the command's default, names).
     """
     from robusteval.config import run_id_problem
     from robusteval.errors import UserError
-    from robusteval.metrics.budget_covariates import DEFAULT_COVARIATES
     from robusteval.run import write_report_files
-    from robusteval.scoring.flow import ScoreRequest, score_files
+    from robusteval.scoring.flow import score_files, score_request
 
     if run_id is not None and (problem := run_id_problem(run_id)):
         raise UserError(f"run_id {run_id!r}: {problem}")
     paths = (files,) if isinstance(files, (str, Path)) else tuple(files)
-    request = ScoreRequest(paths=tuple(str(p) for p in paths), data=data, families=tuple(families),
-                           cross=tuple(cross), templates=templates, reader=reader, model=model, kind=kind, seed=seed,
-                           out_dir=out_dir, run_id=run_id, overwrite=overwrite, budget=budget,
-                           covariates=DEFAULT_COVARIATES if covariates is None else tuple(covariates),
-                           variant_texts=None if variant_texts is None else str(variant_texts))
+    # the command's decoder: a list of names may be one string ("order", "names,length"), as in evaluate
+    request = score_request({"paths": tuple(str(p) for p in paths), "data": data, "families": families,
+                             "cross": cross, "templates": templates, "reader": reader, "model": model, "kind": kind,
+                             "seed": seed, "out_dir": out_dir, "run_id": run_id, "overwrite": overwrite,
+                             "budget": budget, "covariates": covariates,
+                             "variant_texts": None if variant_texts is None else str(variant_texts)})
     from robusteval.report.terminal import literal_console
 
     run_dir, _ = score_files(request)

@@ -87,8 +87,11 @@ def backends() -> list[Entry]:
 
     what = {"llamacpp": "llama.cpp in-process; bare: the embedded SmolLM2-135M, or llamacpp:PATH.gguf",
             "openai": "any OpenAI-compatible endpoint: openai:NAME?base_url=URL",
-            "hf": "transformers on CPU or GPU: hf:PATH_OR_ID"}
-    return [(kind, f"{what.get(kind, kind)}; options {', '.join(options)}") for kind, options in OPTIONS.items()]
+            "hf": "transformers on CPU or GPU: hf:PATH_OR_ID",
+            "batchfile": "answered by batch files on an engine robusteval does not drive: batchfile:NAME, "
+                         "run --export-requests FILE, then import-results"}
+    return [(kind, f"{what[kind]}; " + (f"options {', '.join(options)}" if options else "no options"))
+            for kind, options in OPTIONS.items()]
 
 
 KINDS: dict[str, Callable[[], list[Entry]]] = {

@@ -13,13 +13,15 @@ from typing import Annotated, Any
 
 from robusteval.data.shard import parse_shard
 from robusteval.errors import UserError
-from robusteval.files import decode_text
+from robusteval.files import (
+    decode_text,
+    default_cache_dir as default_cache_dir,  # the commands' default --cache-dir, from here
+)
 from robusteval.ranges import FINITE, Range, check, declared_range
 from robusteval.results.codec import RecordError, decode
 
-
-def default_cache_dir() -> Path:
-    return Path(os.environ.get("ROBUSTEVAL_CACHE_DIR") or Path.home() / ".cache" / "robusteval")
+SEED = Range(0, 2**32 - 1)  # NumPy's seeds are 32-bit and non-negative; every --seed takes this range
+MAX_SAMPLES = 10**4  # --samples at most: a sample index (a draw's number) is below it
 
 
 @dataclass(frozen=True)
@@ -31,11 +33,11 @@ class RunConfig:
     # are far beyond any sensible run and there so that a typo (a limit of 10^20, a temperature of
     # 1e308) is refused instead of run for days or sent to a server.
     limit: Annotated[int, Range(1, 10**7, hint="use --all for every item")] | None = 20
-    seed: Annotated[int, Range(0, 2**32 - 1)] = 0  # NumPy's seeds are 32-bit and non-negative
+    seed: Annotated[int, SEED] = 0
     temperature: Annotated[float, Range(0, 10)] = 0.0
     top_p: Annotated[float, Range(0, 1, low_open=True)] = 1.0
     max_tokens: Annotated[int, Range(1, 10**7)] = 256
-    samples: Annotated[int, Range(1, 10**4)] = 1
+    samples: Annotated[int, Range(1, MAX_SAMPLES)] = 1
     rpm: Annotated[float, Range(0, 10**9, low_open=True)] | None = None
     tpm: Annotated[float, Range(0, 10**12, low_open=True)] | None = None
     concurrency: Annotated[int, Range(1, 10**5)] | None = None

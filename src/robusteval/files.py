@@ -42,6 +42,12 @@ _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')  # unrolled: linear even 
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
+def default_cache_dir() -> Path:
+    """robusteval's cache folder: ``$ROBUSTEVAL_CACHE_DIR``, else ``~/.cache/robusteval``. The response
+    store lives there by default, and what robusteval downloads (HELM's run-time data, under ``helm``)."""
+    return Path(os.environ.get("ROBUSTEVAL_CACHE_DIR") or Path.home() / ".cache" / "robusteval")
+
+
 def atomic_write(path: str | Path, data: str | bytes) -> Path:
     """Write ``data`` (text as UTF-8, redacted of the API keys) to ``path`` atomically; the parent
     folder must exist.

@@ -11,6 +11,7 @@ import os
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
@@ -31,6 +32,9 @@ from robusteval.results.samples_file import SampleWriter
 from robusteval.suites import get_suite
 from robusteval.suites.base import SuiteContext, SuiteResult
 from robusteval.types import GenParams
+
+if TYPE_CHECKING:
+    from robusteval.engine.estimate import ModelEstimate
 
 
 class ModelStarter:
@@ -73,6 +77,17 @@ class ModelStarter:
         return ReplayBackend(replay.fingerprint, allowance=replay.failed, spec=spec_text)
 
 
+async def run_or_estimate(config: RunConfig, *, console: Console | None = None,
+                          quiet: bool = False) -> tuple[Path, SuiteResult, dict] | list[ModelEstimate]:
+    """The one door from a configuration to the models, for ``run``'s flags and YAML and for
+    `robusteval.evaluate` alike: with ``config.estimate`` (``--estimate``, YAML ``estimate: true``,
+    ``evaluate(..., estimate=True)``) the suite runs against the dry-run engine, nothing is asked and no
+    run folder is written: each model's `ModelEstimate`; otherwise `run_suite`'s folder, result and usage."""
+    if config.estimate:
+        return await estimate_suite(config, console=console)
+    return await run_suite(config, console=console, quiet=quiet)
+
+
 async def run_suite(config: RunConfig, *, console: Console | None = None, quiet: bool = False,
                     replay: dict[str, Replay] | None = None) -> tuple[Path, SuiteResult, dict]:
     """Run ``config`` and write ``runs/<id>/``; returns the run folder, the suite's result (its
@@ -80,7 +95,10 @@ async def run_suite(config: RunConfig, *, console: Console | None = None, quiet:
     answers every model from the store only (`merge.merge_runs`).
 
     The run folder is taken before any model starts (a bad ``--out`` or ``--run-id`` costs no
-    request) and given back if the run ends before writing its files."""
+    request) and given back if the run ends before writing its files. An estimate's configuration is
+    refused: it goes through `run_or_estimate`, and a door that forgot must not spend money."""
+    if config.estimate:
+        raise ValueError("run_suite was given an estimate's configuration (estimate=True); call run_or_estimate")
     console = console or literal_console(stderr=True)
     started = time.time()
     suite = get_suite(config.suite)

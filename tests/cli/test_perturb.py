@@ -76,3 +76,20 @@ def test_requests_are_a_consistency_runs_variants(tmp_path, capsys):
 def test_user_errors_exit_2(argv, message, capsys):
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--text", "x", "--seed", "-1"], "--seed -1: out of range; it must be in [0, 4294967295]"),
+    (["--text", "x", "--options"], "--options perturbs an mcq dataset's options; --text has none"),
+])
+def test_what_a_run_would_refuse_or_ignore_is_one_message(capsys, argv, message):
+    assert main(["perturb", "-p", "typo", *argv]) == 2
+    out, err = capsys.readouterr()
+    assert message in err and len(err.strip().splitlines()) == 1 and out == ""
+
+
+def test_options_given_with_requests_are_refused_too(tmp_path, capsys):
+    requests = tmp_path / "r.txt"
+    requests.write_text("Tell me about bees.\n")
+    assert main(["perturb", "-p", "typo", "--requests", str(requests), "--options"]) == 2
+    assert "--requests has none" in capsys.readouterr().err

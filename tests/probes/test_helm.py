@@ -325,3 +325,20 @@ def test_missing_wordnet_names_what_to_install(monkeypatch, tmp_path):
     monkeypatch.setenv("ROBUSTEVAL_WORDNET", str(tmp_path))
     with pytest.raises(wordnet.Missing, match=r"lacks data\.noun.*apt-get install wordnet-base wordnet-sense-index"):
         wordnet.wordnet(tmp_path / "cache")
+
+
+def test_helm_data_lives_in_the_cache_folder_robusteval_was_given(monkeypatch, tmp_path):
+    """With ROBUSTEVAL_CACHE_DIR set (and no ROBUSTEVAL_HELM_DATA), HELM's files are looked for, and the
+    offline message points, under it: once the message named ~/.cache/robusteval/helm whatever was set."""
+    monkeypatch.setattr(helm, "HELM_DATA_URL", "http://127.0.0.1:9/")
+    monkeypatch.delenv("ROBUSTEVAL_HELM_DATA", raising=False)
+    monkeypatch.setenv("ROBUSTEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(UserError) as caught:
+        helm.downloaded_file("dialect", "SAE_to_AAVE_mapping.json")
+    assert f"it is not in {tmp_path / 'cache' / 'helm'} and could not be downloaded" in str(caught.value)
+    assert ".cache/robusteval" not in str(caught.value).replace(str(tmp_path), "")
+    (tmp_path / "cache" / "helm").mkdir(parents=True)
+    (tmp_path / "cache" / "helm" / "SAE_to_AAVE_mapping.json").write_bytes(
+        (FIXTURES / "SAE_to_AAVE_mapping.json").read_bytes())
+    assert helm.downloaded_file("dialect", "SAE_to_AAVE_mapping.json") == tmp_path / "cache" / "helm" / \
+        "SAE_to_AAVE_mapping.json"

@@ -49,7 +49,7 @@ def test_a_budgeted_score_of_a_grid_records_the_estimate_beside_the_full_grid(tm
 def test_budget_on_replies_or_out_of_range_is_one_message(tmp_path, capsys):
     path, _ = _grid(tmp_path, items=10, variants=2)
     code, _, err = _score(tmp_path, capsys, str(path), "--budget", "1.5")
-    assert code == 2 and "--budget must be in (0, 1]" in err and "Traceback" not in err
+    assert code == 2 and "--budget 1.5: out of range; it must be in (0, 1]" in err and "Traceback" not in err
     replies = tmp_path / "replies.jsonl"
     replies.write_text(json.dumps({"item_id": "q0", "variant": "t0", "reply": "A"}) + "\n")
     code, _, err = _score(tmp_path, capsys, str(replies), "--budget", "0.5")

@@ -12,6 +12,8 @@ One module per command group (``run`` and ``--estimate``, ``perturb``, ``score``
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import signal
 import sys
 
@@ -73,8 +75,26 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # 141: what a shell reports for a writer whose reader left (`| head`)
+
+
 @redacted_terminal()  # no API key on the terminal, whatever a server echoed or a store holds
 def main(argv: list[str] | None = None) -> int:
+    """Run the command ``argv`` (default: this process's arguments); the exit code. Output cut short by
+    its reader (``robusteval list perturbations | head -1``) ends quietly, as ``cat`` does: no
+    "Broken pipe" error, no message at exit, exit 141."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # a reader that left shows here, where it is handled, not at the interpreter's exit
+    except BrokenPipeError:
+        # nothing more reaches the pipe: the rest of the buffer goes nowhere instead of failing at exit
+        with contextlib.suppress(OSError, ValueError):  # stdout may be no file descriptor (a test's capture)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    return code
+
+
+def _main(argv: list[str] | None) -> int:
     from robusteval.report.terminal import literal_console, styled
 
     argv = sys.argv[1:] if argv is None else argv
@@ -122,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         console.print(styled("error:", "red", f" a file given is not UTF-8 text ({exc.reason} at byte {exc.start}); "
                                               f"save it as UTF-8"))
         return EXIT_USER_ERROR
+    except BrokenPipeError:  # stdout's reader left: `main` ends quietly
+        raise
     except OSError as exc:  # a path that is a folder, unreadable, on a full disk, ...
         where = f"{exc.filename}: " if exc.filename else ""
         console.print(styled("error:", "red", one_line(f" {where}{exc.strerror or exc}")))

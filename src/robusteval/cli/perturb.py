@@ -13,8 +13,10 @@ import asyncio
 import json
 import unicodedata
 
+from robusteval.config import SEED
 from robusteval.errors import UserError
 from robusteval.probes import registry
+from robusteval.ranges import check
 from robusteval.suites.base import csv_arg
 
 DEFAULT_DATA = "mmlu"
@@ -92,8 +94,13 @@ def run_command(args: argparse.Namespace) -> int:
                             "see its copies with `run mcq --families ... --estimate` or in a run's samples")
     if args.limit < 1 or args.copies < 1:
         raise UserError("--limit and --copies must be >= 1")
+    check("--seed", args.seed, SEED)  # the run's range: these are the copies a run with this seed sends
     if sum(x is not None for x in (args.text, args.requests, args.data)) > 1:
         raise UserError("give one of --data, --requests and --text")
+    if args.options and (args.text is not None or args.requests is not None):
+        given = "--text" if args.text is not None else "--requests"
+        raise UserError(f"--options perturbs an mcq dataset's options; {given} has none (give --data, or leave "
+                        "--options out)")
     items: list[tuple[str, str, tuple[str, ...]]] = []
     rows: list[dict] = []
     if args.requests is not None:

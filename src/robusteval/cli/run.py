@@ -9,6 +9,7 @@ import re
 import time
 from dataclasses import fields, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -20,6 +21,9 @@ from robusteval.report.terminal import styled
 from robusteval.suite_specs import SUITES
 from robusteval.suites import get_suite
 from robusteval.suites.base import SuiteResult
+
+if TYPE_CHECKING:
+    from robusteval.engine.estimate import ModelEstimate
 
 
 def add_parser(sub, wanted: set[str]) -> None:
@@ -142,17 +146,18 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 def run_command(args: argparse.Namespace, console: Console) -> int:
     """``robusteval run SUITE``: the run, then `finish`."""
     from robusteval.engine.loop import run as run_loop
-    from robusteval.run import run_suite
+    from robusteval.run import run_or_estimate
 
     config = config_from_args(args)
     if args.export_requests:
         from robusteval.cli.exchange import export_command
 
         return export_command(config, args.export_requests, getattr(args, "argv", []), console)
-    if config.estimate:
-        return estimate_command(config, console, as_json=args.output_format == "json")
     started = time.time()
-    run_dir, result, usages = run_loop(run_suite(config, console=console, quiet=args.quiet))
+    outcome = run_loop(run_or_estimate(config, console=console, quiet=args.quiet))
+    if isinstance(outcome, list):  # --estimate or YAML estimate: true: nothing was asked
+        return show_estimates(config, outcome, console, as_json=args.output_format == "json")
+    run_dir, result, usages = outcome
     return finish(args, config.suite, console, run_dir, result, usages, started)
 
 
@@ -223,13 +228,18 @@ def window_failures_only(run_dir: Path) -> bool:
 
 def estimate_command(config: RunConfig, console: Console, as_json: bool = False) -> int:
     """``--estimate``: the suite against a dry-run engine; a table of what the run would ask and cost."""
-    from dataclasses import asdict
-
     from robusteval.engine.loop import run as run_loop
-    from robusteval.report.terminal import Table
     from robusteval.run import estimate_suite
 
-    estimates = run_loop(estimate_suite(config, console=console))
+    return show_estimates(config, run_loop(estimate_suite(config, console=console)), console, as_json)
+
+
+def show_estimates(config: RunConfig, estimates: list[ModelEstimate], console: Console, as_json: bool = False) -> int:
+    """What a run would ask and cost, per model (a table, or JSON), with its warnings; exit 0."""
+    from dataclasses import asdict
+
+    from robusteval.report.terminal import Table
+
     if as_json:
         print(json.dumps({"suite": config.suite, "estimates": [asdict(e) for e in estimates]}, indent=2))
         return 0

@@ -54,16 +54,16 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     from robusteval.config import run_id_problem
     from robusteval.errors import UserError
     from robusteval.run import write_report_files
-    from robusteval.scoring.flow import ScoreRequest, score_files
+    from robusteval.scoring.flow import score_files, score_request
 
     if args.run_id is not None and (problem := run_id_problem(args.run_id)):
         raise UserError(f"--run-id {args.run_id!r}: {problem}")
     started = time.time()
-    request = ScoreRequest(paths=tuple(args.files), data=args.data, families=args.families or (),
-                           cross=args.cross or (), templates=args.templates, reader=args.reader, model=args.model,
-                           kind=args.kind, seed=args.seed, out_dir=args.out_dir, run_id=args.run_id,
-                           overwrite=args.overwrite, budget=args.budget,
-                           covariates=args.covariates or DEFAULT_COVARIATES, variant_texts=args.variant_texts)
+    request = score_request({"paths": args.files, "data": args.data, "families": args.families,
+                             "cross": args.cross, "templates": args.templates, "reader": args.reader,
+                             "model": args.model, "kind": args.kind, "seed": args.seed, "out_dir": args.out_dir,
+                             "run_id": args.run_id, "overwrite": args.overwrite, "budget": args.budget,
+                             "covariates": args.covariates, "variant_texts": args.variant_texts})
     run_dir, result = score_files(request)
     result.written += write_report_files(run_dir, console)
     return finish(args, "mcq", console, run_dir, result, {}, started)

@@ -18,8 +18,23 @@ from dataclasses import dataclass
 from robusteval.errors import BackendError
 from robusteval.types import Completion, GenParams, Message
 
+MAX_NAME = 256  # characters; a served model name (an org/model id) is far shorter
+
 NOT_IMPORTED = ("no answer in the store: a batchfile model is answered by batch files; run the same command with "
                 "--export-requests FILE, answer FILE on your engine, then `robusteval import-results OUTPUT`")
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a batchfile model's name (None if it can). It is the ``model`` field of
+    every exported line and is printed in the commands to run next, so it is one line of text, not a
+    path that climbs (``../``), and of a served model name's length; ``org/model`` is fine."""
+    if len(name) > MAX_NAME:
+        return f"is {len(name):,} characters long; a served model's name has at most {MAX_NAME}"
+    if any(ord(c) < 32 or c == "\x7f" for c in name):
+        return "must not contain a line break or other control character"
+    if any(part in (".", "..") for part in name.replace("\\", "/").split("/")):
+        return "must not contain '.' or '..' as a path part (it names the served model, e.g. org/model)"
+    return None
 
 
 @dataclass

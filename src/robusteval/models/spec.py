@@ -20,6 +20,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from robusteval.errors import UserError
 from robusteval.models.base import Backend
+from robusteval.models.batch_file import name_problem
 from robusteval.ranges import FINITE, Range, check
 from robusteval.redact import redact
 
@@ -151,6 +152,8 @@ def parse_model_spec(text: str | None) -> ModelSpec:
         raise UserError(f"--model {redact(text)!r}: options after '?' must look like key=value&key=value") from None
     if kind in ("openai", "hf", "batchfile") and not name:
         raise UserError(f"--model {redact(text)!r}: {kind} needs a model name, e.g. {kind}:NAME")
+    if kind == "batchfile" and (problem := name_problem(name)):
+        raise UserError(f"--model batchfile:NAME: the name {problem}")
     _check_options(kind, head, dict(pairs))
     spec = ModelSpec(kind=kind, name=name, options=_fold_repeats(head, pairs))
     for key, value in spec.options.items():

@@ -11,7 +11,8 @@ here and pinned to HELM's strings; HELM's data is read from the installed ``crfm
 as a file, the word lists (contractions, gender terms, filler phrases) as the literals of HELM's
 source (`ast.literal_eval`, nothing executed). The dialect word list, the person names and the
 synonym table HELM downloads at run time; no package ships them, so they are looked for in
-``$ROBUSTEVAL_HELM_DATA`` (default ``~/.cache/robusteval/helm``) and downloaded from HELM's public
+``$ROBUSTEVAL_HELM_DATA`` (default ``helm`` in robusteval's cache folder, ``$ROBUSTEVAL_CACHE_DIR`` or
+``~/.cache/robusteval``) and downloaded from HELM's public
 address when missing; offline, the perturbation ends in a message naming the file and where to
 put it.
 
@@ -137,7 +138,11 @@ class DataUnavailable(UserError):
 
 
 def data_dir() -> Path:
-    return Path(os.environ.get("ROBUSTEVAL_HELM_DATA") or Path.home() / ".cache" / "robusteval" / "helm").expanduser()
+    """Where HELM's run-time data is looked for and downloaded: ``$ROBUSTEVAL_HELM_DATA``, else ``helm`` in
+    robusteval's cache folder (``$ROBUSTEVAL_CACHE_DIR``, else ``~/.cache/robusteval``)."""
+    from robusteval.files import default_cache_dir
+
+    return Path(os.environ.get("ROBUSTEVAL_HELM_DATA") or default_cache_dir() / "helm").expanduser()
 
 
 def downloaded_file(perturbation: str, name: str) -> Path:

@@ -16,9 +16,9 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from robusteval.config import RunConfig
+from robusteval.config import SEED, RunConfig, decode_settings
 from robusteval.data.audit import DataAudit
 from robusteval.data.mcq import load_items
 from robusteval.errors import UserError
@@ -41,7 +41,7 @@ from robusteval.scoring.replies import (
 from robusteval.suites.base import SampleBase, SuiteResult
 from robusteval.suites.mcq import Options, Sample
 from robusteval.suites.mcq.ask import make_sample
-from robusteval.suites.mcq.options import build_design
+from robusteval.suites.mcq.options import BUDGET, build_design
 from robusteval.types import Item, Response
 
 KINDS = ("replies", "mmlu-pro", "lm-eval", "grid")
@@ -51,7 +51,7 @@ NO_REPLY = "items have no reply in the files: left out of every metric"
 
 @dataclass(frozen=True)
 class ScoreRequest:
-    """What ``robusteval score`` was given (its flags)."""
+    """What ``robusteval score`` was given (its flags); `score_request` builds one, checked."""
 
     paths: tuple[str, ...]
     data: str | None = None
@@ -61,14 +61,30 @@ class ScoreRequest:
     reader: str | None = None
     model: str | None = None
     kind: str | None = None  # None: told from each file
-    seed: int = 0
+    seed: Annotated[int, SEED] = 0
     out_dir: str = "runs"
     run_id: str | None = None
     overwrite: bool = False
     extra_options: dict[str, Any] = field(default_factory=dict)
-    budget: float | None = None  # a grid only: estimate from this share of its cells, beside the full grid
+    # a grid only: estimate from this share of its cells, beside the full grid
+    budget: Annotated[float, BUDGET] | None = None
     covariates: tuple[str, ...] = DEFAULT_COVARIATES  # what --budget's estimate is told of each variant
     variant_texts: str | None = None  # --covariates text: a file of each variant's text
+
+
+SCORE_FLAGS = {"kind": "--as", "out_dir": "--out"}  # the flags whose names differ from the request's fields
+
+
+def score_request(values: dict[str, Any]) -> ScoreRequest:
+    """The command's flags or `robusteval.score`'s arguments (field name -> value; None: the default)
+    as a `ScoreRequest`, decoded as a run's settings are (`config.decode_settings`): a name list may be
+    one string (``families="order"``, ``covariates="names,length"``), each number is checked against
+    its declared range (``--seed -1`` is one message), a value of the wrong type names its setting."""
+    request = decode_settings(ScoreRequest, {k: v for k, v in values.items() if v is not None}, SCORE_FLAGS)
+    if request.kind is not None and request.kind not in KINDS:
+        raise UserError(f"score: --as {request.kind!r}: the files are one of {', '.join(KINDS)} "
+                        "(or leave it out: told from each file)")
+    return request
 
 
 def kind_of(path: Path) -> str:
@@ -190,8 +206,6 @@ def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
     kind = kinds.pop()
     if request.budget is not None and kind != "grid":
         raise UserError("score: --budget applies to a correctness grid (every cell known), not to replies")
-    if request.budget is not None and not 0 < request.budget <= 1:
-        raise UserError("score: --budget must be in (0, 1], e.g. --budget 0.1")
     texts = _check_covariates(request)
     audit = DataAudit()
     samples: list[Any]

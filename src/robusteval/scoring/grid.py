@@ -10,7 +10,8 @@ other command that checks figures against a grid (``--budget``'s estimates).
 Columns (CSV/TSV header, or JSONL keys), only the first three required:
 
 ``item`` (or ``item_id``), ``variant``, ``correct`` (1/0, true/false, yes/no);
-``model`` (default: the file's name or ``--model``), ``family`` (default ``grid``), ``category``,
+``model`` (default: the file's name or ``--model``; a blank cell in the column is refused, as it
+would make a model of the file's name), ``family`` (default ``grid``), ``category``,
 ``answer`` (the option chosen, any text or number; empty/null: no readable answer, an invalid
 reply), ``valid`` (0/false: the reply could not be read; counted wrong and invalid),
 ``reference`` (1/true: this variant is the question's unperturbed one; without the column the
@@ -30,7 +31,7 @@ from typing import Any
 from robusteval.data.audit import SourceAudit
 from robusteval.errors import UserError
 from robusteval.files import csv_rows, read_text
-from robusteval.scoring.replies import generic_rows
+from robusteval.scoring.replies import generic_rows, scalar_fields
 
 GRID_FAMILY = "grid"
 TRUE = frozenset({"1", "true", "yes", "y", "t", "correct", "1.0"})
@@ -71,6 +72,7 @@ def load_grid(path: str | Path, audit: SourceAudit, *, model: str | None = None)
     seen: set[tuple[str, str, str, str]] = set()
     for where, row in _rows(p):
         audit.rows_read += 1
+        scalar_fields(row, tuple(row), f"{path} {where}")  # a cell is text or a number, never a list or object
         item = _text(row.get("item", row.get("item_id")))
         variant = _text(row.get("variant"))
         correct = _truth(row.get("correct"))
@@ -79,6 +81,9 @@ def load_grid(path: str | Path, audit: SourceAudit, *, model: str | None = None)
         if reason is not None or item is None or variant is None or correct is None:
             audit.leave_out(reason or BAD_CORRECT, where)
             continue
+        if model is None and "model" in row and _text(row["model"]) is None:
+            raise UserError(f"{path} {where}: the 'model' cell is blank; name the model in every row, or give "
+                            "--model for the whole file")
         cell_model = model or _text(row.get("model")) or default_model
         family = _text(row.get("family")) or GRID_FAMILY
         key = (cell_model, family, item, variant)

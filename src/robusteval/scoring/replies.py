@@ -14,16 +14,18 @@ import json
 import re
 import string
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from robusteval.config import MAX_SAMPLES
 from robusteval.data.audit import DataAudit, SourceAudit
 from robusteval.data.mcq import Unusable, parse_row, parse_rows
 from robusteval.errors import UserError
-from robusteval.files import jsonl_lines, parse_json
+from robusteval.files import decode_text, jsonl_lines, parse_json
 from robusteval.probes.choices import LETTERS, ROMAN
+from robusteval.ranges import Range, check
 from robusteval.types import Item, Message, Variant
 
 UNKNOWN_ITEM = "item id not in the dataset"
@@ -39,6 +41,9 @@ ID_FIELDS = ("item_id", "item", "id", "question_id")
 AUTHORS_GOLD = ("'answer' and 'answer_index' disagree: 'answer' used, the gold the authors score their "
                 "released answers against")
 RELEASED_FAMILY = "released"  # the authors' own prompt: one variant per released file
+SAMPLE_INDEX = Range(0, MAX_SAMPLES - 1)  # a draw's number, as `run --samples K` numbers them 0..K-1
+# MMLU-Pro's released outputs are 15-25 MB of JSON; a member far beyond that is not read whole
+MAX_ZIP_MEMBER = 256 * 2**20
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,8 @@ def read_generic(path: Path, variants: dict[str, dict[tuple[str, str], Variant]]
     family too)."""
     for where, row in generic_rows(path):
         audit.rows_read += 1
+        at = f"{path} {where}"
+        scalar_fields(row, (*ID_FIELDS, "variant", "family", "model"), at)
         item_id = next((str(row[k]) for k in ID_FIELDS if row.get(k) not in (None, "")), None)
         name = row.get("variant")
         field = next((k for k in REPLY_FIELDS if k in row), None)
@@ -105,10 +112,46 @@ def read_generic(path: Path, variants: dict[str, dict[tuple[str, str], Variant]]
             audit.leave_out(UNKNOWN_VARIANT, where)
             continue
         audit.rows_used += 1
-        text = row[field]
+        text, sample = reply_text(row, field, at), sample_index(row.get("sample"), at)
         for v in found:
-            yield Placed(str(row.get("model") or model or path.stem), items[item_id], v,
-                         None if text is None else str(text), int(row.get("sample") or 0), where, str(path))
+            yield Placed(str(row.get("model") or model or path.stem), items[item_id], v, text, sample, where, str(path))
+
+
+def reply_text(row: dict[str, Any], field: str, at: str) -> str | None:
+    """The reply in ``row[field]``: text, or None (null) where the source records no reply. Anything
+    else (a list, a number, an object) is refused, as a live reply that is not text is: reading it
+    through ``str()`` would score a list's letters."""
+    text = row.get(field)
+    if text is not None and not isinstance(text, str):
+        raise UserError(f"{at}: {field!r} must be the reply's text (a JSON string, or null for no reply), "
+                        f"got {_json_kind(text)}")
+    return text
+
+
+def sample_index(value: Any, at: str) -> int:
+    """A row's ``sample`` (absent or null: 0): an integer in `SAMPLE_INDEX`. Why refused otherwise: the
+    metrics lay a variant's draws out by index, so -1 lands on the previous variant's column and a
+    huge index sizes the matrix by it."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UserError(f"{at}: 'sample' must be a draw's number, an integer from 0, got {_json_kind(value)}")
+    check(f"{at}: sample", value, SAMPLE_INDEX, sep="=")
+    return value
+
+
+def scalar_fields(row: dict[str, Any], keys: Iterable[str], at: str) -> None:
+    """Refuse a name field (an item id, a variant, a model...) given as a JSON list or object: its
+    ``str()`` would become a name no dataset or design has."""
+    for key in keys:
+        if isinstance(row.get(key), (dict, list)):
+            raise UserError(f"{at}: {key!r} must be text or a number, got {_json_kind(row[key])}")
+
+
+def _json_kind(value: Any) -> str:
+    kind = {dict: "an object", list: "a list", bool: "a boolean", str: "text"}.get(type(value), "a number")
+    shown = json.dumps(value, ensure_ascii=False)  # as the file spells it: true, not True
+    return f"{kind} ({shown if len(shown) <= 40 else shown[:37] + '...'})"
 
 
 # ------------------------------------------------------------------ (b) MMLU-Pro released outputs
@@ -131,11 +174,15 @@ def read_mmlu_pro_zip(path: Path, audit: DataAudit, model: str | None) -> Iterat
             if len(members) != 1:
                 raise UserError(f"{path}: expected one .json file in the zip (MMLU-Pro's released outputs), "
                                 f"found {len(members)}")
-            rows = json.loads(z.read(members[0]))
+            with z.open(members[0]) as member:
+                raw = member.read(MAX_ZIP_MEMBER + 1)
     except zipfile.BadZipFile:
         raise UserError(f"{path}: not a zip file") from None
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: its JSON does not parse ({exc.msg})") from None
+    if len(raw) > MAX_ZIP_MEMBER:
+        raise UserError(f"{path}: {members[0]} unpacks to more than {MAX_ZIP_MEMBER:,} bytes; MMLU-Pro's released "
+                        f"outputs are 15-25 MB, so this is not one of them")
+    where = f"{path}:{members[0]}"
+    rows = parse_json(decode_text(raw, where), where)  # nesting bounded: a hostile zip is one message
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise UserError(f"{path}: expected a JSON list of rows (MMLU-Pro's released outputs)")
     source = audit.source(str(path))
@@ -149,9 +196,8 @@ def read_mmlu_pro_zip(path: Path, audit: DataAudit, model: str | None) -> Iterat
             continue  # left out by the loader, counted there
         if "generated_text" not in row:
             source.anomaly("no 'generated_text' (no reply): counted failed", f"row {i + 1}")
-        text = row.get("generated_text")
         yield Placed(label, item, identity_variant(item, RELEASED_FAMILY, name),
-                     None if text is None else str(text), 0, f"row {i + 1}", str(path))
+                     reply_text(row, "generated_text", f"{path} row {i + 1}"), 0, f"row {i + 1}", str(path))
 
 
 def _authors_gold(row: dict[str, Any], where: str, source: SourceAudit) -> dict[str, Any]:
@@ -183,6 +229,33 @@ def is_lm_eval_log(path: Path) -> bool:
     for _, row in generic_rows(path):
         return "doc_id" in row and "resps" in row and "doc" in row
     return False
+
+
+def _option_index(doc: dict[str, Any], key: str, at: str) -> int:
+    """``doc[key]``, the index of one of the doc's options; anything else is refused with its line."""
+    value, options = doc.get(key), doc.get("options")
+    n = len(options) if isinstance(options, list) else 0
+    if n == 0:
+        raise UserError(f"{at}: doc {key!r} names one of its options, but the doc has no 'options' list")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
+        raise UserError(f"{at}: doc {key!r} must be the index of one of its {n} options (an integer from 0 to "
+                        f"{n - 1}), got {_json_kind(value)}")
+    return value
+
+
+def _gold_moved_to(doc: dict[str, Any], gold_at: str | None, n: int, at: str) -> str:
+    """The letter an option-order doc moved the gold to: ``always_same_option``, else the swapped
+    ``answer_index`` (``gold_at``), else ``answer_index``; neither is refused with its line."""
+    same = doc.get("always_same_option")
+    if same in (None, ""):
+        if gold_at is None and "answer_index" not in doc:
+            raise UserError(f"{at}: an option-order doc names where the gold was moved, by 'always_same_option' or "
+                            "'answer_index'; this one has neither")
+        return gold_at or LETTERS[_option_index(doc, "answer_index", at)]
+    if not isinstance(same, str) or same not in tuple(LETTERS[:n]):  # a letter, not a run of them
+        raise UserError(f"{at}: doc 'always_same_option' must be one of the option letters {', '.join(LETTERS[:n])}, "
+                        f"got {_json_kind(same)}")
+    return same
 
 
 def _labels(options_format: str | None, n: int) -> tuple[str, ...]:
@@ -250,13 +323,14 @@ def read_lm_eval(path: Path, audit: DataAudit, model: str | None, items: dict[st
             source.leave_out("no 'doc'", where)
             continue
         doc = dict(doc)
-        order = None
+        at = f"{path} {where}"
+        order, gold_at = None, None
         if family == "order" and "original_answer_index" in doc and "answer_index" in doc:
-            swapped, original = int(doc["answer_index"]), int(doc["original_answer_index"])
-            options = list(doc.get("options") or [])
-            if max(swapped, original) < len(options):
-                options[swapped], options[original] = options[original], options[swapped]
+            swapped, original = _option_index(doc, "answer_index", at), _option_index(doc, "original_answer_index", at)
+            options = list(doc["options"])
+            options[swapped], options[original] = options[original], options[swapped]
             doc |= {"options": options, "answer_index": original}
+            gold_at = LETTERS[swapped]
             doc.pop("answer", None)
             order = list(range(len(options)))
             order[swapped], order[original] = order[original], order[swapped]
@@ -272,7 +346,7 @@ def read_lm_eval(path: Path, audit: DataAudit, model: str | None, items: dict[st
             source.anomaly(ITEM_DIFFERS, where)
         n = len(item.options)
         if family == "order":
-            name = f"gold@{doc.get('always_same_option') or LETTERS[int(doc['answer_index'])]}"
+            name = f"gold@{_gold_moved_to(doc, gold_at, n, at)}"
             labels = tuple(LETTERS[:n])
         elif family in ("prompt", "format"):
             name = f"score-{family}-{doc.get('prompt_id', 0)}"

@@ -29,6 +29,7 @@ NAME = "mcq"
 DEFAULT_FAMILIES = ("order", "format")
 DEFAULT_DATA = "mmlu"
 DEFAULT_REWRITER = "llamacpp"
+BUDGET = Range(0, 1, low_open=True, hint="e.g. --budget 0.1")  # a share of the cells: `run` and `score` take it
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class Options:
     rewriter: str = DEFAULT_REWRITER
     seeds: Annotated[int, Range(2, 1000, hint='the seeds family compares draws')] = 5
     seed_temperature: Annotated[float, Range(0, 10, low_open=True)] = 0.7  # greedy draws would be one reply
-    budget: Annotated[float, Range(0, 1, low_open=True, hint='e.g. --budget 0.1')] | None = None
+    budget: Annotated[float, BUDGET] | None = None
     budget_design: str = "stratified"
     budget_covariates: tuple[str, ...] = DEFAULT_COVARIATES
     duplicates: str = "drop-both"
