@@ -29,11 +29,14 @@ from robusteval.probes.design import FAMILIES, expand
 from robusteval.readers import Reader, get_reader
 from robusteval.results import encode, reserve_run_folder, write_run
 from robusteval.results.budget import BudgetEstimates, budget_json
+from robusteval.results.lm_eval import LmEvalFigures, lm_eval_json
 from robusteval.scoring.grid import GridCell, load_grid, load_variant_texts
+from robusteval.scoring.lm_eval import compare, is_results_file, output_files, read_results
 from robusteval.scoring.replies import (
     Placed,
     generic_families,
     is_lm_eval_log,
+    log_datasets,
     read_generic,
     read_lm_eval,
     read_mmlu_pro_zip,
@@ -92,6 +95,8 @@ def kind_of(path: Path) -> str:
     no reply), or generic replies."""
     if not path.is_file():
         raise UserError(f"{path}: no such file")
+    if is_results_file(path):
+        return "lm-eval"
     if path.suffix.lower() == ".zip":
         return "mmlu-pro"
     if path.suffix.lower() in (".csv", ".tsv"):
@@ -152,20 +157,46 @@ def _reply_sample(p: Placed, reader: Reader) -> Sample:
     return make_sample(p.model, p.item, p.variant, p.sample, response, reader)
 
 
-def placed_replies(request: ScoreRequest, kind: str, audit: DataAudit) -> tuple[list[Placed], dict[str, Any]]:
-    """Every reply of ``request.paths`` (all of ``kind``) on its item and variant, and the design's
-    description for results.json."""
-    paths = [Path(p).expanduser() for p in request.paths]
+def scored_paths(given: Iterable[str], audit: DataAudit) -> list[Path]:
+    """The files to score: each given file, and for a folder the tool output under it
+    (`lm_eval.output_files`: lm-eval's logs and results, else MMLU-Pro's zips), the logs left out
+    noted in the audit."""
+    out: list[Path] = []
+    for path in (Path(p).expanduser() for p in given):
+        if not path.is_dir():
+            out.append(path)
+            continue
+        files, older = output_files(path)
+        out += files
+        for note in older:
+            audit.note(note)
+    return out
+
+
+def placed_replies(request: ScoreRequest, kind: str, audit: DataAudit,
+                   paths: list[Path] | None = None) -> tuple[list[Placed], dict[str, Any]]:
+    """Every reply of ``paths`` (default ``request.paths``; all of ``kind``) on its item and variant,
+    and the design's description for results.json (for lm-eval, ``lm_eval_results``: each results
+    file's figures, `lm_eval.read_results`)."""
+    paths = paths if paths is not None else [Path(p).expanduser() for p in request.paths]
     out: list[Placed] = []
     if kind == "mmlu-pro":
         for path in paths:
             out += read_mmlu_pro_zip(path, audit, request.model if len(paths) == 1 else None)
         return out, {"answers": "MMLU-Pro released outputs (the authors' 5-shot chain-of-thought prompt)"}
     if kind == "lm-eval":
-        shared: dict[str, Item] = {}  # one item per question id across the files
-        for path in paths:
-            out += read_lm_eval(path, audit, request.model, shared)
-        return out, {"answers": "lm-evaluation-harness --log_samples"}
+        logs = [p for p in paths if not is_results_file(p)]
+        if not logs:
+            raise UserError("score: lm-eval's results_*.json holds its figures, not the replies: give the "
+                            "samples_*.jsonl it writes with --log_samples beside it (or the whole output folder)")
+        shared: dict[str, Item] = {}  # one item per (dataset,) question id across the files
+        qualify = len(log_datasets(logs)) > 1  # several datasets' ids collide (AGIEval's are row indices)
+        for path in logs:
+            out += read_lm_eval(path, audit, request.model, shared, qualify=qualify)
+        figures = {p: read_results(p) for p in paths if is_results_file(p)}
+        return out, {"answers": "lm-evaluation-harness --log_samples",
+                     **({"item_ids": "<dataset>/<question_id>"} if qualify else {}),
+                     **({"lm_eval_results": figures} if figures else {})}
     if request.data is None:
         raise UserError("score: replies in a generic JSONL need --data, the dataset they answer "
                         "(a name such as mmlu, or a file)")
@@ -196,7 +227,8 @@ def placed_replies(request: ScoreRequest, kind: str, audit: DataAudit) -> tuple[
 def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
     """Score ``request`` into a new run folder; returns it and the result (its ``written`` files)."""
     started = time.time()
-    paths = [Path(p).expanduser() for p in request.paths]
+    audit = DataAudit()
+    paths = scored_paths(request.paths, audit)
     if not paths:
         raise UserError("score: give one or more files of replies, released answers or a grid")
     kinds = {kind_of(p) for p in paths} if request.kind is None else {request.kind}
@@ -207,8 +239,8 @@ def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
     if request.budget is not None and kind != "grid":
         raise UserError("score: --budget applies to a correctness grid (every cell known), not to replies")
     texts = _check_covariates(request)
-    audit = DataAudit()
     samples: list[Any]
+    lm_eval: LmEvalFigures = {}
     if kind == "grid":
         if request.reader:
             raise UserError("score: a grid holds verdicts, not replies: --reader does not apply")
@@ -222,8 +254,10 @@ def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
                        **({"variant_texts": request.variant_texts} if request.variant_texts else {})}
     else:
         reader = get_reader(request.reader)  # an unknown name stops before any file is read
-        placed, design = placed_replies(request, kind, audit)
+        placed, design = placed_replies(request, kind, audit, paths)
         samples = _unique([_reply_sample(p, reader) for p in placed], audit)
+        if figures := design.pop("lm_eval_results", None):
+            lm_eval = compare(figures, placed, samples, reader.name, request.seed)
         files: dict[str, dict[str, None]] = {}
         for p in placed:
             files.setdefault(p.model, {})[p.file] = None
@@ -232,7 +266,7 @@ def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
     if not samples:
         raise UserError("score: no reply could be placed on an item and variant; see the data audit:\n  "
                         + "\n  ".join(audit.lines()))
-    return _write(request, kind, samples, audit, design, started, model_files, texts)
+    return _write(request, kind, samples, audit, design, started, model_files, texts, lm_eval)
 
 
 def _check_covariates(request: ScoreRequest) -> dict[str, str] | None:
@@ -265,7 +299,7 @@ def _unique(samples: list[Any], audit: DataAudit) -> list[Any]:
 
 def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudit, design: dict[str, Any],
            started: float, model_files: dict[str, list[str]],
-           texts: dict[str, str] | None = None) -> tuple[Path, SuiteResult]:
+           texts: dict[str, str] | None = None, lm_eval: LmEvalFigures | None = None) -> tuple[Path, SuiteResult]:
     models = list(dict.fromkeys(s.model for s in samples))
     item_ids = list(dict.fromkeys(s.item_id for s in samples))
     metrics, invalid = {}, {}
@@ -291,6 +325,8 @@ def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudi
     scored = {"kind": kind, "files": list(request.paths), "reader": design.get("reader")}
     extra = {"design": design, "scored": scored, "data": audit.as_dict(),
              **({"invalid_replies": invalid} if invalid else {})}
+    if lm_eval:
+        extra["lm_eval"] = lm_eval_json(lm_eval)
     if request.budget is not None:
         extra |= budget_check(samples, request.budget, request.seed, request.covariates, texts)
     result = SuiteResult(metrics=metrics, samples=[], extra=extra)

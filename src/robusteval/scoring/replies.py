@@ -15,13 +15,13 @@ import re
 import string
 import zipfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from robusteval.config import MAX_SAMPLES
 from robusteval.data.audit import DataAudit, SourceAudit
-from robusteval.data.mcq import Unusable, parse_row, parse_rows
+from robusteval.data.mcq import OUT_OF_ORDER, Parsed, Unusable, parse_row, parse_rows
 from robusteval.errors import UserError
 from robusteval.files import decode_text, jsonl_lines, parse_json
 from robusteval.probes.choices import LETTERS, ROMAN
@@ -34,6 +34,11 @@ NO_REPLY_FIELD = "no reply field ('reply', 'response' or 'text')"
 NO_ITEM_ID = "no item id ('item_id', 'item' or 'id')"
 NO_VARIANT_NAME = "no variant name ('variant')"
 ITEM_DIFFERS = "the same question id with other options or gold in another row: the first row's kept"
+
+SHOWN_ORDER = ("printed option letters out of order: the options as SCORE showed them (by position, relabelled "
+               "A, B, ...), the gold the option printed with the gold's letter (SCORE's is the letter's position)")
+PAST_OPTIONS = ("SCORE's option-order doc for a label past the question's options (the published order, "
+                "repeated): scored under that label, as lm-eval's per_option_accuracy scores it")
 
 REPLY_FIELDS = ("reply", "response", "text", "generated_text")
 ID_FIELDS = ("item_id", "item", "id", "question_id")
@@ -58,6 +63,9 @@ class Placed:
     sample: int = 0
     where: str = ""
     file: str = ""  # the file it came from (results.json names each model's files)
+    dataset: str = ""  # an lm-eval log's task's dataset (`task_dataset`): lm-eval's figures are per task
+    # an lm-eval log's own reading of the reply: (the label its filter read, the gold label it scored against)
+    theirs: tuple[str | None, str | None] | None = None
 
 
 def identity_variant(item: Item, family: str, name: str, prompt: str = "",
@@ -223,6 +231,20 @@ def task_name(path: Path) -> str:
     return m.group("task") if m else path.stem.removeprefix("samples_")
 
 
+def task_dataset(task: str) -> str:
+    """The dataset a task's docs come from. SCORE's task names put the family before it
+    (``score_option_order_robustness_mmlu_pro``, ``prompt_robustness_agieval_aqua_rat``: ``mmlu_pro``,
+    ``agieval_aqua_rat``), so the same question in two families' logs is one item; another task is
+    its own dataset."""
+    _, sep, dataset = task.partition("_robustness_")
+    return dataset if sep and dataset else task
+
+
+def log_datasets(paths: Iterable[Path]) -> set[str]:
+    """The datasets of lm-eval logs, from their file names."""
+    return {task_dataset(task_name(p)) for p in paths}
+
+
 def is_lm_eval_log(path: Path) -> bool:
     if path.suffix.lower() != ".jsonl":
         return False
@@ -252,7 +274,10 @@ def _gold_moved_to(doc: dict[str, Any], gold_at: str | None, n: int, at: str) ->
             raise UserError(f"{at}: an option-order doc names where the gold was moved, by 'always_same_option' or "
                             "'answer_index'; this one has neither")
         return gold_at or LETTERS[_option_index(doc, "answer_index", at)]
-    if not isinstance(same, str) or same not in tuple(LETTERS[:n]):  # a letter, not a run of them
+    # SCORE repeats a question, unswapped, for the labels past its options (gold@E of a 4-option
+    # MMLU-Pro question: the published order) and scores it as per_option_accuracy_E: placed so too
+    past = gold_at is not None and gold_at == LETTERS[_option_index(doc, "original_answer_index", at)]
+    if not isinstance(same, str) or same not in tuple(LETTERS[:len(LETTERS) if past else n]):  # not a run of them
         raise UserError(f"{at}: doc 'always_same_option' must be one of the option letters {', '.join(LETTERS[:n])}, "
                         f"got {_json_kind(same)}")
     return same
@@ -288,7 +313,7 @@ def _prompt(row: dict[str, Any]) -> str:
     return args if isinstance(args, str) else ""
 
 
-def _score_family(task: str) -> str | None:
+def score_family(task: str) -> str | None:
     for key, family in (("option_order_robustness", "order"), ("option_format_robustness", "format"),
                         ("prompt_robustness", "prompt"), ("non_greedy_robustness", "seeds")):
         if key in task:
@@ -296,7 +321,7 @@ def _score_family(task: str) -> str | None:
     return None
 
 
-def _seed_name(path: Path) -> str:
+def seed_name(path: Path) -> str:
     """A non-greedy log's draw, from the ``seed_N`` folder SCORE's instructions write each seed's run
     to (``OUT/seed_N/<model>/samples_...jsonl``): ``seedN``, as the ``seeds`` family names its draws."""
     for folder in path.parents:
@@ -305,15 +330,49 @@ def _seed_name(path: Path) -> str:
     return "seed"
 
 
-def read_lm_eval(path: Path, audit: DataAudit, model: str | None, items: dict[str, Item]) -> Iterator[Placed]:
+def _their_reading(row: dict[str, Any]) -> tuple[str | None, str | None] | None:
+    """What lm-eval made of the reply: SCORE's tasks log, under the row's first metric,
+    ``[question_id, variant, answer read, gold label, ...]``; None for other tasks."""
+    names = row.get("metrics")
+    value = row.get(names[0]) if isinstance(names, list) and names and isinstance(names[0], str) else None
+    if not isinstance(value, list) or len(value) < 4:
+        return None
+    read, gold = value[2], value[3]
+    return (read if isinstance(read, str) else None), (gold if isinstance(gold, str) else None)
+
+
+def _as_shown(parsed: Parsed, doc: dict[str, Any]) -> Parsed:
+    """An AGIEval item whose printed letters are out of order, with its options as SCORE showed them:
+    the loader sorts them by printed letter, but SCORE strips the letters and shows them by position
+    (``options``, the swap undone), so a reply's label names the option at that position. The gold
+    stays the option printed with the gold's letter (the authors'); SCORE's is the letter's position."""
+    shown = doc.get("options")
+    item = parsed.item
+    if OUT_OF_ORDER not in parsed.anomalies or not isinstance(shown, list) \
+            or not all(isinstance(o, str) for o in shown):
+        return parsed
+    shown_texts = tuple(o.strip() for o in shown)
+    if sorted(shown_texts) != sorted(item.options):
+        return parsed  # SCORE stripped them otherwise: the loader's reading kept
+    gold = shown_texts.index(item.options[item.answer])
+    anomalies = tuple(SHOWN_ORDER if a == OUT_OF_ORDER else a for a in parsed.anomalies)
+    return replace(parsed, item=replace(item, options=shown_texts, answer=gold), anomalies=anomalies)
+
+
+def read_lm_eval(path: Path, audit: DataAudit, model: str | None, items: dict[str, Item], *,
+                 qualify: bool = False) -> Iterator[Placed]:
     """One ``samples_<task>_<timestamp>.jsonl``. SCORE's tasks name their variants in each doc:
     ``always_same_option`` (option order: ``gold@X``, the gold swapped to X as `probes.choices`
     does; the published order is recovered by swapping back), ``prompt_id`` (prompt templates:
     ``score-prompt-N``; option formats: ``score-format-N``, labels from the doc's
     ``options_format``). Other tasks are one variant, ``base``, family the task's name. Items are
-    the docs (one per ``question_id`` across files: ``items`` is shared), parsed as any row."""
+    the docs (one per dataset and ``question_id`` across files: ``items`` is shared), parsed as any
+    row, their anomalies counted once per item as a run counts a dataset's. ``qualify``: the call
+    reads logs of several datasets, whose ids (SCORE's AGIEval id is the row index in its subset)
+    collide, so each id is ``<dataset>/<question_id>``."""
     task = task_name(path)
-    family = _score_family(task) or task
+    dataset = task_dataset(task)
+    family = score_family(task) or task
     label = model or path.parent.name or "lm-eval"
     source = audit.source(str(path))
     for where, row in generic_rows(path):
@@ -335,28 +394,37 @@ def read_lm_eval(path: Path, audit: DataAudit, model: str | None, items: dict[st
             order = list(range(len(options)))
             order[swapped], order[original] = order[original], order[swapped]
         qid = doc.get("question_id", doc.get("id"))
-        default_id = f"{task}-{row.get('doc_id')}" if _score_family(task) is None else f"{task}-{doc.get('question')}"
+        if qualify and qid not in (None, ""):
+            qid = f"{dataset}/{qid}"
+        default_id = f"{task}-{row.get('doc_id')}" if score_family(task) is None else f"{dataset}-{doc.get('question')}"
         try:
             parsed = parse_row({**doc, **({"id": qid} if qid is not None else {})}, f"{path}:{where}", default_id)
         except Unusable as exc:
             source.leave_out(exc.reason, where)
             continue
-        item = items.setdefault(parsed.item.id, parsed.item)
-        if (item.options, item.answer) != (parsed.item.options, parsed.item.answer):
+        parsed = _as_shown(parsed, doc)
+        item = items.get(parsed.item.id)
+        if item is None:  # first seen: what the loader found odd in it, once per item as a run's audit
+            item = items[parsed.item.id] = parsed.item
+            for kind in parsed.anomalies:
+                source.anomaly(kind, where)
+        elif (item.options, item.answer) != (parsed.item.options, parsed.item.answer):
             source.anomaly(ITEM_DIFFERS, where)
         n = len(item.options)
         if family == "order":
             name = f"gold@{_gold_moved_to(doc, gold_at, n, at)}"
             labels = tuple(LETTERS[:n])
+            if LETTERS.index(name[-1]) >= n:
+                source.anomaly(PAST_OPTIONS, where)
         elif family in ("prompt", "format"):
             name = f"score-{family}-{doc.get('prompt_id', 0)}"
             labels = _labels(doc.get("options_format"), n)
         elif family == "seeds":
-            name = _seed_name(path)
+            name = seed_name(path)
             labels = tuple(LETTERS[:n])
         else:
             name, labels = "base", tuple(LETTERS[:n])
         variant = Variant(item.id, family, name, labels, tuple(order) if order else tuple(range(n)),
                           (Message("user", _prompt(row)),))
         source.rows_used += 1
-        yield Placed(label, item, variant, _reply(row), 0, where, str(path))
+        yield Placed(label, item, variant, _reply(row), 0, where, str(path), dataset, _their_reading(row))

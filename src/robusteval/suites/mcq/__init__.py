@@ -35,6 +35,7 @@ from robusteval.probes.template_check import check_templates
 from robusteval.readers import get_reader
 from robusteval.results.budget import read_budget
 from robusteval.results.codec import encode
+from robusteval.results.lm_eval import read_lm_eval_figures
 from robusteval.results.mcq import CopyCounts
 from robusteval.suites.base import SuiteContext, SuiteResult, print_noise_floor
 from robusteval.suites.mcq.ask import Sample, ask_each, ask_loglik
@@ -109,6 +110,7 @@ def _item_id(item: Item) -> str:
 
 def print_summary(console, result: SuiteResult) -> None:
     from robusteval.report.budget import print_budget
+    from robusteval.report.lm_eval import print_lm_eval
     from robusteval.report.table import print_copy_counts, print_invalid_warning, print_mcq
     from robusteval.results.mcq import read_copy_counts, read_invalid
 
@@ -122,6 +124,8 @@ def print_summary(console, result: SuiteResult) -> None:
     truths = read_budget(result.extra, "budget_truth")  # score GRID --budget: the full grid's own figures
     for model, estimates in read_budget(result.extra).items():
         print_budget(console, model, estimates, truths.get(model))
+    for model, figures in read_lm_eval_figures(result.extra).items():  # score on lm-eval's output folder
+        print_lm_eval(console, model, figures)
     print_noise_floor(console, result.extra)
 
 

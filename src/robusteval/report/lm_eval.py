@@ -1,0 +1,43 @@
+"""lm-evaluation-harness's own figures beside robusteval's (``score`` on lm-eval's output with its
+``results_*.json``), in the terminal: per model, every metric both give, the difference, and its
+reasons where they differ."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.text import Text
+
+from robusteval.report.terminal import Table
+from robusteval.results.lm_eval import LmEvalFigure
+
+COLUMNS = ("task", "lm-eval metric", "robusteval", "lm-eval", "ours", "difference", "why")
+NOTE = ("lm-eval's figures from its results_*.json beside robusteval's of the same replies (lm-eval rounds to 4 "
+        "decimals); where they differ, the reasons counted from lm-eval's own reading of each reply in its log.")
+
+
+def _ours(f: LmEvalFigure) -> str:
+    name = f"{f.family} {f.variant} {f.measure}" if f.variant else f"{f.family} {f.measure}"
+    return name.replace("_", " ")
+
+
+def rows(figures: list[LmEvalFigure]) -> list[tuple[str, ...]]:
+    """One row per figure: task, lm-eval's metric, robusteval's measure, both values, the difference
+    (``=`` where they agree) and the reasons."""
+    out: list[tuple[str, ...]] = []
+    for f in figures:
+        ours = "n/a" if f.robusteval is None else f"{f.robusteval:.4f}"
+        diff = "=" if f.agrees else ("n/a" if f.difference is None else f"{f.difference:+.4f}")
+        out.append((f.task, f.metric, _ours(f), f"{f.lm_eval:.4f}", ours, diff, "; ".join(f.reasons)))
+    return out
+
+
+def print_lm_eval(console: Console, model: str, figures: list[LmEvalFigure]) -> None:
+    agree = sum(f.agrees for f in figures)
+    table = Table(title=Text(f"{model} · lm-eval's figures beside robusteval's: {agree} of {len(figures)} equal"),
+                  title_justify="left")
+    for column in COLUMNS:
+        table.add_column(column, overflow="fold")
+    for cells in rows(figures):
+        table.add_row(*(Text(c) for c in cells))
+    console.print(table)
+    console.print(Text(NOTE, style="dim"))

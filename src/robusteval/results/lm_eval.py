@@ -1,0 +1,49 @@
+"""The typed record of lm-evaluation-harness's own figures beside robusteval's, for a folder scored
+from lm-eval's ``--log_samples`` output with its ``results_*.json``: results.json holds them under
+``lm_eval``, model -> a list of `LmEvalFigure`, one per metric of a task that both give."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from robusteval.results.codec import decode, encode
+
+# lm-eval rounds SCORE's figures to 4 decimals (``np.round(accuracy, 4)``): equal within half a unit
+TOLERANCE = 0.5e-4 + 1e-9
+
+
+@dataclass(frozen=True)
+class LmEvalFigure:
+    """One metric of one lm-eval task (``task``, ``metric`` as lm-eval names them) and robusteval's
+    figure of the same replies (``measure`` of ``family``, ``variant`` or the family's own where None);
+    ``reasons``: why they differ, where known (empty where they agree or no reason is known)."""
+
+    task: str
+    metric: str
+    family: str
+    variant: str | None
+    measure: str  # robusteval's field: accuracy, macro_accuracy, consistency_rate_pooled
+    lm_eval: float
+    robusteval: float | None
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def difference(self) -> float | None:
+        return None if self.robusteval is None else self.robusteval - self.lm_eval
+
+    @property
+    def agrees(self) -> bool:
+        return self.robusteval is not None and abs(self.robusteval - self.lm_eval) <= TOLERANCE
+
+
+LmEvalFigures = dict[str, list[LmEvalFigure]]  # model -> figures
+
+
+def lm_eval_json(figures: LmEvalFigures) -> dict[str, Any]:
+    return {model: [encode(f) for f in rows] for model, rows in figures.items()}
+
+
+def read_lm_eval_figures(extra: dict[str, Any]) -> LmEvalFigures:
+    """results.json's ``lm_eval`` (absent unless lm-eval's results_*.json was scored with its logs)."""
+    return decode(LmEvalFigures, extra.get("lm_eval") or {})

@@ -1,0 +1,200 @@
+"""lm-evaluation-harness output folders: which files ``robusteval score OUT/`` reads, lm-eval's own
+figures from its ``results_*.json``, and those figures beside robusteval's of the same replies, with
+each difference's reason where it is known.
+
+lm-eval writes ``OUT/<model>/samples_<task>_<time>.jsonl`` (``--log_samples``) and
+``OUT/<model>/results_<time>.json`` per run. SCORE's tasks log, in each row, what lm-eval read from the
+reply and the gold label it scored against, so a difference is explained row by row: another gold
+(AGIEval options printed out of order: SCORE's gold is positional, ours the printed letter's), another
+reading (our reader against SCORE's extraction), a repeated option text (one answer here, two labels
+there); and for the option-order family's consistency rate, SCORE's half-undone swap.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from robusteval.errors import UserError
+from robusteval.files import finite_number, parse_json, read_text
+from robusteval.metrics.mcq import family_metrics
+from robusteval.probes.choices import LETTERS
+from robusteval.results.lm_eval import LmEvalFigure, LmEvalFigures
+from robusteval.scoring.replies import Placed, score_family, seed_name, task_name
+
+RESULTS_NAME = re.compile(r"results_.*\.json", re.IGNORECASE)
+SAMPLES_NAME = re.compile(r"samples_.*\.jsonl", re.IGNORECASE)
+OLDER_LOG = "an older log of the same task in the same folder: left out, the latest scored"
+HALF_SWAP = ("SCORE undoes the option swap only half-way (lm_eval/tasks/score/utils.py options_consistency_rate): "
+             "an answer at the gold's original position counts as the gold; robusteval maps every position back")
+NO_REASON = "no reason known"
+
+# lm-eval's SCORE metric names -> (variant pattern, robusteval measure); {v}: the variant's part
+_ORDER = (re.compile(r"per_option_(macro_)?accuracy_([A-Z])"), "gold@{v}")
+_PROMPT = re.compile(r"(\d+)_(macro_)?accuracy")
+_SEEDS = re.compile(r"non_greedy_(macro_)?accuracy")
+_CONSISTENCY = ("options_consistency_rate", "consistency_rate")
+
+
+def is_results_file(path: Path) -> bool:
+    """lm-eval's ``results_<time>.json`` (its figures, not replies)."""
+    return RESULTS_NAME.fullmatch(path.name) is not None
+
+
+def output_files(folder: Path) -> tuple[list[Path], list[str]]:
+    """The files ``score FOLDER`` reads: lm-eval's ``samples_*.jsonl`` and ``results_*.json`` anywhere
+    under it (``OUT/`` or ``OUT/<model>/``), the latest log of each task per folder (a rerun into the
+    same folder leaves the older one beside it); else MMLU-Pro's ``model_outputs_*.zip``. Returns the
+    files and a note per older log left out."""
+    found = sorted(p for p in folder.rglob("*") if p.is_file())
+    logs = [p for p in found if SAMPLES_NAME.fullmatch(p.name)]
+    results = [p for p in found if is_results_file(p)]
+    if not logs and not results:
+        zips = [p for p in found if p.name.startswith("model_outputs_") and p.suffix.lower() == ".zip"]
+        if zips:
+            return zips, []
+        raise UserError(f"{folder}: a folder with no lm-eval output (samples_*.jsonl written with --log_samples, "
+                        "results_*.json) nor MMLU-Pro's model_outputs_*.zip; give the files themselves")
+    latest: dict[tuple[Path, str], Path] = {}
+    notes = []
+    for log in logs:  # sorted: a later time stamp in the name comes later
+        key = (log.parent, task_name(log))
+        if key in latest:
+            notes.append(f"{latest[key]}: {OLDER_LOG} ({log.name})")
+        latest[key] = log
+    return [*latest.values(), *results], notes
+
+
+def read_results(path: Path) -> dict[str, dict[str, float]]:
+    """lm-eval's ``results_*.json``: task -> metric -> value (the ``none`` filter's, SCORE's only one;
+    stderr and text left out)."""
+    data = parse_json(read_text(path, "lm-eval results"), path, finite=False)
+    tasks = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(tasks, dict):
+        raise UserError(f"{path}: not lm-eval's results file (no 'results' object of tasks)")
+    out: dict[str, dict[str, float]] = {}
+    for task, metrics in tasks.items():
+        if not isinstance(metrics, dict):
+            continue
+        for key, value in metrics.items():
+            metric, _, filter_name = str(key).partition(",")
+            if filter_name != "none" or metric.endswith("_stderr") or isinstance(value, bool) \
+                    or not isinstance(value, (int, float)):
+                continue
+            out.setdefault(str(task), {})[metric] = finite_number(value, path, f"{task} {metric}")
+    return out
+
+
+def _measure(family: str, metric: str, seed: str) -> tuple[str | None, str] | None:
+    """(robusteval variant, or None for the family's own figure; measure) of lm-eval's ``metric``."""
+    if metric in _CONSISTENCY:
+        return None, "consistency_rate_pooled"
+    if family == "order" and (m := _ORDER[0].fullmatch(metric)):
+        return _ORDER[1].format(v=m.group(2)), "macro_accuracy" if m.group(1) else "accuracy"
+    if family in ("prompt", "format") and (m := _PROMPT.fullmatch(metric)):
+        return f"score-{family}-{m.group(1)}", "macro_accuracy" if m.group(2) else "accuracy"
+    if family == "seeds" and (m := _SEEDS.fullmatch(metric)):
+        return seed, "macro_accuracy" if m.group(1) else "accuracy"
+    return None
+
+
+def compare(results: dict[Path, dict[str, dict[str, float]]], placed: list[Placed], samples: list[Any],
+            reader: str, seed: int) -> LmEvalFigures:
+    """lm-eval's figures (``results``: each results file's, read by `read_results`) beside robusteval's
+    for every task of a file whose replies were scored, per model (a results file's model: the one
+    its folder's logs were placed under)."""
+    theirs = {(p.model, p.variant.family, p.item.id, p.variant.name, p.sample): p.theirs for p in placed}
+    folders: dict[Path, dict[str, tuple[str, str]]] = defaultdict(dict)  # folder -> task -> (model, dataset)
+    for p in placed:
+        folders[Path(p.file).parent][task_name(Path(p.file))] = (p.model, p.dataset)
+    out: LmEvalFigures = {}
+    for path, tasks in results.items():
+        for task, metrics in tasks.items():
+            if task not in folders.get(path.parent, {}):
+                continue  # a group, or a task whose log was not given
+            model, dataset = folders[path.parent][task]
+            family = score_family(task) or task
+            items = {p.item.id for p in placed if p.model == model and p.dataset == dataset}
+            of_task = [s for s in samples if s.model == model and s.family == family and s.item_id in items]
+            item_ids = list(dict.fromkeys(s.item_id for s in of_task))
+            fm = family_metrics(of_task, family, item_ids, seed=seed)
+            for metric, value in metrics.items():
+                what = _measure(family, metric, seed_name(path))
+                if what is None:
+                    continue
+                variant, measure = what
+                if variant is not None and variant not in fm.variants:
+                    continue
+                figures = fm.variants[variant] if variant else fm
+                estimate = getattr(figures, measure)
+                if estimate is None and measure == "macro_accuracy":  # one category: its mean is the accuracy
+                    estimate = figures.accuracy
+                ours = None if estimate is None else estimate.value
+                cells = [s for s in of_task if variant is None or str(s.variant) == variant]
+                figure = LmEvalFigure(task, metric, family, variant, measure, value, ours)
+                if not figure.agrees:
+                    why = _reasons(cells, theirs, reader)
+                    if variant is None:  # a consistency rate
+                        why = [*([HALF_SWAP] if family == "order" else []), *why, *_unreadable(cells, theirs)]
+                    figure = LmEvalFigure(task, metric, family, variant, measure, value, ours,
+                                          tuple(why or [NO_REASON]))
+                out.setdefault(model, []).append(figure)
+    return out
+
+
+def _position(label: str | None, labels: Iterable[str]) -> int | None:
+    labels = tuple(labels)
+    if label is None:
+        return None
+    if label in labels:
+        return labels.index(label)
+    return LETTERS.index(label) if label in LETTERS else None  # SCORE translates every label style to a letter
+
+
+def _unreadable(cells: list[Any], theirs: dict[tuple, tuple[str | None, str | None] | None]) -> list[str]:
+    """A consistency rate's reason: replies no label was read from, here or by SCORE's extraction
+    (which then keeps the reply's own text, so two equal unreadable replies agree there)."""
+    n = 0
+    for s in cells:
+        their = theirs.get((s.model, s.family, s.item_id, str(s.variant), s.sample))
+        if their is not None and s.correct is not None:
+            n += s.status == "invalid" or _position(their[0], LETTERS) is None
+    return [f"{n} replies unreadable here or to SCORE's extraction: SCORE compares the text it extracted, so "
+            "equal unreadable replies agree there; here an unreadable reply agrees with nothing"] if n else []
+
+
+def _reasons(cells: list[Any], theirs: dict[tuple, tuple[str | None, str | None] | None], reader: str) -> list[str]:
+    """Why robusteval and lm-eval scored ``cells`` differently, counted row by row from lm-eval's own
+    reading of each reply (SCORE's tasks log it)."""
+    gold = read = unreadable = repeated = 0
+    for s in cells:
+        their = theirs.get((s.model, s.family, s.item_id, str(s.variant), s.sample))
+        if their is None or s.correct is None:
+            continue
+        their_read, their_gold = (_position(label, LETTERS) for label in their)
+        if (their_read is not None and their_read == their_gold) == bool(s.correct):
+            continue
+        if their_gold != _position(s.gold_label, s.labels):
+            gold += 1
+        elif their_read != _position(s.answer_label, s.labels):
+            read += 1
+            unreadable += s.status == "invalid"
+        else:
+            repeated += 1
+    out = []
+    if gold:
+        out.append(f"{gold} replies scored against another gold: the option printed with the gold's letter here, "
+                   "SCORE's gold by position in lm-eval (the options are printed out of order)")
+    if read:
+        out.append(f"{read} replies read otherwise by reader '{reader}' than by SCORE's extraction"
+                   + (f" ({unreadable} unreadable here)" if unreadable else ""))
+    if repeated:
+        out.append(f"{repeated} replies chose a repeated copy of the gold's text: right here (one answer), "
+                   "another label in lm-eval")
+    return out
+
+
+__all__ = ["compare", "is_results_file", "output_files", "read_results"]

@@ -1,0 +1,125 @@
+"""``robusteval score`` on lm-evaluation-harness's own output (tests/fixtures/lm_eval: SCORE's tasks on
+MMLU-Pro and three AGIEval subsets, written by lm-eval 0.4.13 against the stub; README there says how):
+every subset in one call keyed by its dataset, a whole output folder read with its results_*.json,
+lm-eval's figures beside ours with each difference's reason, and the loader's anomalies in the audit."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from robusteval.cli import main
+from robusteval.data.mcq import REPEATED_GOLD_TEXT
+from robusteval.results.lm_eval import LmEvalFigure, read_lm_eval_figures
+from robusteval.scoring.flow import REPEATED_REPLY
+from robusteval.scoring.lm_eval import HALF_SWAP, NO_REASON, OLDER_LOG
+from robusteval.scoring.replies import PAST_OPTIONS, SHOWN_ORDER, task_dataset
+
+OUT = Path(__file__).parents[1] / "fixtures" / "lm_eval" / "score"  # lm-eval's --output_path
+LOGS = sorted((OUT / "stub").glob("samples_*.jsonl"))
+RESULTS = next((OUT / "stub").glob("results_*.json"))
+ROWS = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in LOGS)
+
+
+def score(tmp_path: Path, *paths: Path | str, capsys=None, quiet: bool = True) -> dict:
+    code = main(["score", *map(str, paths), "--out", str(tmp_path / "runs"), "--run-id", "r",
+                 *(["--quiet"] if quiet else [])])
+    assert code == 0, capsys.readouterr().err if capsys else code
+    return json.loads((tmp_path / "runs" / "r" / "results.json").read_text(encoding="utf-8"))
+
+
+def figures(results: dict) -> dict[tuple[str, str], LmEvalFigure]:
+    return {(f.task, f.metric): f for f in read_lm_eval_figures(results)["stub"]}
+
+
+@pytest.mark.parametrize("given", ["folder", "model folder", "files"])
+def test_every_subset_in_one_call_keeps_every_reply(tmp_path, capsys, given):
+    """Before: the folder was "no such file", results_*.json "not valid JSON", and the logs alone left
+    out every reply whose question id another subset also has as "a second reply to the same ..."."""
+    paths = {"folder": [OUT], "model folder": [OUT / "stub"], "files": [*LOGS, RESULTS]}[given]
+    results = score(tmp_path, *paths, capsys=capsys)
+    sources = {s["source"]: s for s in results["data"]["sources"]}
+    assert "replies" not in sources  # no reply left out as a repeat
+    assert all(not s["left_out"] for s in sources.values())
+    assert sum(s["rows_used"] for s in sources.values()) == ROWS
+    assert results["models"]["stub"]["usage"]["requests"] == ROWS
+    items = {json.loads(line)["item_id"] for line in (tmp_path / "runs" / "r" / "samples.jsonl").open()}
+    # question 100 of MMLU-Pro and of sat-math, question 0 of each AGIEval subset: distinct items
+    assert {"mmlu_pro/100", "agieval_sat_math/100", "agieval_sat_math/0", "agieval_aqua_rat/0",
+            "agieval_logiqa_en/108"} <= items
+    assert results["design"]["item_ids"] == "<dataset>/<question_id>"
+    assert REPEATED_REPLY not in json.dumps(results["data"])
+
+
+def test_lm_evals_figures_stand_beside_ours_with_each_differences_reason(tmp_path, capsys):
+    results = score(tmp_path, OUT, capsys=capsys)
+    by = figures(results)
+    tasks = {t for t, _ in by}
+    assert tasks == {p.name.removeprefix("samples_").rsplit("_", 1)[0] for p in LOGS}  # every task, no group
+    for f in by.values():  # every figure equal (lm-eval rounds to 4 decimals), or its reason stated
+        assert f.agrees or (f.reasons and NO_REASON not in f.reasons), f
+    # MMLU-Pro: every per-variant macro accuracy equal (the gold@E..J docs past a question's options included)
+    mmlu = [f for (t, _), f in by.items() if t == "score_option_order_robustness_mmlu_pro" and f.variant]
+    assert len(mmlu) == 10 and all(f.agrees and f.measure == "macro_accuracy" for f in mmlu)
+    order = by[("score_option_order_robustness_mmlu_pro", "options_consistency_rate")]
+    assert order.measure == "consistency_rate_pooled" and order.lm_eval == pytest.approx(0.43333333, abs=1e-6)
+    assert order.robusteval == pytest.approx(0.42222222, abs=1e-6) and order.reasons[0] == HALF_SWAP
+    # aqua-rat's question 117 repeats the gold's text: a reply of the other copy is right here only
+    aqua = by[("option_order_robustness_agieval_aqua_rat", "per_option_accuracy_D")]
+    assert (aqua.lm_eval, aqua.robusteval) == (pytest.approx(0.5), pytest.approx(1.0))
+    assert aqua.reasons == ("1 replies chose a repeated copy of the gold's text: right here (one answer), "
+                            "another label in lm-eval",)
+    # logiqa-en's question 108 prints its options out of order: SCORE's gold is the letter's position
+    logiqa = by[("prompt_robustness_agieval_logiqa_en", "5_accuracy")]
+    assert (logiqa.lm_eval, logiqa.robusteval) == (pytest.approx(1.0), pytest.approx(0.0))
+    assert logiqa.reasons[0].startswith("1 replies scored against another gold")
+    sat = [f for (t, _), f in by.items() if "sat_math" in t]
+    assert sat and all(f.agrees for f in sat)
+
+
+def test_the_terminal_prints_lm_evals_figures_beside_ours(tmp_path, capsys):
+    score(tmp_path, OUT, capsys=capsys, quiet=False)
+    out = capsys.readouterr().out
+    assert "stub · lm-eval's figures beside robusteval's: 58 of 70 equal" in out
+    assert "per_option_macro_accuracy_J" in out and "SCORE undoes the option swap only" in out
+
+
+def test_the_audit_of_a_log_lists_the_loaders_anomalies(tmp_path, capsys):
+    """Before: only "the same question id with other options ..." was kept from the loader's findings."""
+    results = score(tmp_path, OUT, capsys=capsys)
+    anomalies = {Path(s["source"]).name.split("_2026")[0]: s["anomalies"] for s in results["data"]["sources"]}
+    assert anomalies["samples_option_order_robustness_agieval_aqua_rat"] == {REPEATED_GOLD_TEXT: 1}
+    assert anomalies["samples_option_order_robustness_agieval_logiqa_en"] == {SHOWN_ORDER: 1}
+    assert anomalies["samples_score_option_order_robustness_mmlu_pro"] == {PAST_OPTIONS: 6}
+    assert not anomalies["samples_prompt_robustness_agieval_aqua_rat"]  # once per item, as a run counts
+
+
+def test_an_older_log_of_a_task_in_the_folder_is_left_out_and_said(tmp_path, capsys):
+    folder = shutil.copytree(OUT / "stub", tmp_path / "out" / "stub")
+    newest = folder / LOGS[0].name
+    older = folder / LOGS[0].name.replace("2026-11-28T08-33", "2026-11-27T08-33")
+    shutil.copy(newest, older)
+    results = score(tmp_path, tmp_path / "out", capsys=capsys)
+    assert results["data"]["notes"] == [f"{older}: {OLDER_LOG} ({newest.name})"]
+    assert str(older) not in {s["source"] for s in results["data"]["sources"]}
+
+
+@pytest.mark.parametrize(("paths", "says"), [
+    (lambda t: [RESULTS], "lm-eval's results_*.json holds its figures, not the replies"),
+    (lambda t: [t], "a folder with no lm-eval output (samples_*.jsonl written with --log_samples"),
+])
+def test_nothing_to_score_is_one_message(tmp_path, capsys, paths, says):
+    capsys.readouterr()
+    assert main(["score", *map(str, paths(tmp_path)), "--out", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize(("task", "dataset"), [
+    ("score_option_order_robustness_mmlu_pro", "mmlu_pro"), ("prompt_robustness_agieval_aqua_rat", "agieval_aqua_rat"),
+    ("score_non_greedy_robustness_mmlu_pro", "mmlu_pro"), ("hellaswag", "hellaswag")])
+def test_a_tasks_dataset_is_named_after_its_family(task, dataset):
+    assert task_dataset(task) == dataset
