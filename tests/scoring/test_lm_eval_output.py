@@ -80,11 +80,13 @@ def test_lm_evals_figures_stand_beside_ours_with_each_differences_reason(tmp_pat
     assert sat and all(f.agrees for f in sat)
 
 
-def test_the_terminal_prints_lm_evals_figures_beside_ours(tmp_path, capsys):
+def test_the_terminal_and_the_report_print_lm_evals_figures_beside_ours(tmp_path, capsys):
     score(tmp_path, OUT, capsys=capsys, quiet=False)
     out = capsys.readouterr().out
-    assert "stub · lm-eval's figures beside robusteval's: 58 of 70 equal" in out
-    assert "per_option_macro_accuracy_J" in out and "SCORE undoes the option swap only" in out
+    report = (tmp_path / "runs" / "r" / "report.md").read_text(encoding="utf-8")
+    for text in (out, report):
+        assert "stub · lm-eval's figures beside robusteval's: 58 of 70 equal" in text
+        assert "per_option_macro_accuracy_J" in text and "SCORE undoes the option swap only" in text
 
 
 def test_the_audit_of_a_log_lists_the_loaders_anomalies(tmp_path, capsys):

@@ -1,5 +1,5 @@
 """lm-evaluation-harness's own figures beside robusteval's (``score`` on lm-eval's output with its
-``results_*.json``), in the terminal: per model, every metric both give, the difference, and its
+``results_*.json``), in the terminal and the report: per model, every metric both give, the difference, and its
 reasons where they differ."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from robusteval.report.model import Run, Section, TableData
 from robusteval.report.terminal import Table
-from robusteval.results.lm_eval import LmEvalFigure
+from robusteval.results.lm_eval import LmEvalFigure, read_lm_eval_figures
 
 COLUMNS = ("task", "lm-eval metric", "robusteval", "lm-eval", "ours", "difference", "why")
 NOTE = ("lm-eval's figures from its results_*.json beside robusteval's of the same replies (lm-eval rounds to 4 "
@@ -31,13 +32,22 @@ def rows(figures: list[LmEvalFigure]) -> list[tuple[str, ...]]:
     return out
 
 
+def _title(model: str, figures: list[LmEvalFigure]) -> str:
+    return f"{model} · lm-eval's figures beside robusteval's: {sum(f.agrees for f in figures)} of {len(figures)} equal"
+
+
 def print_lm_eval(console: Console, model: str, figures: list[LmEvalFigure]) -> None:
-    agree = sum(f.agrees for f in figures)
-    table = Table(title=Text(f"{model} · lm-eval's figures beside robusteval's: {agree} of {len(figures)} equal"),
-                  title_justify="left")
+    table = Table(title=Text(_title(model, figures)), title_justify="left")
     for column in COLUMNS:
         table.add_column(column, overflow="fold")
     for cells in rows(figures):
         table.add_row(*(Text(c) for c in cells))
     console.print(table)
     console.print(Text(NOTE, style="dim"))
+
+
+def lm_eval_section(run: Run) -> Section | None:
+    """The report's section for a folder scored with lm-eval's results_*.json (None otherwise)."""
+    tables = tuple(TableData(_title(model, figures), COLUMNS, tuple(rows(figures)))
+                   for model, figures in read_lm_eval_figures(run.results).items())
+    return Section("mcq · lm-eval's own figures", tables=tables, notes=(NOTE,)) if tables else None
