@@ -1,5 +1,6 @@
 """``robusteval score`` on lm-evaluation-harness's own output (tests/fixtures/lm_eval: SCORE's tasks on
-MMLU-Pro and three AGIEval subsets, written by lm-eval 0.4.13 against the stub; README there says how):
+MMLU-Pro and its AGIEval umbrella on four subsets, written by lm-eval 0.4.13 against the stub; README there
+says how):
 every subset in one call keyed by its dataset, a whole output folder read with its results_*.json,
 lm-eval's figures beside ours with each difference's reason, and the loader's anomalies in the audit."""
 
@@ -49,7 +50,7 @@ def test_every_subset_in_one_call_keeps_every_reply(tmp_path, capsys, given):
     items = {json.loads(line)["item_id"] for line in (tmp_path / "runs" / "r" / "samples.jsonl").open()}
     # question 100 of MMLU-Pro and of sat-math, question 0 of each AGIEval subset: distinct items
     assert {"mmlu_pro/100", "agieval_sat_math/100", "agieval_sat_math/0", "agieval_aqua_rat/0",
-            "agieval_logiqa_en/108"} <= items
+            "agieval_lsat_lr/0", "agieval_logiqa_en/108"} <= items
     assert results["design"]["item_ids"] == "<dataset>/<question_id>"
     assert REPEATED_REPLY not in json.dumps(results["data"])
 
@@ -58,7 +59,8 @@ def test_lm_evals_figures_stand_beside_ours_with_each_differences_reason(tmp_pat
     results = score(tmp_path, OUT, capsys=capsys)
     by = figures(results)
     tasks = {t for t, _ in by}
-    assert tasks == {p.name.removeprefix("samples_").rsplit("_", 1)[0] for p in LOGS}  # every task, no group
+    groups = {"score_option_order_robustness_agieval", "score_prompt_robustness_agieval"}  # one family each
+    assert tasks == {p.name.removeprefix("samples_").rsplit("_", 1)[0] for p in LOGS} | groups
     for f in by.values():  # every figure equal (lm-eval rounds to 4 decimals), or its reason stated
         assert f.agrees or (f.reasons and NO_REASON not in f.reasons), f
     # MMLU-Pro: every per-variant macro accuracy equal (the gold@E..J docs past a question's options included)
@@ -76,8 +78,14 @@ def test_lm_evals_figures_stand_beside_ours_with_each_differences_reason(tmp_pat
     logiqa = by[("prompt_robustness_agieval_logiqa_en", "5_accuracy")]
     assert (logiqa.lm_eval, logiqa.robusteval) == (pytest.approx(1.0), pytest.approx(0.0))
     assert logiqa.reasons[0].startswith("1 replies scored against another gold")
-    sat = [f for (t, _), f in by.items() if "sat_math" in t]
+    sat = [f for (t, _), f in by.items() if "sat_math" in t or "lsat_lr" in t]
     assert sat and all(f.agrees for f in sat)
+    # a group's size-weighted mean is the figure over all its subsets' questions: 3 of 7 right at gold@D
+    group = by[("score_option_order_robustness_agieval", "per_option_accuracy_D")]
+    assert (group.lm_eval, group.robusteval) == (pytest.approx(1 / 7), pytest.approx(3 / 7))
+    assert [r.split(":")[0] for r in group.reasons] == ["1 replies scored against another gold",
+                                                         "1 replies chose a repeated copy of the gold's text"]
+    assert by[("score_prompt_robustness_agieval", "consistency_rate")].agrees
 
 
 def test_the_terminal_and_the_report_print_lm_evals_figures_beside_ours(tmp_path, capsys):
@@ -85,7 +93,7 @@ def test_the_terminal_and_the_report_print_lm_evals_figures_beside_ours(tmp_path
     out = capsys.readouterr().out
     report = (tmp_path / "runs" / "r" / "report.md").read_text(encoding="utf-8")
     for text in (out, report):
-        assert "stub · lm-eval's figures beside robusteval's: 58 of 70 equal" in text
+        assert "stub · lm-eval's figures beside robusteval's: 81 of 102 equal" in text
         assert "per_option_macro_accuracy_J" in text and "SCORE undoes the option swap only" in text
 
 
@@ -102,7 +110,7 @@ def test_the_audit_of_a_log_lists_the_loaders_anomalies(tmp_path, capsys):
 def test_an_older_log_of_a_task_in_the_folder_is_left_out_and_said(tmp_path, capsys):
     folder = shutil.copytree(OUT / "stub", tmp_path / "out" / "stub")
     newest = folder / LOGS[0].name
-    older = folder / LOGS[0].name.replace("2026-11-28T08-33", "2026-11-27T08-33")
+    older = folder / LOGS[0].name.replace("2026-11-28T", "2026-11-27T")
     shutil.copy(newest, older)
     results = score(tmp_path, tmp_path / "out", capsys=capsys)
     assert results["data"]["notes"] == [f"{older}: {OLDER_LOG} ({newest.name})"]

@@ -68,14 +68,21 @@ def output_files(folder: Path) -> tuple[list[Path], list[str]]:
     return [*latest.values(), *results], notes
 
 
-def read_results(path: Path) -> dict[str, dict[str, float]]:
-    """lm-eval's ``results_*.json``: task -> metric -> value (the ``none`` filter's, SCORE's only one;
-    stderr and text left out)."""
+Figures = dict[str, dict[str, float]]  # task or group -> metric -> value
+Groups = dict[str, list[str]]  # group -> its tasks and groups
+
+
+def read_results(path: Path) -> tuple[Figures, Groups]:
+    """lm-eval's ``results_*.json``: task (or group) -> metric -> value (the ``none`` filter's, SCORE's
+    only one; stderr and text left out), and ``group_subtasks``: each group's members."""
     data = parse_json(read_text(path, "lm-eval results"), path, finite=False)
     tasks = data.get("results") if isinstance(data, dict) else None
     if not isinstance(tasks, dict):
         raise UserError(f"{path}: not lm-eval's results file (no 'results' object of tasks)")
-    out: dict[str, dict[str, float]] = {}
+    members = data.get("group_subtasks")
+    groups = {str(g): [str(t) for t in subs] for g, subs in members.items()
+              if isinstance(subs, list)} if isinstance(members, dict) else {}
+    out: Figures = {}
     for task, metrics in tasks.items():
         if not isinstance(metrics, dict):
             continue
@@ -85,7 +92,14 @@ def read_results(path: Path) -> dict[str, dict[str, float]]:
                     or not isinstance(value, (int, float)):
                 continue
             out.setdefault(str(task), {})[metric] = finite_number(value, path, f"{task} {metric}")
-    return out
+    return out, groups
+
+
+def _leaves(name: str, groups: Groups, depth: int = 0) -> list[str]:
+    """The tasks of a group (nested groups opened), or ``[name]`` for a task."""
+    if name not in groups or depth > 8:
+        return [name]
+    return [t for member in groups[name] for t in _leaves(member, groups, depth + 1)]
 
 
 def _measure(family: str, metric: str, seed: str) -> tuple[str | None, str] | None:
@@ -101,23 +115,30 @@ def _measure(family: str, metric: str, seed: str) -> tuple[str | None, str] | No
     return None
 
 
-def compare(results: dict[Path, dict[str, dict[str, float]]], placed: list[Placed], samples: list[Any],
+def compare(results: dict[Path, tuple[Figures, Groups]], placed: list[Placed], samples: list[Any],
             reader: str, seed: int) -> LmEvalFigures:
     """lm-eval's figures (``results``: each results file's, read by `read_results`) beside robusteval's
-    for every task of a file whose replies were scored, per model (a results file's model: the one
-    its folder's logs were placed under)."""
+    for every task of a file whose replies were scored, and every group of such tasks of one family
+    (SCORE's ``score_option_order_robustness_agieval``: its size-weighted mean is the figure over all
+    its subsets' questions), per model (a results file's model: the one its folder's logs were placed
+    under)."""
     theirs = {(p.model, p.variant.family, p.item.id, p.variant.name, p.sample): p.theirs for p in placed}
     folders: dict[Path, dict[str, tuple[str, str]]] = defaultdict(dict)  # folder -> task -> (model, dataset)
     for p in placed:
         folders[Path(p.file).parent][task_name(Path(p.file))] = (p.model, p.dataset)
     out: LmEvalFigures = {}
-    for path, tasks in results.items():
+    for path, (tasks, groups) in results.items():
+        logged = folders.get(path.parent, {})
         for task, metrics in tasks.items():
-            if task not in folders.get(path.parent, {}):
-                continue  # a group, or a task whose log was not given
-            model, dataset = folders[path.parent][task]
-            family = score_family(task) or task
-            items = {p.item.id for p in placed if p.model == model and p.dataset == dataset}
+            members = _leaves(task, groups)
+            if not all(m in logged for m in members):
+                continue  # a task (or a group's) whose log was not given
+            models, families = {logged[m][0] for m in members}, {score_family(m) or m for m in members}
+            if len(models) != 1 or len(families) != 1:
+                continue  # a group of several families (SCORE's score_robustness_agieval) has no figure of ours
+            model, family = models.pop(), families.pop()
+            datasets = {logged[m][1] for m in members}
+            items = {p.item.id for p in placed if p.model == model and p.dataset in datasets}
             of_task = [s for s in samples if s.model == model and s.family == family and s.item_id in items]
             item_ids = list(dict.fromkeys(s.item_id for s in of_task))
             fm = family_metrics(of_task, family, item_ids, seed=seed)
