@@ -133,3 +133,44 @@ def test_nothing_to_score_is_one_message(tmp_path, capsys, paths, says):
     ("score_non_greedy_robustness_mmlu_pro", "mmlu_pro"), ("hellaswag", "hellaswag")])
 def test_a_tasks_dataset_is_named_after_its_family(task, dataset):
     assert task_dataset(task) == dataset
+
+
+def test_the_items_of_a_log_are_the_real_files_questions_with_the_authors_gold(realdata):
+    """Every question of the logs, placed on its dataset, has the options and gold of the real file's row
+    (AGIEval: the option printed with the gold's letter, though SCORE showed logiqa-en's 108 out of order
+    and scored it by the letter's position)."""
+    from robusteval.data.audit import DataAudit
+    from robusteval.data.mcq import load_items
+    from robusteval.scoring.replies import read_lm_eval
+
+    real = {f"mmlu_pro/{item.id}": item for item in load_items(str(realdata / "mmlu-pro" / "test-sample-400.jsonl"))}
+    for subset in ("aqua-rat", "logiqa-en", "lsat-lr", "sat-math"):
+        for item in load_items(str(realdata / "agieval" / f"{subset}.jsonl")):
+            real[f"agieval_{subset.replace('-', '_')}/{item.id.removeprefix(subset + '-')}"] = item
+    items: dict = {}
+    placed = [p for log in LOGS for p in read_lm_eval(log, DataAudit(), None, items, qualify=True)]
+    assert len(placed) == ROWS and len(items) == 9
+    for item in items.values():
+        truth = real[item.id]
+        assert sorted(item.options) == sorted(truth.options), item.id
+        assert item.options[item.answer] == truth.options[truth.answer], item.id
+    shown = items["agieval_logiqa_en/108"]
+    assert shown.options != real["agieval_logiqa_en/108"].options  # as SCORE showed them, not re-sorted
+
+
+def test_a_second_question_under_one_id_is_left_out_not_scored_against_the_first(tmp_path, capsys):
+    """Before: the reply to the 5-option question was scored against the first (3-option) question of that
+    id, only an anomaly said so; where the option counts differed in an option-order log, a traceback."""
+    from robusteval.scoring.replies import ITEM_DIFFERS
+
+    def doc(question: str, options: list[str], gold: int, prompt_id: int) -> dict:
+        return {"question_id": 1, "question": question, "options": options, "answer": "ABCDE"[gold],
+                "answer_index": gold, "prompt_id": prompt_id, "options_format": "\n{letter}: {option}"}
+
+    rows = [{"doc_id": 0, "doc": doc("Q one", ["a", "b", "c"], 1, 0), "resps": [["The best answer is B"]]},
+            {"doc_id": 1, "doc": doc("Q two", ["x", "y", "z", "w", "v"], 4, 1), "resps": [["The best answer is E"]]}]
+    log = tmp_path / "samples_prompt_robustness_agieval_x_2026-01-01T00-00-00.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    results = score(tmp_path, log, capsys=capsys)
+    assert results["data"]["sources"][0]["left_out"] == {ITEM_DIFFERS: 1}
+    assert results["models"][log.parent.name]["usage"]["requests"] == 1

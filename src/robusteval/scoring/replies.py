@@ -33,7 +33,8 @@ UNKNOWN_VARIANT = "variant not in the design (check --families / --templates)"
 NO_REPLY_FIELD = "no reply field ('reply', 'response' or 'text')"
 NO_ITEM_ID = "no item id ('item_id', 'item' or 'id')"
 NO_VARIANT_NAME = "no variant name ('variant')"
-ITEM_DIFFERS = "the same question id with other options or gold in another row: the first row's kept"
+ITEM_DIFFERS = ("the same question id as an earlier row with another question, options or gold: left out (its reply "
+                "answers another question)")
 
 SHOWN_ORDER = ("printed option letters out of order: the options as SCORE showed them (by position, relabelled "
                "A, B, ...), the gold the option printed with the gold's letter (SCORE's is the letter's position)")
@@ -403,19 +404,10 @@ def read_lm_eval(path: Path, audit: DataAudit, model: str | None, items: dict[st
             source.leave_out(exc.reason, where)
             continue
         parsed = _as_shown(parsed, doc)
-        item = items.get(parsed.item.id)
-        if item is None:  # first seen: what the loader found odd in it, once per item as a run's audit
-            item = items[parsed.item.id] = parsed.item
-            for kind in parsed.anomalies:
-                source.anomaly(kind, where)
-        elif (item.options, item.answer) != (parsed.item.options, parsed.item.answer):
-            source.anomaly(ITEM_DIFFERS, where)
-        n = len(item.options)
+        n = len(parsed.item.options)
         if family == "order":
             name = f"gold@{_gold_moved_to(doc, gold_at, n, at)}"
             labels = tuple(LETTERS[:n])
-            if LETTERS.index(name[-1]) >= n:
-                source.anomaly(PAST_OPTIONS, where)
         elif family in ("prompt", "format"):
             name = f"score-{family}-{doc.get('prompt_id', 0)}"
             labels = _labels(doc.get("options_format"), n)
@@ -424,6 +416,17 @@ def read_lm_eval(path: Path, audit: DataAudit, model: str | None, items: dict[st
             labels = tuple(LETTERS[:n])
         else:
             name, labels = "base", tuple(LETTERS[:n])
+        item = items.get(parsed.item.id)
+        if item is None:  # first seen: what the loader found odd in it, once per item as a run's audit
+            item = items[parsed.item.id] = parsed.item
+            for kind in parsed.anomalies:
+                source.anomaly(kind, where)
+        elif (item.question, item.options, item.answer) != (parsed.item.question, parsed.item.options,
+                                                           parsed.item.answer):
+            source.leave_out(ITEM_DIFFERS, where)  # placed on the first, it was scored against another question
+            continue
+        if family == "order" and LETTERS.index(name[-1]) >= n:
+            source.anomaly(PAST_OPTIONS, where)
         variant = Variant(item.id, family, name, labels, tuple(order) if order else tuple(range(n)),
                           (Message("user", _prompt(row)),))
         source.rows_used += 1
