@@ -174,3 +174,11 @@ def test_a_second_question_under_one_id_is_left_out_not_scored_against_the_first
     results = score(tmp_path, log, capsys=capsys)
     assert results["data"]["sources"][0]["left_out"] == {ITEM_DIFFERS: 1}
     assert results["models"][log.parent.name]["usage"]["requests"] == 1
+
+
+def test_a_chat_models_prompt_is_the_messages_text_not_their_json(tmp_path, capsys):
+    """lm-eval logs a chat model's prompt as the messages' JSON; before, samples.jsonl's ``prompt`` held it."""
+    score(tmp_path, OUT / "stub" / LOGS[0].name, capsys=capsys)
+    first = json.loads((tmp_path / "runs" / "r" / "samples.jsonl").open(encoding="utf-8").readline())
+    asked = json.loads(json.loads(LOGS[0].open(encoding="utf-8").readline())["arguments"]["gen_args_0"]["arg_0"][0])
+    assert first["prompt"] == asked[-1]["content"] and first["prompt"].startswith("For the multiple-choice question")

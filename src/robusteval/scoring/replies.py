@@ -314,6 +314,23 @@ def _prompt(row: dict[str, Any]) -> str:
     return args if isinstance(args, str) else ""
 
 
+def _messages(row: dict[str, Any]) -> tuple[Message, ...]:
+    """The prompt as asked: a chat model's (``--apply_chat_template`` with ``local-chat-completions``) is
+    logged as the messages' JSON, ``[{"role": ..., "content": ...}, ...]``, read back into messages so a
+    sample's ``prompt`` is the question's text, not that JSON; any other text is one user message."""
+    text = _prompt(row)
+    if text.startswith("[{"):
+        try:
+            chat = json.loads(text)
+        except ValueError:
+            chat = None
+        if isinstance(chat, list) and chat and all(
+                isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+                for m in chat):
+            return tuple(Message(m["role"], m["content"]) for m in chat)
+    return (Message("user", text),)
+
+
 def score_family(task: str) -> str | None:
     for key, family in (("option_order_robustness", "order"), ("option_format_robustness", "format"),
                         ("prompt_robustness", "prompt"), ("non_greedy_robustness", "seeds")):
@@ -428,6 +445,6 @@ def read_lm_eval(path: Path, audit: DataAudit, model: str | None, items: dict[st
         if family == "order" and LETTERS.index(name[-1]) >= n:
             source.anomaly(PAST_OPTIONS, where)
         variant = Variant(item.id, family, name, labels, tuple(order) if order else tuple(range(n)),
-                          (Message("user", _prompt(row)),))
+                          _messages(row))
         source.rows_used += 1
         yield Placed(label, item, variant, _reply(row), 0, where, str(path), dataset, _their_reading(row))
