@@ -182,3 +182,21 @@ def test_a_chat_models_prompt_is_the_messages_text_not_their_json(tmp_path, caps
     first = json.loads((tmp_path / "runs" / "r" / "samples.jsonl").open(encoding="utf-8").readline())
     asked = json.loads(json.loads(LOGS[0].open(encoding="utf-8").readline())["arguments"]["gen_args_0"]["arg_0"][0])
     assert first["prompt"] == asked[-1]["content"] and first["prompt"].startswith("For the multiple-choice question")
+
+
+def test_non_greedy_runs_one_folder_per_seed_are_draws_beside_lm_evals_figures(tmp_path, capsys):
+    """SCORE's non-greedy instructions run each seed into OUT/seed_N (tests/fixtures/lm_eval/non_greedy: lm-eval
+    0.4.13, `--seed 1` and `--seed 2`, 5 docs of sat-math and of MMLU-Pro each; README there)."""
+    from robusteval.data.audit import DataAudit
+    from robusteval.scoring.replies import read_lm_eval
+
+    folder = OUT.parent / "non_greedy"
+    results = score(tmp_path, folder, capsys=capsys)
+    by = {(f.task, f.variant): f for f in read_lm_eval_figures(results)["stub"]}
+    tasks = ("non_greedy_robustness_agieval_sat_math", "score_non_greedy_robustness_mmlu_pro")
+    assert set(by) == {(t, s) for t in tasks for s in ("seed1", "seed2")}
+    assert all(f.agrees for f in by.values())
+    log = next(folder.glob("seed_1/stub/samples_non_greedy_robustness_agieval_sat_math_*.jsonl"))
+    row = json.loads(log.open(encoding="utf-8").readline())
+    placed = next(iter(read_lm_eval(log, DataAudit(), None, {})))
+    assert placed.variant.name == "seed1" and placed.theirs == tuple(row["non_greedy_accuracy"][1:3])

@@ -350,12 +350,15 @@ def seed_name(path: Path) -> str:
 
 def _their_reading(row: dict[str, Any]) -> tuple[str | None, str | None] | None:
     """What lm-eval made of the reply: SCORE's tasks log, under the row's first metric,
-    ``[question_id, variant, answer read, gold label, ...]``; None for other tasks."""
+    ``[question_id, variant, answer read, gold label, ...]`` (the non-greedy tasks without the variant:
+    ``[question_id, answer read, gold label, category]``); None for other tasks."""
     names = row.get("metrics")
-    value = row.get(names[0]) if isinstance(names, list) and names and isinstance(names[0], str) else None
+    name = names[0] if isinstance(names, list) and names and isinstance(names[0], str) else ""
+    value = row.get(name) if name else None
     if not isinstance(value, list) or len(value) < 4:
         return None
-    read, gold = value[2], value[3]
+    at = 1 if name.startswith("non_greedy") else 2
+    read, gold = value[at], value[at + 1]
     return (read if isinstance(read, str) else None), (gold if isinstance(gold, str) else None)
 
 
