@@ -200,3 +200,24 @@ def test_non_greedy_runs_one_folder_per_seed_are_draws_beside_lm_evals_figures(t
     row = json.loads(log.open(encoding="utf-8").readline())
     placed = next(iter(read_lm_eval(log, DataAudit(), None, {})))
     assert placed.variant.name == "seed1" and placed.theirs == tuple(row["non_greedy_accuracy"][1:3])
+
+
+def test_a_reply_read_otherwise_is_counted_as_such():
+    """Our reader against SCORE's extraction, row by row: a reply unreadable here that lm-eval read as the gold,
+    and one read here as the gold's label that SCORE read otherwise; SCORE keeps an unreadable reply's text."""
+    from types import SimpleNamespace
+
+    from robusteval.scoring.lm_eval import _reasons, _unreadable
+
+    def row(item: str, status: str, label: str | None, correct: bool) -> SimpleNamespace:
+        return SimpleNamespace(model="m", family="prompt", item_id=item, variant="score-prompt-0", sample=0,
+                               labels=("A", "B", "C", "D"), gold_label="B", answer_label=label, status=status,
+                               correct=correct)
+
+    cells = [row("q1", "invalid", None, False), row("q2", "ok", "B", True), row("q3", "ok", "C", False)]
+    key = ("m", "prompt", "{}", "score-prompt-0", 0)
+    theirs = {tuple(k if k != "{}" else item for k in key): t for item, t in (
+        ("q1", ("B", "B")), ("q2", ("I THINK B", "B")), ("q3", ("C", "B")))}
+    assert _reasons(cells, theirs, "robusteval") == [
+        "2 replies read otherwise by reader 'robusteval' than by SCORE's extraction (1 unreadable here)"]
+    assert _unreadable(cells, theirs)[0].startswith("2 replies unreadable here or to SCORE's extraction")
