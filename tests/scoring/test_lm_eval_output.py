@@ -36,11 +36,12 @@ def figures(results: dict) -> dict[tuple[str, str], LmEvalFigure]:
     return {(f.task, f.metric): f for f in read_lm_eval_figures(results)["stub"]}
 
 
-@pytest.mark.parametrize("given", ["folder", "model folder", "files"])
+@pytest.mark.parametrize("given", ["folder", "model folder", "files", "folder and a file in it"])
 def test_every_subset_in_one_call_keeps_every_reply(tmp_path, capsys, given):
     """Before: the folder was "no such file", results_*.json "not valid JSON", and the logs alone left
     out every reply whose question id another subset also has as "a second reply to the same ..."."""
-    paths = {"folder": [OUT], "model folder": [OUT / "stub"], "files": [*LOGS, RESULTS]}[given]
+    paths = {"folder": [OUT], "model folder": [OUT / "stub"], "files": [*LOGS, RESULTS],
+             "folder and a file in it": [OUT, LOGS[0]]}[given]
     results = score(tmp_path, *paths, capsys=capsys)
     sources = {s["source"]: s for s in results["data"]["sources"]}
     assert "replies" not in sources  # no reply left out as a repeat

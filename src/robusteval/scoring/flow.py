@@ -160,17 +160,18 @@ def _reply_sample(p: Placed, reader: Reader) -> Sample:
 def scored_paths(given: Iterable[str], audit: DataAudit) -> list[Path]:
     """The files to score: each given file, and for a folder the tool output under it
     (`lm_eval.output_files`: lm-eval's logs and results, else MMLU-Pro's zips), the logs left out
-    noted in the audit."""
-    out: list[Path] = []
+    noted in the audit; a file reached twice (``OUT`` and ``OUT/model/results_*.json``) once."""
+    out: dict[Path, Path] = {}  # resolved -> as given
     for path in (Path(p).expanduser() for p in given):
         if not path.is_dir():
-            out.append(path)
+            out.setdefault(path.resolve(), path)
             continue
         files, older = output_files(path)
-        out += files
+        for file in files:
+            out.setdefault(file.resolve(), file)
         for note in older:
             audit.note(note)
-    return out
+    return list(out.values())
 
 
 def placed_replies(request: ScoreRequest, kind: str, audit: DataAudit,
