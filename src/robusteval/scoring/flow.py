@@ -30,6 +30,7 @@ from robusteval.readers import Reader, get_reader
 from robusteval.results import encode, reserve_run_folder, write_run
 from robusteval.results.budget import BudgetEstimates, budget_json
 from robusteval.scoring.grid import GridCell, load_grid, load_variant_texts
+from robusteval.scoring.inspect_log import READER as INSPECT_READER, is_inspect_log, read_inspect_log
 from robusteval.scoring.replies import (
     Placed,
     generic_families,
@@ -44,7 +45,7 @@ from robusteval.suites.mcq.ask import make_sample
 from robusteval.suites.mcq.options import BUDGET, build_design
 from robusteval.types import Item, Response
 
-KINDS = ("replies", "mmlu-pro", "lm-eval", "grid")
+KINDS = ("replies", "mmlu-pro", "lm-eval", "inspect", "grid")
 REPEATED_REPLY = "a second reply to the same (model, family, item, variant, sample): the first kept"
 NO_REPLY = "items have no reply in the files: left out of every metric"
 
@@ -88,10 +89,12 @@ def score_request(values: dict[str, Any]) -> ScoreRequest:
 
 
 def kind_of(path: Path) -> str:
-    """What a file is: MMLU-Pro's released zip, an lm-eval sample log, a grid (a ``correct`` column and
-    no reply), or generic replies."""
+    """What a file is: MMLU-Pro's released zip, an lm-eval sample log, an inspect_ai log, a grid (a
+    ``correct`` column and no reply), or generic replies."""
     if not path.is_file():
         raise UserError(f"{path}: no such file")
+    if is_inspect_log(path):
+        return "inspect"
     if path.suffix.lower() == ".zip":
         return "mmlu-pro"
     if path.suffix.lower() in (".csv", ".tsv"):
@@ -166,6 +169,10 @@ def placed_replies(request: ScoreRequest, kind: str, audit: DataAudit) -> tuple[
         for path in paths:
             out += read_lm_eval(path, audit, request.model, shared)
         return out, {"answers": "lm-evaluation-harness --log_samples"}
+    if kind == "inspect":
+        for path in paths:
+            out += read_inspect_log(path, audit, request.model)
+        return out, {"answers": "inspect_ai logs (one variant per task; an epoch is a sample)"}
     if request.data is None:
         raise UserError("score: replies in a generic JSONL need --data, the dataset they answer "
                         "(a name such as mmlu, or a file)")
@@ -221,7 +228,8 @@ def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
                        "budget_covariates": list(request.covariates),
                        **({"variant_texts": request.variant_texts} if request.variant_texts else {})}
     else:
-        reader = get_reader(request.reader)  # an unknown name stops before any file is read
+        # an unknown name stops before any file is read; an inspect log is read as its scorer read it
+        reader = get_reader(request.reader or (INSPECT_READER if kind == "inspect" else None))
         placed, design = placed_replies(request, kind, audit)
         samples = _unique([_reply_sample(p, reader) for p in placed], audit)
         files: dict[str, dict[str, None]] = {}
