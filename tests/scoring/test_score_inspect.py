@@ -97,3 +97,15 @@ def test_a_zstd_log_without_a_zstd_decoder_names_the_fix(monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     with pytest.raises(UserError, match=r"zstd-compressed .* `pip install zstandard`"):
         list(read_inspect_log(LOGS / "mcq_small.eval", DataAudit(), None))
+
+
+def test_epochs_that_inspect_reduces_by_mode_are_said_to_differ(tmp_path):
+    """inspect's accuracy of mcq_small_mode.eval is over each question's vote of its 3 epochs (0.8);
+    robusteval's is over every reply (the same 15 replies as mcq_small: 10/15), and the audit says why."""
+    path = LOGS / "mcq_small_mode.eval"
+    results = score(path, tmp_path)
+    assert inspect_accuracy(path) == pytest.approx(0.8, abs=1e-9)
+    assert results["metrics"]["mockllm/model"]["mcq_small_mode"]["accuracy"]["value"] == pytest.approx(10 / 15)
+    (note,) = results["data"]["sources"][0]["notes"]
+    assert "choice accuracy 0.8000 (epochs reduced by mode)" in note
+    assert "inspect reduces each question's 3 epochs by mode before its accuracy" in note

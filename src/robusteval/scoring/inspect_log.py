@@ -169,18 +169,34 @@ def _prompt(messages: Any) -> str:
 
 
 def _summary(header: dict[str, Any], spec: dict[str, Any], task: str) -> str:
-    """One audit line: the log's task, model, epochs and status, and inspect's own figures."""
+    """One audit line: the log's task, model, epochs and status, and inspect's own figures with why
+    one may differ from robusteval's (epochs reduced otherwise than by their mean, another scorer
+    than ``choice``, a log that did not finish)."""
     config = spec["config"] if isinstance(spec.get("config"), dict) else {}
-    line = (f"inspect_ai log: task {task}, model {spec.get('model')}, {config.get('epochs') or 1} epoch(s), "
-            f"status {header.get('status')}")
+    epochs = config.get("epochs") or 1
+    line = f"inspect_ai log: task {task}, model {spec.get('model')}, {epochs} epoch(s), status {header.get('status')}"
+    if header.get("status") != "success":
+        line += " (not finished: the samples it holds are read)"
     results = header["results"] if isinstance(header.get("results"), dict) else {}
-    figures = []
+    figures, why = [], []
     for score in results.get("scores") or []:
         metrics = score.get("metrics") if isinstance(score, dict) else None
-        if isinstance(metrics, dict):
-            figures += [f"{score.get('name')} {name} {m['value']:.4f}" for name, m in metrics.items()
-                        if isinstance(m, dict) and isinstance(m.get("value"), (int, float))]
-    return line + (f"; inspect's own figures: {', '.join(figures)}" if figures else "; no results in the log")
+        if not isinstance(metrics, dict):
+            continue
+        reducer = score.get("reducer") or "mean"
+        shown = [f"{score.get('name')} {name} {m['value']:.4f}" for name, m in metrics.items()
+                 if isinstance(m, dict) and isinstance(m.get("value"), (int, float))]
+        if reducer != "mean" and epochs != 1:
+            shown = [f"{f} (epochs reduced by {reducer})" for f in shown]
+            why.append(f"inspect reduces each question's {epochs} epochs by {reducer} before its accuracy; "
+                       "robusteval's averages every epoch's reply")
+        if score.get("scorer", score.get("name")) != "choice":
+            why.append(f"scorer {score.get('scorer', score.get('name'))} is not inspect's choice scorer, whose "
+                       "reading the inspect reader reproduces")
+        figures += shown
+    if not figures:
+        return line + "; no results in the log"
+    return line + f"; inspect's own figures: {', '.join(figures)}" + "".join(f"; {w}" for w in dict.fromkeys(why))
 
 
 def _object(value: Any, path: Path, what: str) -> dict[str, Any]:
