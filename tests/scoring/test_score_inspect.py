@@ -14,10 +14,11 @@ import pytest
 
 from robusteval.cli import main
 from robusteval.data.audit import DataAudit
+from robusteval.data.mcq import REPEATED_TEXT
 from robusteval.errors import UserError
 from robusteval.scoring import inspect_log
 from robusteval.scoring.flow import kind_of
-from robusteval.scoring.inspect_log import MANY_TARGETS, NOT_MCQ, SAMPLE_ERROR, read_inspect_log
+from robusteval.scoring.inspect_log import MANY_TARGETS, NO_SAMPLES, NOT_MCQ, SAMPLE_ERROR, read_inspect_log
 
 LOGS = Path(__file__).parents[1] / "fixtures" / "inspect"
 JSON_LOG = LOGS / "mcq_small.json"
@@ -68,6 +69,9 @@ def test_samples_that_are_not_single_answer_multiple_choice_are_counted(tmp_path
     del samples[0]["choices"]  # q1 epoch 1
     samples[1]["target"] = ["A", "B"]  # q2 epoch 1: two correct choices
     samples[2]["error"] = {"message": "boom", "traceback": "", "traceback_ansi": ""}  # q3 epoch 1
+    for s in samples:
+        if s["id"] == "q4":  # "Five", "Seven", "Eight", "Six": a repeated option text, in every epoch
+            s["choices"][1] = "Five"
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(log))
     audit = DataAudit()
@@ -75,9 +79,19 @@ def test_samples_that_are_not_single_answer_multiple_choice_are_counted(tmp_path
     (source,) = audit.sources
     assert (source.rows_read, source.rows_used) == (15, 13)
     assert source.left_out == {NOT_MCQ: 1, MANY_TARGETS: 1}
-    assert source.anomalies == {SAMPLE_ERROR: 1}
+    assert source.anomalies == {SAMPLE_ERROR: 1, REPEATED_TEXT: 1}  # the loader's, once per question
     failed = [p for p in placed if p.text is None]
     assert [(p.item.id, p.sample) for p in failed] == [("q3", 0)]
+
+
+def test_a_log_without_samples_says_so(tmp_path, capsys):
+    log = json.loads(JSON_LOG.read_text())
+    log["samples"] = []
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps(log, indent=2))  # as inspect indents it: still told from its first bytes
+    assert kind_of(empty) == "inspect"
+    assert main(["score", str(empty), "--out", str(tmp_path), "--quiet"]) == 2
+    assert NO_SAMPLES in capsys.readouterr().err
 
 
 def test_broken_logs_are_one_message(tmp_path):

@@ -34,6 +34,7 @@ NOT_MCQ = "no 'choices' (not a multiple-choice sample)"
 MANY_TARGETS = "more than one correct choice in 'target' (a multiple-answer question): one gold is scored"
 BAD_TARGET = "'target' names no one of the sample's choices"
 NO_INPUT = "no question text in 'input'"
+NO_SAMPLES = "the log holds no samples (written with --no-log-samples?): nothing to score"
 SAMPLE_ERROR = "the sample ended in an error (no reply): counted failed"
 # how ``inspect eval --log-format json`` begins a log: {"version": N, "status": ...
 JSON_LOG = re.compile(rb'^(?:\xef\xbb\xbf)?\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
@@ -60,6 +61,8 @@ def read_inspect_log(path: Path, audit: DataAudit, model: str | None) -> Iterato
     task, label = str(spec.get("task") or path.stem), model or str(spec.get("model") or path.stem)
     source = audit.source(str(path))
     source.note(_summary(header, spec, task))
+    if not samples:
+        source.note(NO_SAMPLES)
     order = {str(sid): n for n, sid in enumerate(_object(spec.get("dataset"), path, "'eval.dataset'")
                                                   .get("sample_ids") or [])}
     samples.sort(key=lambda s: (s[1].get("epoch") if isinstance(s[1].get("epoch"), int) else 0,
@@ -97,6 +100,9 @@ def _placed(sample: dict[str, Any], where: str, at: str, task: str, label: str, 
     except Unusable as exc:
         source.leave_out(exc.reason, where)
         return None
+    if parsed.item.id not in items:  # the loader's anomalies (repeated option texts...), once per question
+        for kind in parsed.anomalies:
+            source.anomaly(kind, where)
     item = items.setdefault(parsed.item.id, parsed.item)
     if (item.options, item.answer) != (parsed.item.options, parsed.item.answer):
         source.anomaly(ITEM_DIFFERS, where)
