@@ -27,6 +27,7 @@ from robusteval.data.mcq import Unusable, parse_row
 from robusteval.errors import UserError
 from robusteval.files import decode_text, parse_json, read_text
 from robusteval.scoring.replies import ITEM_DIFFERS, MAX_ZIP_MEMBER, Placed, identity_variant, sample_index
+from robusteval.types import Item, Variant
 
 READER = "inspect"  # the reader an inspect log is read with unless --reader says otherwise
 VARIANT = "base"
@@ -63,22 +64,22 @@ def read_inspect_log(path: Path, audit: DataAudit, model: str | None) -> Iterato
     source.note(_summary(header, spec, task))
     if not samples:
         source.note(NO_SAMPLES)
-    order = {str(sid): n for n, sid in enumerate(_object(spec.get("dataset"), path, "'eval.dataset'")
-                                                  .get("sample_ids") or [])}
+    dataset = spec["dataset"] if isinstance(spec.get("dataset"), dict) else {}
+    order = {str(sid): n for n, sid in enumerate(dataset.get("sample_ids") or [])}
     samples.sort(key=lambda s: (s[1].get("epoch") if isinstance(s[1].get("epoch"), int) else 0,
                                 order.get(str(s[1].get("id")), len(order)), str(s[1].get("id"))))
-    items: dict[str, Any] = {}
+    items: dict[str, Item] = {}
     for _, sample in samples:
         source.rows_read += 1
         where = f"sample {sample.get('id')} epoch {sample.get('epoch')}"
-        placed = _placed(sample, where, f"{path} {where}", task, label, items, source)
+        placed = _placed(sample, where, f"{path} {where}", task, items, source)
         if placed is not None:
             source.rows_used += 1
             yield Placed(label, placed[0], placed[1], placed[2], placed[3], where, str(path))
 
 
-def _placed(sample: dict[str, Any], where: str, at: str, task: str, label: str, items: dict[str, Any],
-            source: SourceAudit) -> tuple[Any, Any, str | None, int] | None:
+def _placed(sample: dict[str, Any], where: str, at: str, task: str, items: dict[str, Item],
+            source: SourceAudit) -> tuple[Item, Variant, str | None, int] | None:
     """(item, variant, reply, sample index) of one sample, or None where it is left out (counted)."""
     choices = sample.get("choices")
     if not isinstance(choices, list) or not choices or not all(isinstance(c, str) for c in choices):
