@@ -47,7 +47,9 @@ def test_an_inspect_log_scores_as_inspect_scored_it(name, tmp_path):
     assert family["accuracy"]["value"] == pytest.approx(inspect_accuracy(path), abs=1e-9)
     assert family["accuracy"]["value"] == pytest.approx(10 / 15, abs=1e-9)
     assert list(family["variants"]) == ["base"] and family["accuracy"]["n"] == 5
-    assert family["consistency_rate"]["value"] is not None  # across the 3 epochs of each question
+    # across each question's 3 epochs, the share of pairs that agree (an unreadable reply agrees with none):
+    # q1 B,B,C 1/3; q2 A,A,A 1; q3 C,-,C 1/3; q4 A,D,D 1/3; q5 -,-,A 0
+    assert family["consistency_rate"]["value"] == pytest.approx(2 / 5, abs=1e-9)
     (source,) = results["data"]["sources"]
     assert (source["rows_read"], source["rows_used"], source["left_out"]) == (15, 15, {})
     assert "3 epoch(s)" in source["notes"][0] and "choice accuracy 0.6667" in source["notes"][0]
