@@ -50,8 +50,11 @@ def is_inspect_log(path: Path) -> bool:
         return True
     if suffix != ".json":
         return False
-    with path.open("rb") as f:
-        return bool(JSON_LOG.match(f.read(512)))
+    try:
+        with path.open("rb") as f:
+            return bool(JSON_LOG.match(f.read(512)))
+    except OSError:  # unreadable: the reader that opens it says so, in one line
+        return False
 
 
 def read_inspect_log(path: Path, audit: DataAudit, model: str | None) -> Iterator[Placed]:
