@@ -32,7 +32,7 @@ from robusteval.types import Item, Variant
 READER = "inspect"  # the reader an inspect log is read with unless --reader says otherwise
 VARIANT = "base"
 NOT_MCQ = "no 'choices' (not a multiple-choice sample)"
-MANY_TARGETS = "more than one correct choice in 'target' (a multiple-answer question): one gold is scored"
+MANY_TARGETS = "more than one correct choice in 'target' (a multiple-answer question; robusteval scores one gold)"
 BAD_TARGET = "'target' names no one of the sample's choices"
 NO_INPUT = "no question text in 'input'"
 NO_SAMPLES = "the log holds no samples (written with --no-log-samples?): nothing to score"
