@@ -124,8 +124,7 @@ def test_a_release_without_a_single_reply_is_one_message_and_exit_2(releases, tm
     path = released(tmp_path, "gemma-7b", rows, zipped=zipped)
     line = cli_run("score", path, "--reader", "mmlu-pro", "--out", tmp_path / "runs").refusal()
     assert line == (f"error: {path}: none of its 30 rows gives a reply ('model_outputs' or 'generated_text' missing, "
-                    "null or blank in every row): nothing to score; is it the file of replies, with its reply field "
-                    "named so?")
+                    "null or blank in every row): nothing to score; give the replies under one of those fields")
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 

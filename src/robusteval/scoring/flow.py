@@ -259,7 +259,7 @@ def no_reply_message(file: str, kind: str, rows: int) -> str:
     """One line: ``file``'s ``rows`` rows give no reply, and the fields of ``kind`` looked for."""
     fields = " or ".join(repr(f) for f in REPLY_FIELDS_OF.get(kind, ()))
     return (f"{file}: none of its {rows} rows gives a reply ({fields or 'the reply field'} missing, null or "
-            f"blank in every row): nothing to score; is it the file of replies, with its reply field named so?")
+            f"blank in every row): nothing to score; give the replies under one of those fields")
 
 
 def _check_covariates(request: ScoreRequest) -> dict[str, str] | None:
