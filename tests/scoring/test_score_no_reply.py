@@ -79,3 +79,17 @@ def test_a_grid_without_one_verdict(tmp_path, cli_run):
     grid = tmp_path / "g.csv"
     grid.write_text("item,variant,correct\nq1,A.,\nq2,A.,\n")
     assert "no usable grid rows among 2" in cli_run("score", grid, "--out", tmp_path / "runs").refusal()
+
+
+def test_a_json_list_that_is_not_a_release_and_replies_placed_nowhere_are_one_line(tmp_path, cli_run):
+    """A ``.json`` list is read as MMLU-Pro's released answers (the zip's member, unzipped): one of
+    generic replies says so; generic replies of which none can be placed give the audit on one line."""
+    listed = tmp_path / "r.json"
+    listed.write_text(json.dumps(generic(["The best answer is A"] * 3)), encoding="utf-8")
+    assert cli_run("score", listed, "--out", tmp_path / "runs").refusal() == (
+        f"error: {listed}: no row is an MMLU-Pro question with its options and gold (3 x no question); a .zip or a "
+        ".json list is read as MMLU-Pro's released answers (generic replies are JSONL: an object per line)")
+    nowhere = write_jsonl(tmp_path / "r.jsonl", [{"item_id": "nope", "variant": "gold@A", "reply": "A"}])
+    line = cli_run("score", nowhere, "--data", FIXTURE, "--families", "order", "--out", tmp_path / "runs").refusal()
+    assert line.startswith("error: score: no reply could be placed on an item and variant; the data audit: ")
+    assert f"{nowhere}: 1 rows read, 0 used; left out 1: item id not in the dataset (e.g. line 1)" in line

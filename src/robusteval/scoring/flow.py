@@ -237,8 +237,8 @@ def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
         model_files = {m: list(f) for m, f in files.items()}
         design["reader"] = reader.name
     if not samples:
-        raise UserError("score: no reply could be placed on an item and variant; see the data audit:\n  "
-                        + "\n  ".join(audit.lines()))
+        raise UserError("score: no reply could be placed on an item and variant; the data audit: "
+                        + "; ".join(line.strip() for line in audit.lines()))
     return _write(request, kind, samples, audit, design, started, model_files, texts)
 
 

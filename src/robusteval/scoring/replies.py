@@ -253,6 +253,11 @@ def read_mmlu_pro(path: Path, audit: DataAudit, model: str | None) -> Iterator[P
     rows = {i: _authors_gold(r, f"row {i + 1}", source) for i, r in enumerate(values) if isinstance(r, dict)}
     items = parse_rows(((i, (f"{path}:row {i + 1}", r)) for i, r in rows.items()), "mmlu-pro", source,
                        min_options=1)
+    if not items:
+        reasons = ", ".join(f"{n} x {reason}" for reason, n in source.left_out.most_common(3))
+        raise UserError(f"{path}: no row is an MMLU-Pro question with its options and gold ({reasons}); a .zip or a "
+                        ".json list is read as MMLU-Pro's released answers (generic replies are JSONL: an object "
+                        "per line)")
     source.rows_used = len(items)
     by_source = {item.source: item for item in items}
     fields: Counter[str] = Counter()
