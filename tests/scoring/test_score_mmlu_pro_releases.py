@@ -4,7 +4,8 @@
 the zip or its JSON member unzipped; both fields, differing; non-object values among the rows (a
 summary appended to the list); and replies blanked, which end in one message and exit 2, for every
 kind of file ``score`` reads. The whole releases' figures under ``generated_text`` are pinned by
-test_score_mmlu_pro_realdata.py; here each shape is checked reply for reply against that reading."""
+test_score_mmlu_pro_realdata.py; here each shape is checked reply for reply against that reading.
+Six rows kept in tests/fixtures check every shape without ../shared."""
 
 from __future__ import annotations
 
@@ -17,6 +18,11 @@ import pytest
 from robusteval.scoring.replies import NO_MMLU_PRO_REPLY, REPLIES_DIFFER, not_a_row
 
 MODELS = ("Meta-Llama-3_1-8B-Instruct", "Mistral-7B-Instruct-v0.2", "gemma-7b")
+# six rows of the gemma-7b release, kept as published (tests/fixtures/mmlu_pro_released/README.md): read
+# without ../shared, and their verdicts under the authors' chain (without its random guess), pinned
+KEPT = Path(__file__).parents[1] / "fixtures" / "mmlu_pro_released" / "model_outputs_gemma-7b_5shots.json"
+KEPT_VERDICTS = [("70", "ok", "I", True), ("71", "ok", "I", False), ("72", "ok", "D", False), ("75", "ok", "A", True),
+                 ("87", "invalid", None, False), ("107", "invalid", None, False)]
 STEP = 40  # every 40th row: 301 of 12,032, all 14 categories
 
 
@@ -143,3 +149,25 @@ def test_one_empty_release_among_others_stops_the_call_and_one_reply_is_enough(r
     results, _ = scored(cli_run, released(tmp_path / "d", "m", [releases["gemma-7b"][0], *no_field]), "d")
     assert results["data"]["sources"][0]["anomalies"][NO_MMLU_PRO_REPLY] == 19
     assert results["metrics"]["m"]["released"]["failed"] == 19
+
+
+@pytest.mark.parametrize("field", ["generated_text", "model_outputs", "both"])
+@pytest.mark.parametrize("zipped", [True, False], ids=["zip", "json member"])
+def test_kept_release_rows_read_the_same_in_every_shape(tmp_path, cli_run, field, zipped):
+    """Without ../shared: the six kept rows, under either field or both, zipped or not, with strings
+    appended, give the verdicts pinned; blanked, one line and exit 2."""
+    rows = json.loads(KEPT.read_text(encoding="utf-8"))
+    shaped = renamed(rows) if field == "model_outputs" else rows if field == "generated_text" else [
+        {**row, "model_outputs": row["generated_text"]} for row in rows]
+    results, samples = scored(cli_run, released(tmp_path / "a", "gemma-7b", [*shaped, "summary", "x"], zipped=zipped),
+                              "a")
+    assert verdicts(samples) == KEPT_VERDICTS
+    audit = results["data"]["sources"][0]
+    assert audit["left_out"] == {not_a_row("summary"): 2} and audit["notes"][0].endswith("at rows 7-8")
+    read_from = "generated_text" if field == "generated_text" else "model_outputs"
+    assert audit["assumed"]["reply field"] == f"'{read_from}' (6 rows)"
+    assert REPLIES_DIFFER not in audit["anomalies"]
+    blank = [{**row, **({"model_outputs": ""} if field != "generated_text" else {}),
+              **({"generated_text": None} if field != "model_outputs" else {})} for row in shaped]
+    path = released(tmp_path / "b", "gemma-7b", blank, zipped=zipped)
+    assert f"{path}: none of its 6 rows gives a reply" in cli_run("score", path, "--out", tmp_path / "runs").refusal()
