@@ -32,12 +32,15 @@ from robusteval.results.budget import BudgetEstimates, budget_json
 from robusteval.scoring.grid import GridCell, load_grid, load_variant_texts
 from robusteval.scoring.inspect_log import READER as INSPECT_READER, is_inspect_log, read_inspect_log
 from robusteval.scoring.replies import (
+    NO_REPLY_FIELD,
+    REPLY_FIELDS_OF,
     Placed,
     generic_families,
+    is_json_list,
     is_lm_eval_log,
     read_generic,
     read_lm_eval,
-    read_mmlu_pro_zip,
+    read_mmlu_pro,
 )
 from robusteval.suites.base import SampleBase, SuiteResult
 from robusteval.suites.mcq import Options, Sample
@@ -95,7 +98,7 @@ def kind_of(path: Path) -> str:
         raise UserError(f"{path}: no such file")
     if is_inspect_log(path):
         return "inspect"
-    if path.suffix.lower() == ".zip":
+    if path.suffix.lower() == ".zip" or is_json_list(path):  # a released zip, or its JSON list unzipped
         return "mmlu-pro"
     if path.suffix.lower() in (".csv", ".tsv"):
         return "grid"
@@ -162,7 +165,7 @@ def placed_replies(request: ScoreRequest, kind: str, audit: DataAudit) -> tuple[
     out: list[Placed] = []
     if kind == "mmlu-pro":
         for path in paths:
-            out += read_mmlu_pro_zip(path, audit, request.model if len(paths) == 1 else None)
+            out += read_mmlu_pro(path, audit, request.model if len(paths) == 1 else None)
         return out, {"answers": "MMLU-Pro released outputs (the authors' 5-shot chain-of-thought prompt)"}
     if kind == "lm-eval":
         shared: dict[str, Item] = {}  # one item per question id across the files
@@ -191,7 +194,10 @@ def placed_replies(request: ScoreRequest, kind: str, audit: DataAudit) -> tuple[
     by_id = {item.id: item for item in items}
     variants = {item.id: {(v.family, v.name): v for v in expand(item, families, design, cross)} for item in items}
     for path in paths:
-        out += read_generic(path, variants, by_id, audit.source(str(path)), request.model)
+        source = audit.source(str(path))
+        out += read_generic(path, variants, by_id, source, request.model)
+        if source.rows_read and source.left_out[NO_REPLY_FIELD] == source.rows_read:
+            raise UserError(no_reply_message(str(path), kind, source.rows_read))
     answered = {p.item.id for p in out}
     if unanswered := [item.id for item in items if item.id not in answered]:
         audit.source(request.data).note(f"{len(unanswered)} of {len(items)} {NO_REPLY} (e.g. "
@@ -231,6 +237,7 @@ def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
         # an unknown name stops before any file is read; an inspect log is read as its scorer read it
         reader = get_reader(request.reader or (INSPECT_READER if kind == "inspect" else None))
         placed, design = placed_replies(request, kind, audit)
+        require_replies(placed, kind, audit)
         samples = _unique([_reply_sample(p, reader) for p in placed], audit)
         files: dict[str, dict[str, None]] = {}
         for p in placed:
@@ -238,9 +245,29 @@ def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
         model_files = {m: list(f) for m, f in files.items()}
         design["reader"] = reader.name
     if not samples:
-        raise UserError("score: no reply could be placed on an item and variant; see the data audit:\n  "
-                        + "\n  ".join(audit.lines()))
+        raise UserError("score: no reply could be placed on an item and variant; the data audit: "
+                        + "; ".join(line.strip() for line in audit.lines()))
     return _write(request, kind, samples, audit, design, started, model_files, texts)
+
+
+def require_replies(placed: list[Placed], kind: str, audit: DataAudit) -> None:
+    """Stop with one message on a file none of whose replies is given (each one failed, null, blank
+    or missing), naming the fields looked for: scored, it would be a run of n/a that exits 0, as if
+    the file had been read. One given reply is enough: failed requests among real ones are counted
+    failed, as a run counts them."""
+    given: dict[str, bool] = {}
+    for p in placed:
+        given[p.file] = given.get(p.file, False) or bool(p.text and p.text.strip())
+    if empty := next((file for file, any_given in given.items() if not any_given), None):
+        rows = sum(p.file == empty for p in placed) + audit.source(empty).left_out[NO_REPLY_FIELD]
+        raise UserError(no_reply_message(empty, kind, rows))
+
+
+def no_reply_message(file: str, kind: str, rows: int) -> str:
+    """One line: ``file``'s ``rows`` rows give no reply, and the fields of ``kind`` looked for."""
+    fields = " or ".join(repr(f) for f in REPLY_FIELDS_OF.get(kind, ()))
+    return (f"{file}: none of its {rows} rows gives a reply ({fields or 'the reply field'} missing, null or "
+            f"blank in every row): nothing to score; give the replies under one of those fields")
 
 
 def _check_covariates(request: ScoreRequest) -> dict[str, str] | None:
