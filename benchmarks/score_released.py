@@ -18,7 +18,7 @@ from pathlib import Path
 from robusteval.data.audit import DataAudit
 from robusteval.readers import get_reader
 from robusteval.scoring.flow import ScoreRequest, _reply_sample, score_files
-from robusteval.scoring.replies import read_mmlu_pro_zip
+from robusteval.scoring.replies import read_mmlu_pro
 
 OUTPUTS = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "mmlu-pro" / "outputs"
 
@@ -37,7 +37,7 @@ def main() -> None:
     reader = get_reader(args.reader)
     for path in zips:
         wall, c = time.perf_counter(), cpu()
-        placed = list(read_mmlu_pro_zip(path, DataAudit(), None))
+        placed = list(read_mmlu_pro(path, DataAudit(), None))
         t_read = time.perf_counter() - wall
         t0 = time.perf_counter()
         samples = [_reply_sample(p, reader) for p in placed]

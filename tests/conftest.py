@@ -67,6 +67,12 @@ class CliRun(NamedTuple):
         assert self.code == 0, f"exit {self.code}: {self.err}"
         return self.results(), self.samples()
 
+    def refusal(self) -> str:
+        """The one line a refused command printed (asserted: exit 2, one line, no traceback)."""
+        lines = [line for line in self.err.splitlines() if line.strip()]
+        assert self.code == 2 and "Traceback" not in self.out + self.err and len(lines) == 1, (self.code, self.err)
+        return lines[0]
+
 
 def run_cli(root: Path, *args: str | Path, capsys=None) -> CliRun:
     """`robusteval.cli.main` in this process; a command that runs a suite (``run``, ``tree build``) gets

@@ -121,12 +121,12 @@ def score(files: str | Path | Sequence[str | Path], *, reader: str | None = None
           covariates: str | Sequence[str] | None = None, variant_texts: str | Path | None = None,
           out_dir: str = "runs", run_id: str | None = None, overwrite: bool = False) -> RunRecord:
     """Score replies produced elsewhere (`robusteval score`: generic JSONL, MMLU-Pro's released zips,
-    lm-eval sample logs) or a correctness grid, asking no model; the run folder's `RunRecord`.
+    lm-eval sample logs, inspect_ai logs) or a correctness grid, asking no model; the run folder's `RunRecord`.
 
         robusteval.score("model_outputs_gemma-7b_5shots.zip", reader="mmlu-pro").metrics["gemma-7b"]["released"]
 
     ``families``, ``cross``, ``covariates``: a list of names, or one string (``"order"``, ``"order,format"``)
-    as in `evaluate`. ``kind``: one of replies, mmlu-pro, lm-eval, grid (None: told from each file).
+    as in `evaluate`. ``kind``: one of replies, mmlu-pro, lm-eval, inspect, grid (None: told from each file).
     ``budget``, ``covariates``, ``variant_texts``: a grid's budgeted estimate, as ``score --budget F
     --covariates LIST --variant-texts FILE`` (covariates None: the command's default, names).
     """

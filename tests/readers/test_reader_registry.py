@@ -13,10 +13,11 @@ ABCD = ("A", "B", "C", "D")
 
 
 def test_every_reader_by_name():
-    assert list(READERS) == ["robusteval", "score", "mmlu-pro", "lenient"]
+    assert list(READERS) == ["robusteval", "score", "mmlu-pro", "lenient", "inspect"]
     assert DEFAULT_READER == "robusteval" and get_reader().read is read_label
     assert all(get_reader(name).name == name and get_reader(name).summary for name in READERS)
-    with pytest.raises(UserError, match="unknown --reader 'scores'; available: robusteval, score, mmlu-pro, lenient"):
+    available = "robusteval, score, mmlu-pro, lenient, inspect"
+    with pytest.raises(UserError, match=f"unknown --reader 'scores'; available: {available}"):
         get_reader("scores")
 
 

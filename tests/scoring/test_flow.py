@@ -36,7 +36,7 @@ def test_a_negative_seed_is_one_message_from_the_command(tmp_path, capsys, repli
 @pytest.mark.parametrize(("settings", "message"), [
     ({"seed": -1}, "--seed -1: out of range; it must be in [0, 4294967295]"),
     ({"seed": 2**40}, "--seed 1099511627776: out of range"),
-    ({"kind": "bogus"}, "score: --as 'bogus': the files are one of replies, mmlu-pro, lm-eval, grid"),
+    ({"kind": "bogus"}, "score: --as 'bogus': the files are one of replies, mmlu-pro, lm-eval, inspect, grid"),
     ({"budget": 0.0}, "--budget 0: out of range; it must be in (0, 1]"),
     ({"families": 3}, "setting 'families' must be a list of names"),
 ])

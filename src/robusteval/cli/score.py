@@ -19,8 +19,9 @@ def add_parser(sub) -> None:
                        description=__doc__)
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="replies (JSONL of item_id, variant, reply [, family, model, sample]), MMLU-Pro's "
-                        "model_outputs_*.zip, lm-eval samples_*.jsonl, or a grid (CSV/JSONL of item, variant, "
-                        "correct [, answer, family, model, category, reference])")
+                        "model_outputs_*.zip (or the .json in it), lm-eval samples_*.jsonl, inspect_ai logs (.eval, "
+                        ".json), or a grid (CSV/JSONL of item, variant, correct [, answer, family, model, category, "
+                        "reference])")
     p.add_argument("--data", help="the dataset generic replies answer (a name or a file), as `run mcq --data`")
     p.add_argument("--families", type=csv_arg,
                    help="the design the generic replies' variants come from (default: the families the file "
@@ -28,9 +29,9 @@ def add_parser(sub) -> None:
     p.add_argument("--cross", type=csv_arg, help="the crossed design the replies come from, as `run mcq --cross`")
     p.add_argument("--templates", help="the prompt templates the replies come from, as `run mcq --templates`")
     p.add_argument("--reader", help=f"how replies are read: {', '.join(READERS)} (default: {DEFAULT_READER}; "
-                                    "docs/readers.md)")
+                                    "inspect for an inspect_ai log; docs/readers.md)")
     p.add_argument("--model", help="the model's name in the results (default: from the file, its rows, or its name)")
-    p.add_argument("--as", dest="kind", choices=("replies", "mmlu-pro", "lm-eval", "grid"),
+    p.add_argument("--as", dest="kind", choices=("replies", "mmlu-pro", "lm-eval", "inspect", "grid"),
                    help="what the files are (default: told from each file)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals and of --budget's cells "
                                                        "(default: 0)")

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from robusteval.errors import UserError
-from robusteval.readers import lenient, mmlu_pro, robusteval, score
+from robusteval.readers import inspect_ai, lenient, mmlu_pro, robusteval, score
 from robusteval.types import Answer
 
 
@@ -29,7 +29,7 @@ DEFAULT_READER = robusteval.NAME
 READERS: dict[str, Reader] = {
     module.NAME: Reader(module.NAME, module.SUMMARY, reader)
     for module, reader in ((robusteval, robusteval.read_label), (score, score.read), (mmlu_pro, mmlu_pro.read),
-                           (lenient, lenient.read))
+                           (lenient, lenient.read), (inspect_ai, inspect_ai.read))
 }
 
 

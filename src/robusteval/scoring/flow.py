@@ -31,15 +31,19 @@ from robusteval.results import encode, reserve_run_folder, write_run
 from robusteval.results.budget import BudgetEstimates, budget_json
 from robusteval.results.lm_eval import LmEvalFigures, lm_eval_json
 from robusteval.scoring.grid import GridCell, load_grid, load_variant_texts
+from robusteval.scoring.inspect_log import READER as INSPECT_READER, is_inspect_log, read_inspect_log
 from robusteval.scoring.lm_eval import compare, is_results_file, output_files, read_results
 from robusteval.scoring.replies import (
+    NO_REPLY_FIELD,
+    REPLY_FIELDS_OF,
     Placed,
     generic_families,
+    is_json_list,
     is_lm_eval_log,
     log_datasets,
     read_generic,
     read_lm_eval,
-    read_mmlu_pro_zip,
+    read_mmlu_pro,
 )
 from robusteval.suites.base import SampleBase, SuiteResult
 from robusteval.suites.mcq import Options, Sample
@@ -47,7 +51,7 @@ from robusteval.suites.mcq.ask import make_sample
 from robusteval.suites.mcq.options import BUDGET, build_design
 from robusteval.types import Item, Response
 
-KINDS = ("replies", "mmlu-pro", "lm-eval", "grid")
+KINDS = ("replies", "mmlu-pro", "lm-eval", "inspect", "grid")
 REPEATED_REPLY = "a second reply to the same (model, family, item, variant, sample): the first kept"
 NO_REPLY = "items have no reply in the files: left out of every metric"
 
@@ -91,13 +95,15 @@ def score_request(values: dict[str, Any]) -> ScoreRequest:
 
 
 def kind_of(path: Path) -> str:
-    """What a file is: MMLU-Pro's released zip, an lm-eval sample log, a grid (a ``correct`` column and
-    no reply), or generic replies."""
+    """What a file is: MMLU-Pro's released zip, an lm-eval sample log, an inspect_ai log, a grid (a
+    ``correct`` column and no reply), or generic replies."""
     if not path.is_file():
         raise UserError(f"{path}: no such file")
-    if is_results_file(path):
+    if is_results_file(path):  # lm-eval's figures, read beside its logs
         return "lm-eval"
-    if path.suffix.lower() == ".zip":
+    if is_inspect_log(path):
+        return "inspect"
+    if path.suffix.lower() == ".zip" or is_json_list(path):  # a released zip, or its JSON list unzipped
         return "mmlu-pro"
     if path.suffix.lower() in (".csv", ".tsv"):
         return "grid"
@@ -183,7 +189,7 @@ def placed_replies(request: ScoreRequest, kind: str, audit: DataAudit,
     out: list[Placed] = []
     if kind == "mmlu-pro":
         for path in paths:
-            out += read_mmlu_pro_zip(path, audit, request.model if len(paths) == 1 else None)
+            out += read_mmlu_pro(path, audit, request.model if len(paths) == 1 else None)
         return out, {"answers": "MMLU-Pro released outputs (the authors' 5-shot chain-of-thought prompt)"}
     if kind == "lm-eval":
         logs = [p for p in paths if not is_results_file(p)]
@@ -198,6 +204,10 @@ def placed_replies(request: ScoreRequest, kind: str, audit: DataAudit,
         return out, {"answers": "lm-evaluation-harness --log_samples",
                      **({"item_ids": "<dataset>/<question_id>"} if qualify else {}),
                      **({"lm_eval_results": figures} if figures else {})}
+    if kind == "inspect":
+        for path in paths:
+            out += read_inspect_log(path, audit, request.model)
+        return out, {"answers": "inspect_ai logs (one variant per task; an epoch is a sample)"}
     if request.data is None:
         raise UserError("score: replies in a generic JSONL need --data, the dataset they answer "
                         "(a name such as mmlu, or a file)")
@@ -216,7 +226,10 @@ def placed_replies(request: ScoreRequest, kind: str, audit: DataAudit,
     by_id = {item.id: item for item in items}
     variants = {item.id: {(v.family, v.name): v for v in expand(item, families, design, cross)} for item in items}
     for path in paths:
-        out += read_generic(path, variants, by_id, audit.source(str(path)), request.model)
+        source = audit.source(str(path))
+        out += read_generic(path, variants, by_id, source, request.model)
+        if source.rows_read and source.left_out[NO_REPLY_FIELD] == source.rows_read:
+            raise UserError(no_reply_message(str(path), kind, source.rows_read))
     answered = {p.item.id for p in out}
     if unanswered := [item.id for item in items if item.id not in answered]:
         audit.source(request.data).note(f"{len(unanswered)} of {len(items)} {NO_REPLY} (e.g. "
@@ -254,8 +267,10 @@ def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
                        "budget_covariates": list(request.covariates),
                        **({"variant_texts": request.variant_texts} if request.variant_texts else {})}
     else:
-        reader = get_reader(request.reader)  # an unknown name stops before any file is read
+        # an unknown name stops before any file is read; an inspect log is read as its scorer read it
+        reader = get_reader(request.reader or (INSPECT_READER if kind == "inspect" else None))
         placed, design = placed_replies(request, kind, audit, paths)
+        require_replies(placed, kind, audit)
         samples = _unique([_reply_sample(p, reader) for p in placed], audit)
         if figures := design.pop("lm_eval_results", None):
             lm_eval = compare(figures, placed, samples, reader.name, request.seed)
@@ -265,9 +280,29 @@ def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
         model_files = {m: list(f) for m, f in files.items()}
         design["reader"] = reader.name
     if not samples:
-        raise UserError("score: no reply could be placed on an item and variant; see the data audit:\n  "
-                        + "\n  ".join(audit.lines()))
+        raise UserError("score: no reply could be placed on an item and variant; the data audit: "
+                        + "; ".join(line.strip() for line in audit.lines()))
     return _write(request, kind, samples, audit, design, started, model_files, texts, lm_eval)
+
+
+def require_replies(placed: list[Placed], kind: str, audit: DataAudit) -> None:
+    """Stop with one message on a file none of whose replies is given (each one failed, null, blank
+    or missing), naming the fields looked for: scored, it would be a run of n/a that exits 0, as if
+    the file had been read. One given reply is enough: failed requests among real ones are counted
+    failed, as a run counts them."""
+    given: dict[str, bool] = {}
+    for p in placed:
+        given[p.file] = given.get(p.file, False) or bool(p.text and p.text.strip())
+    if empty := next((file for file, any_given in given.items() if not any_given), None):
+        rows = sum(p.file == empty for p in placed) + audit.source(empty).left_out[NO_REPLY_FIELD]
+        raise UserError(no_reply_message(empty, kind, rows))
+
+
+def no_reply_message(file: str, kind: str, rows: int) -> str:
+    """One line: ``file``'s ``rows`` rows give no reply, and the fields of ``kind`` looked for."""
+    fields = " or ".join(repr(f) for f in REPLY_FIELDS_OF.get(kind, ()))
+    return (f"{file}: none of its {rows} rows gives a reply ({fields or 'the reply field'} missing, null or "
+            f"blank in every row): nothing to score; give the replies under one of those fields")
 
 
 def _check_covariates(request: ScoreRequest) -> dict[str, str] | None:

@@ -14,6 +14,7 @@ import json
 import re
 import string
 import zipfile
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,14 +24,14 @@ from robusteval.config import MAX_SAMPLES
 from robusteval.data.audit import DataAudit, SourceAudit
 from robusteval.data.mcq import OUT_OF_ORDER, Parsed, Unusable, parse_row, parse_rows
 from robusteval.errors import UserError
-from robusteval.files import decode_text, jsonl_lines, parse_json
+from robusteval.files import decode_text, jsonl_lines, parse_json, read_text
 from robusteval.probes.choices import LETTERS, ROMAN
 from robusteval.ranges import Range, check
 from robusteval.types import Item, Message, Variant
 
 UNKNOWN_ITEM = "item id not in the dataset"
 UNKNOWN_VARIANT = "variant not in the design (check --families / --templates)"
-NO_REPLY_FIELD = "no reply field ('reply', 'response' or 'text')"
+NO_REPLY_FIELD = "no reply field ('reply', 'response', 'text' or 'generated_text')"
 NO_ITEM_ID = "no item id ('item_id', 'item' or 'id')"
 NO_VARIANT_NAME = "no variant name ('variant')"
 ITEM_DIFFERS = ("the same question id as an earlier row with another question, options or gold: left out (its reply "
@@ -42,6 +43,10 @@ PAST_OPTIONS = ("SCORE's option-order doc for a label past the question's option
                 "repeated): scored under that label, as lm-eval's per_option_accuracy scores it")
 
 REPLY_FIELDS = ("reply", "response", "text", "generated_text")
+MMLU_PRO_REPLY_FIELDS = ("model_outputs", "generated_text")  # the authors' compute_accuracy.py reads the first
+LM_EVAL_REPLY_FIELDS = ("resps",)
+REPLY_FIELDS_OF = {"replies": REPLY_FIELDS, "mmlu-pro": MMLU_PRO_REPLY_FIELDS, "lm-eval": LM_EVAL_REPLY_FIELDS,
+                   "inspect": ("output.completion",)}
 ID_FIELDS = ("item_id", "item", "id", "question_id")
 
 AUTHORS_GOLD = ("'answer' and 'answer_index' disagree: 'answer' used, the gold the authors score their "
@@ -157,8 +162,13 @@ def scalar_fields(row: dict[str, Any], keys: Iterable[str], at: str) -> None:
             raise UserError(f"{at}: {key!r} must be text or a number, got {_json_kind(row[key])}")
 
 
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", bool: "a boolean", str: "text", type(None): "null"}.get(
+        type(value), "a number")
+
+
 def _json_kind(value: Any) -> str:
-    kind = {dict: "an object", list: "a list", bool: "a boolean", str: "text"}.get(type(value), "a number")
+    kind = _kind(value)
     shown = json.dumps(value, ensure_ascii=False)  # as the file spells it: true, not True
     return f"{kind} ({shown if len(shown) <= 40 else shown[:37] + '...'})"
 
@@ -166,47 +176,122 @@ def _json_kind(value: Any) -> str:
 # ------------------------------------------------------------------ (b) MMLU-Pro released outputs
 
 ZIP_NAME = re.compile(r"model_outputs_(?P<model>.+?)_(?P<shots>\d+shots?)$")
+REPLIES_DIFFER = ("'model_outputs' and 'generated_text' differ: 'model_outputs' scored, the field the authors' "
+                  "compute_accuracy.py reads")
+NO_MMLU_PRO_REPLY = "no 'model_outputs' or 'generated_text' (no reply): counted failed"
 
 
-def read_mmlu_pro_zip(path: Path, audit: DataAudit, model: str | None) -> Iterator[Placed]:
-    """MMLU-Pro's ``model_outputs_<model>_<k>shots.zip`` as its authors publish it: one JSON list of
-    the test rows, each with the model's reply in ``generated_text`` (their ``pred`` is their own
-    reading, with a random guess where nothing was read, and is not used). The rows are the items
-    (parsed and audited as any MMLU-Pro file); the authors' prompt is one variant, family
-    ``released``, named after the file (``5shots``)."""
+def not_a_row(value: Any) -> str:
+    """Why a value of a released list is left out: it is not a row (a summary appended to the list)."""
+    return f"not a row: {_kind(value)} among the released rows, left out"
+
+
+def is_json_list(path: Path) -> bool:
+    """Whether ``path`` is a ``.json`` file holding a JSON list (MMLU-Pro's released answers, unzipped):
+    told from its first bytes, the file is not read whole for it."""
+    if path.suffix.lower() != ".json":
+        return False
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"[")
+
+
+def _released_list(path: Path) -> list[Any]:
+    """The JSON list of a released ``.zip`` (its one ``.json`` member) or of that member unzipped."""
+    if path.suffix.lower() != ".zip":
+        where = str(path)
+        rows = parse_json(read_text(path), where)
+    else:
+        try:
+            with zipfile.ZipFile(path) as z:
+                members = [n for n in z.namelist() if n.endswith(".json")]
+                if len(members) != 1:
+                    raise UserError(f"{path}: expected one .json file in the zip (MMLU-Pro's released outputs), "
+                                    f"found {len(members)}")
+                with z.open(members[0]) as member:
+                    raw = member.read(MAX_ZIP_MEMBER + 1)
+        except zipfile.BadZipFile:
+            raise UserError(f"{path}: not a zip file") from None
+        if len(raw) > MAX_ZIP_MEMBER:
+            raise UserError(f"{path}: {members[0]} unpacks to more than {MAX_ZIP_MEMBER:,} bytes; MMLU-Pro's "
+                            f"released outputs are 15-25 MB, so this is not one of them")
+        where = f"{path}:{members[0]}"
+        rows = parse_json(decode_text(raw, where), where)  # nesting bounded: a hostile zip is one message
+    if not isinstance(rows, list) or not any(isinstance(r, dict) for r in rows):
+        raise UserError(f"{where}: expected a JSON list of row objects (MMLU-Pro's released outputs), got "
+                        f"{'a list without one object' if isinstance(rows, list) else _json_kind(rows)}")
+    return rows
+
+
+def _mmlu_pro_reply(row: dict[str, Any], at: str, where: str, source: SourceAudit) -> tuple[str, str | None]:
+    """The row's reply field and reply: ``model_outputs``, else ``generated_text`` (null or absent: not
+    given; neither given: no field, no reply, counted); both given and different, ``model_outputs``,
+    as the authors score it, and the row counted."""
+    given = {k: reply_text(row, k, at) for k in MMLU_PRO_REPLY_FIELDS if row.get(k) is not None}
+    if not given:
+        source.anomaly(NO_MMLU_PRO_REPLY, where)
+        return "", None
+    if len(set(given.values())) > 1:
+        source.anomaly(REPLIES_DIFFER, where)
+    field = next(iter(given))
+    return field, given[field]
+
+
+def read_mmlu_pro(path: Path, audit: DataAudit, model: str | None) -> Iterator[Placed]:
+    """MMLU-Pro's ``model_outputs_<model>_<k>shots.zip`` as its authors publish it (or its ``.json``
+    member unzipped): one JSON list of the test rows, each with the model's reply in
+    ``model_outputs`` (the field their compute_accuracy.py reads) or ``generated_text`` (most
+    releases); their ``pred`` is their own reading, with a random guess where nothing was read, and
+    is not used. The object rows are the items (parsed and audited as any MMLU-Pro file); anything
+    else in the list (a summary appended to it) is left out and counted with its position. The
+    authors' prompt is one variant, family ``released``, named after the file (``5shots``)."""
     m = ZIP_NAME.match(path.stem)
     label = model or (m.group("model") if m else path.stem)
     name = m.group("shots") if m else "as released"
-    try:
-        with zipfile.ZipFile(path) as z:
-            members = [n for n in z.namelist() if n.endswith(".json")]
-            if len(members) != 1:
-                raise UserError(f"{path}: expected one .json file in the zip (MMLU-Pro's released outputs), "
-                                f"found {len(members)}")
-            with z.open(members[0]) as member:
-                raw = member.read(MAX_ZIP_MEMBER + 1)
-    except zipfile.BadZipFile:
-        raise UserError(f"{path}: not a zip file") from None
-    if len(raw) > MAX_ZIP_MEMBER:
-        raise UserError(f"{path}: {members[0]} unpacks to more than {MAX_ZIP_MEMBER:,} bytes; MMLU-Pro's released "
-                        f"outputs are 15-25 MB, so this is not one of them")
-    where = f"{path}:{members[0]}"
-    rows = parse_json(decode_text(raw, where), where)  # nesting bounded: a hostile zip is one message
-    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-        raise UserError(f"{path}: expected a JSON list of rows (MMLU-Pro's released outputs)")
+    values = _released_list(path)
     source = audit.source(str(path))
-    rows = [_authors_gold(row, f"row {i + 1}", source) for i, row in enumerate(rows)]
-    items = parse_rows(((i, (f"{path}:row {i + 1}", r)) for i, r in enumerate(rows)), "mmlu-pro", source, min_options=1)
+    others = [i for i, r in enumerate(values) if not isinstance(r, dict)]
+    for i in others:
+        source.rows_read += 1
+        source.leave_out(not_a_row(values[i]), f"row {i + 1}")
+    if others:
+        source.note(f"{len(others)} of {len(values)} values in the list are not rows (left out), at rows "
+                    f"{row_ranges(others)}")
+    rows = {i: _authors_gold(r, f"row {i + 1}", source) for i, r in enumerate(values) if isinstance(r, dict)}
+    items = parse_rows(((i, (f"{path}:row {i + 1}", r)) for i, r in rows.items()), "mmlu-pro", source,
+                       min_options=1)
+    if not items:
+        reasons = ", ".join(f"{n} x {reason}" for reason, n in source.left_out.most_common(3))
+        raise UserError(f"{path}: no row is an MMLU-Pro question with its options and gold ({reasons}); a .zip or a "
+                        ".json list is read as MMLU-Pro's released answers (generic replies are JSONL: an object "
+                        "per line)")
     source.rows_used = len(items)
     by_source = {item.source: item for item in items}
-    for i, row in enumerate(rows):
+    fields: Counter[str] = Counter()
+    for i, row in rows.items():
         item = by_source.get(f"{path}:row {i + 1}")
         if item is None:
             continue  # left out by the loader, counted there
-        if "generated_text" not in row:
-            source.anomaly("no 'generated_text' (no reply): counted failed", f"row {i + 1}")
-        yield Placed(label, item, identity_variant(item, RELEASED_FAMILY, name),
-                     reply_text(row, "generated_text", f"{path} row {i + 1}"), 0, f"row {i + 1}", str(path))
+        field, text = _mmlu_pro_reply(row, f"{path} row {i + 1}", f"row {i + 1}", source)
+        fields[field] += 1
+        yield Placed(label, item, identity_variant(item, RELEASED_FAMILY, name), text, 0, f"row {i + 1}", str(path))
+    if replied := [f"{field!r} ({n} rows)" for field, n in fields.items() if field]:
+        source.assume("reply field", ", ".join(replied))
+
+
+def row_ranges(indexes: list[int]) -> str:
+    """0-based positions as 1-based row ranges (``3, 10352-10394``), at most 10 ranges and a count."""
+    runs: list[list[int]] = []
+    for i in indexes:
+        if runs and runs[-1][1] == i:
+            runs[-1][1] = i + 1
+        else:
+            runs.append([i + 1, i + 1])
+    shown = [str(a) if a == b else f"{a}-{b}" for a, b in runs[:10]]
+    return ", ".join(shown) + (f" and {len(runs) - 10} more runs" if len(runs) > 10 else "")
 
 
 def _authors_gold(row: dict[str, Any], where: str, source: SourceAudit) -> dict[str, Any]:
