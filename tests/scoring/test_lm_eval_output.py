@@ -222,3 +222,12 @@ def test_a_reply_read_otherwise_is_counted_as_such():
     assert _reasons(cells, theirs, "robusteval") == [
         "2 replies read otherwise by reader 'robusteval' than by SCORE's extraction (1 unreadable here)"]
     assert _unreadable(cells, theirs)[0].startswith("2 replies unreadable here or to SCORE's extraction")
+
+
+def test_a_folder_of_inspect_logs_is_read_as_its_logs(tmp_path, capsys):
+    """A user's folder of other tools' output: inspect_ai's log folder (tests/fixtures/inspect's logs)."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    shutil.copy(OUT.parents[1] / "inspect" / "mcq_small.eval", folder)
+    results = score(tmp_path, folder, capsys=capsys)
+    assert results["scored"]["kind"] == "inspect" and results["models"]

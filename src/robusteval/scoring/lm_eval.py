@@ -23,6 +23,7 @@ from robusteval.files import finite_number, parse_json, read_text
 from robusteval.metrics.mcq import family_metrics
 from robusteval.probes.choices import LETTERS
 from robusteval.results.lm_eval import LmEvalFigure, LmEvalFigures
+from robusteval.scoring.inspect_log import is_inspect_log
 from robusteval.scoring.replies import Placed, score_family, seed_name, task_name
 
 RESULTS_NAME = re.compile(r"results_.*\.json", re.IGNORECASE)
@@ -47,17 +48,19 @@ def is_results_file(path: Path) -> bool:
 def output_files(folder: Path) -> tuple[list[Path], list[str]]:
     """The files ``score FOLDER`` reads: lm-eval's ``samples_*.jsonl`` and ``results_*.json`` anywhere
     under it (``OUT/`` or ``OUT/<model>/``), the latest log of each task per folder (a rerun into the
-    same folder leaves the older one beside it); else MMLU-Pro's ``model_outputs_*.zip``. Returns the
+    same folder leaves the older one beside it); else MMLU-Pro's ``model_outputs_*.zip``, else
+    inspect_ai's logs (``inspect eval``'s log folder). Returns the
     files and a note per older log left out."""
     found = sorted(p for p in folder.rglob("*") if p.is_file())
     logs = [p for p in found if SAMPLES_NAME.fullmatch(p.name)]
     results = [p for p in found if is_results_file(p)]
     if not logs and not results:
         zips = [p for p in found if p.name.startswith("model_outputs_") and p.suffix.lower() == ".zip"]
-        if zips:
-            return zips, []
+        inspect_logs = [p for p in found if is_inspect_log(p)]
+        if zips or inspect_logs:
+            return zips or inspect_logs, []
         raise UserError(f"{folder}: a folder with no lm-eval output (samples_*.jsonl written with --log_samples, "
-                        "results_*.json) nor MMLU-Pro's model_outputs_*.zip; give the files themselves")
+                        "results_*.json), MMLU-Pro's model_outputs_*.zip nor inspect_ai logs; give the files")
     latest: dict[tuple[Path, str], Path] = {}
     notes = []
     for log in logs:  # sorted: a later time stamp in the name comes later
