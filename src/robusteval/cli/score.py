@@ -19,7 +19,8 @@ def add_parser(sub) -> None:
                        description=__doc__)
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="replies (JSONL of item_id, variant, reply [, family, model, sample]), MMLU-Pro's "
-                        "model_outputs_*.zip (or the .json in it), lm-eval samples_*.jsonl, inspect_ai logs (.eval, "
+                        "model_outputs_*.zip (or the .json in it), lm-eval samples_*.jsonl (with its results_*.json: "
+                        "its figures beside ours), or lm-eval's whole --output_path folder, inspect_ai logs (.eval, "
                         ".json), or a grid (CSV/JSONL of item, variant, correct [, answer, family, model, category, "
                         "reference])")
     p.add_argument("--data", help="the dataset generic replies answer (a name or a file), as `run mcq --data`")
