@@ -16,7 +16,7 @@ from robusteval.cli import main
 from robusteval.data.mcq import REPEATED_GOLD_TEXT
 from robusteval.results.lm_eval import LmEvalFigure, read_lm_eval_figures
 from robusteval.scoring.flow import REPEATED_REPLY
-from robusteval.scoring.lm_eval import HALF_SWAP, NO_REASON, OLDER_LOG
+from robusteval.scoring.lm_eval import HALF_SWAP, NO_REASON, OLDER_LOG, OLDER_RESULTS
 from robusteval.scoring.replies import PAST_OPTIONS, SHOWN_ORDER, task_dataset
 
 OUT = Path(__file__).parents[1] / "fixtures" / "lm_eval" / "score"  # lm-eval's --output_path
@@ -113,9 +113,15 @@ def test_an_older_log_of_a_task_in_the_folder_is_left_out_and_said(tmp_path, cap
     newest = folder / LOGS[0].name
     older = folder / LOGS[0].name.replace("2026-11-28T", "2026-11-27T")
     shutil.copy(newest, older)
+    older_results = folder / RESULTS.name.replace("2026-11-28T", "2026-11-27T")
+    run = json.loads(RESULTS.read_text(encoding="utf-8"))
+    for metrics in run["results"].values():  # another run's figures
+        metrics.update({k: 1.0 for k, v in metrics.items() if isinstance(v, float)})
+    older_results.write_text(json.dumps(run), encoding="utf-8")
     results = score(tmp_path, tmp_path / "out", capsys=capsys)
-    assert results["data"]["notes"] == [f"{older}: {OLDER_LOG} ({newest.name})"]
+    assert results["data"]["notes"] == [f"{older}: {OLDER_LOG} ({newest.name})", f"{older_results}: {OLDER_RESULTS}"]
     assert str(older) not in {s["source"] for s in results["data"]["sources"]}
+    assert figures(results) == figures(score(tmp_path / "again", OUT, capsys=capsys))  # the latest run's only
 
 
 @pytest.mark.parametrize(("paths", "says"), [

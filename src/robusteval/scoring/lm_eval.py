@@ -29,6 +29,7 @@ from robusteval.scoring.replies import Placed, score_family, seed_name, task_nam
 RESULTS_NAME = re.compile(r"results_.*\.json", re.IGNORECASE)
 SAMPLES_NAME = re.compile(r"samples_.*\.jsonl", re.IGNORECASE)
 OLDER_LOG = "an older log of the same task in the same folder: left out, the latest scored"
+OLDER_RESULTS = "lm-eval's figures of a run whose logs are not the ones scored (an older run in the folder): left out"
 HALF_SWAP = ("SCORE undoes the option swap only half-way (lm_eval/tasks/score/utils.py options_consistency_rate): "
              "an answer at the gold's original position counts as the gold; robusteval maps every position back")
 NO_REASON = "no reason known"
@@ -68,7 +69,11 @@ def output_files(folder: Path) -> tuple[list[Path], list[str]]:
         if key in latest:
             notes.append(f"{latest[key]}: {OLDER_LOG} ({log.name})")
         latest[key] = log
-    return [*latest.values(), *results], notes
+    # a run's results_<time>.json shares its logs' time stamp: an older run's figures are of other replies
+    runs = {(log.parent, log.stem.removeprefix(f"samples_{task}_")) for (_, task), log in latest.items()}
+    kept = [r for r in results if (r.parent, r.stem.removeprefix("results_")) in runs or not latest]
+    notes += [f"{r}: {OLDER_RESULTS}" for r in results if r not in kept]
+    return [*latest.values(), *kept], notes
 
 
 Figures = dict[str, dict[str, float]]  # task or group -> metric -> value
