@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup browser helm-synonym demo lint test test-loaded bench clean
+.PHONY: setup browser helm-synonym inspect-peer demo lint test test-loaded bench clean
 
 setup: $(STAMP)
 
@@ -30,6 +30,16 @@ helm-synonym: setup
 	@test -f /usr/share/wordnet/index.sense || (apt-get update -q && apt-get install -y -q wordnet-base wordnet-sense-index) \
 	  || (echo "could not install WordNet (needs root and Debian's apt); helm:synonym's conformance case will be skipped" >&2)
 
+# inspect_ai, a peer whose logs `robusteval score` reads, in a venv of its own: its pins (fsspec<=2026.6.0,
+# python-dateutil<3 through aiobotocore) would downgrade packages of .venv. A test makes fresh logs with it.
+INSPECT_VENV := .venv-inspect
+inspect-peer: $(INSPECT_VENV)/.installed
+
+$(INSPECT_VENV)/.installed:
+	$(PYTHON) -m venv $(INSPECT_VENV)
+	$(INSPECT_VENV)/bin/python -m pip install -q inspect-ai==0.3.285
+	touch $@
+
 # The browser tests drive Debian's Chromium through Playwright (no browser download).
 browser:
 	@command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium) \
@@ -43,7 +53,7 @@ lint: setup
 	$(VENV)/bin/ruff check src tests benchmarks examples
 	$(VENV)/bin/mypy src
 
-test: setup browser helm-synonym lint
+test: setup browser helm-synonym inspect-peer lint
 	$(PY) -m pytest -q
 
 # The fast suite (no real-model test) while two busy loops hold the cores, as on a shared or loaded
@@ -60,4 +70,4 @@ bench: setup
 	$(PY) benchmarks/engine_throughput.py
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) $(INSPECT_VENV) runs .pytest_cache .ruff_cache .mypy_cache

@@ -6,6 +6,8 @@ of zstd members) and ``.json``; the figures compared are the ones inspect wrote 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -125,3 +127,28 @@ def test_epochs_that_inspect_reduces_by_mode_are_said_to_differ(tmp_path):
     (note,) = results["data"]["sources"][0]["notes"]
     assert "choice accuracy 0.8000 (epochs reduced by mode)" in note
     assert "inspect reduces each question's 3 epochs by mode before its accuracy" in note
+
+
+INSPECT_PYTHON = Path(__file__).parents[2] / ".venv-inspect" / "bin" / "python"
+
+
+def test_logs_inspect_ai_writes_now_score_as_inspect_scored_them(tmp_path):
+    """Fresh logs, made in this test by inspect_ai 0.3.285 itself (`make inspect-peer`: a venv of its own,
+    its pins clash with ours) with ``make_logs.py``, score as inspect scored them: the kept fixtures are
+    not a stale copy of what inspect writes."""
+    if not INSPECT_PYTHON.exists():
+        why = f"{INSPECT_PYTHON} not found (make inspect-peer installs inspect-ai in a venv of its own)"
+        if os.environ.get("ROBUSTEVAL_REQUIRE_INSPECT"):
+            pytest.fail(why)  # CI: logs made by inspect itself must be scored, never skipped
+        pytest.skip(why)
+    made = tmp_path / "logs"
+    made.mkdir()
+    subprocess.run([str(INSPECT_PYTHON), str(LOGS / "make_logs.py"), str(made)], check=True, timeout=600,
+                   capture_output=True, env={**os.environ, "INSPECT_LOG_DIR": str(tmp_path / "inspect")})
+    for name, inspects in (("mcq_small.eval", 10 / 15), ("mcq_small.json", 10 / 15), ("mcq_small_mode.eval", 0.8)):
+        path = made / name
+        assert inspect_accuracy(path) == pytest.approx(inspects, abs=1e-9)  # inspect's own figure, as written
+        family = score(path, tmp_path / name)["metrics"]["mockllm/model"][path.stem]
+        assert family["samples"] == 15
+        # robusteval averages every reply; inspect's mode reducer votes per question first (the audit says so)
+        assert family["accuracy"]["value"] == pytest.approx(10 / 15, abs=1e-9)
