@@ -155,3 +155,26 @@ def test_batch_size_option():
     for bad in ("0", "many"):
         with pytest.raises(UserError, match="batch_size"):
             parse_model_spec(f"hf:some/model?batch_size={bad}")
+
+
+def test_a_batch_that_runs_out_of_memory_is_answered_in_halves(tiny_hf_model):
+    """Where the device runs out of memory, the batch's requests are answered in two halves (each
+    halved again as needed), and later batches are capped at the half that fitted."""
+    requests = [(m, GenParams(max_tokens=3)) for m in _prompts(10)]
+
+    async def gathered(b):
+        generate = b._model.generate
+
+        def small_memory(**kw):
+            if kw["input_ids"].shape[0] > 3:
+                raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+            return generate(**kw)
+
+        b._model.generate = small_memory
+        replies = await asyncio.gather(*(b.chat(m, p) for m, p in requests))
+        return replies, b.batch_size
+
+    alone, _ = _one_by_one(tiny_hf_model, requests)
+    (batched, cap), calls = _run(tiny_hf_model, "", gathered)
+    assert [b.text for b in batched] == [a.text for a in alone]
+    assert calls == [2, 3, 2, 3] and cap == 2  # 10 and each 5 ran out of memory (not recorded: no reply)

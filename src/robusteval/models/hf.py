@@ -7,8 +7,9 @@ the model takes as many of them as fit into one batch (left-padded, one ``genera
 requests one forward), then splits the result back per request, each with its own max tokens, stop
 strings, EOS and logprobs. ``batch_size=N`` caps a batch at N; ``auto`` (the default) caps it at
 `AUTO_BATCH` and at what the free memory holds for the batch's prompt lengths and max tokens (the KV
-cache and one step's logits per row). ``max_concurrency`` follows the batch size (the engine sends
-that many at once, so the batch stays full) unless given.
+cache and one step's logits per row); a batch that still runs out of device memory is answered in
+halves, and later batches are capped at the half that fitted. ``max_concurrency`` follows the batch
+size (the engine sends that many at once, so the batch stays full) unless given.
 
 What a batch shares: greedy requests batch with greedy requests (their seed chooses nothing);
 a sampled request (temperature > 0) runs alone, its seed seeding torch's generator for that call
@@ -198,7 +199,18 @@ class HFBackend:
             return 1 << 40
 
     def _run(self, batch: list[_Job]) -> list[Completion | Exception]:
-        return self._loglik_batch(batch) if batch[0].params is None else self._generate_batch(batch)
+        """The batch's replies; where the device runs out of memory, the same requests in two halves,
+        and later batches capped at the half that fitted (as lm-eval's ``auto`` halves its batch)."""
+        try:
+            return self._loglik_batch(batch) if batch[0].params is None else self._generate_batch(batch)
+        except self._torch.OutOfMemoryError:
+            if len(batch) == 1:
+                raise
+            if str(self.device).startswith("cuda"):
+                self._torch.cuda.empty_cache()
+            half = len(batch) // 2
+            self.batch_size = min(self.batch_size or half, half)
+            return self._run(batch[:half]) + self._run(batch[half:])
 
     def _pad_id(self) -> int:
         tok = self._tokenizer
