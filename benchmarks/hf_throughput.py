@@ -30,6 +30,7 @@ from pathlib import Path
 
 from robusteval.engine import Engine, Store
 from robusteval.models import load_backend, parse_model_spec
+from robusteval.testing.tiny_hf import save_tiny_llama
 from robusteval.types import GenParams, Message
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "mmlu-pro" / "test-sample-400.jsonl"
@@ -58,26 +59,10 @@ def read_prompts(path: Path) -> list[tuple[Message, ...]]:
 
 def save_model(folder: Path, prompts: list[tuple[Message, ...]], args: argparse.Namespace) -> None:
     """A random Llama of the given shape; its tokenizer knows every word of the prompts."""
-    import tokenizers
-    import torch
-    import transformers
-
-    words = sorted({w for p in prompts for m in p for w in m.content.split()} | {f"<|{r}|>" for r in
-                                                                                 ("user", "assistant", "system")})
-    vocab = {w: i for i, w in enumerate(["<unk>", "<pad>", "</s>", *words])}
-    raw = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="<unk>"))
-    raw.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
-    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=raw, unk_token="<unk>", pad_token="<pad>",
-                                               eos_token="</s>")
-    tok.chat_template = TEMPLATE
-    tok.save_pretrained(folder)
-    config = transformers.LlamaConfig(vocab_size=len(vocab), hidden_size=args.hidden,
-                                      intermediate_size=4 * args.hidden, num_hidden_layers=args.layers,
-                                      num_attention_heads=args.heads, num_key_value_heads=args.heads,
-                                      max_position_embeddings=4096, eos_token_id=2, pad_token_id=1,
-                                      bos_token_id=None)
-    torch.manual_seed(0)
-    transformers.LlamaForCausalLM(config).save_pretrained(folder)
+    words = {w for p in prompts for m in p for w in m.content.split()}
+    roles = {f"<|{r}|>" for r in ("user", "assistant", "system")}
+    save_tiny_llama(folder, sorted(words | roles), TEMPLATE, hidden=args.hidden, intermediate=4 * args.hidden,
+                    layers=args.layers, heads=args.heads, positions=4096)
 
 
 Prompts = list[tuple[Message, ...]]
