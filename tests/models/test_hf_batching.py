@@ -152,9 +152,10 @@ def test_batch_size_option():
     auto = load_backend(parse_model_spec("hf:some/model?batch_size=auto"))
     assert auto.batch_size is None and auto.max_concurrency == 64
     assert load_backend(parse_model_spec("hf:some/model?batch_size=8&max_concurrency=2")).max_concurrency == 2
-    for bad in ("0", "many"):
-        with pytest.raises(UserError, match="batch_size"):
+    for bad, why in (("0", "out of range"), ("many", "is not an integer or auto")):
+        with pytest.raises(UserError, match=f"batch_size={bad!r}|batch_size={bad}: out of range") as caught:
             parse_model_spec(f"hf:some/model?batch_size={bad}")
+        assert why in str(caught.value)
 
 
 def test_a_batch_that_runs_out_of_memory_is_answered_in_halves(tiny_hf_model):

@@ -128,7 +128,7 @@ def _number(spec: ModelSpec, key: str, default: Number, cast: type[Number]) -> N
 
 def _decoded(label: str, key: str, raw: str, cast: type[Number]) -> Number:
     """The value of numeric option ``key``, checked against its declared range."""
-    what = "an integer" if cast is int else "a number"
+    what = ("an integer" if cast is int else "a number") + (" or auto" if key in AUTO_OPTIONS else "")
     try:
         value = cast(raw.strip())
     except ValueError:
