@@ -12,7 +12,9 @@ folder; both paths load it from there, in float32 unless ``--dtype`` says otherw
 (b) robusteval: every prompt sent at once through the Engine (a fresh store each time) to the hf
     backend with ``batch_size=B``; the backend forms its batches as requests wait.
 Printed per B: requests/s of each (the best of ``--repeat`` alternated runs), their ratio, how many
-replies agree (greedy: all should, in float32) and the mean reply length. Measured side by side in one
+replies agree with bare's (greedy: all should, in float32), how many equal robusteval's at the first B
+(batch 1 by default: what a batch changes; in bf16 a near-tie may fall the other way) and the mean
+reply length. Measured side by side in one
 process. Nothing passes or fails on time.
 
     python benchmarks/hf_throughput.py [--batches 1,16,64,all] [--limit N] [--hidden 64] [--layers 2]
@@ -141,7 +143,8 @@ def main() -> None:
         print(f"{n} prompts, random Llama hidden={args.hidden} layers={args.layers} heads={args.heads}, "
               f"{args.device} {args.dtype}, {args.threads} torch thread(s), greedy, {MAX_TOKENS} new tokens at most")
         print(f"{'batch':>6} {'bare req/s':>11} {'robusteval req/s':>17} {'ratio':>6} {'same replies':>13} "
-              f"{'reply tokens':>13}")
+              f"{'= first B':>10} {'reply tokens':>13}")
+        first: list[str] | None = None  # robusteval's replies at the first batch size (1 by default)
         for word in args.batches.split(","):
             batch = n if word == "all" else int(word)
             bare_s, our_s = float("inf"), float("inf")
@@ -151,8 +154,10 @@ def main() -> None:
                 seconds, our_replies, tokens = asyncio.run(ours(folder / "model", prompts, batch, args))
                 our_s = min(our_s, seconds)
             same = sum(a == b for a, b in zip(bare_replies, our_replies, strict=True))
-            print(f"{word:>6} {n / bare_s:11.2f} {n / our_s:17.2f} {bare_s / our_s:6.2f} {same:>9}/{n} {tokens:13.1f}",
-                  flush=True)
+            first = first or our_replies
+            stable = sum(a == b for a, b in zip(first, our_replies, strict=True))
+            print(f"{word:>6} {n / bare_s:11.2f} {n / our_s:17.2f} {bare_s / our_s:6.2f} {same:>9}/{n} "
+                  f"{stable:>6}/{n} {tokens:13.1f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ a sampled request (temperature > 0) runs alone, its seed seeding torch's generat
 only, so a sampled reply depends on its request alone, never on which others were in flight. In
 float32 a greedy reply is the same in any batch as alone (tests/models/test_hf_batching.py); in
 bfloat16 or float16 the padded matrix products round differently, so a near-tie between two tokens
-may fall the other way (docs/performance.md).
+may fall the other way (docs/performance.md): there the batch size enters the fingerprint, unless 1.
 
 The context window is the model's (`model_window`): a prompt that leaves no room for a reply fails,
 not retried, as llama.cpp's and vLLM's servers refuse it (past its positions a model either stops with
@@ -100,6 +100,10 @@ class HFBackend:
         self._torch = torch
         self.context_window = model_window(self._model.config, self._tokenizer)
         self.fingerprint = f"hf:{self.name}:{self._weights_hash(local)}"
+        if self._model.dtype in (torch.bfloat16, torch.float16) and self.batch_size != 1:
+            # in half precision a reply may differ with the batch it was in (padding rounds differently):
+            # such answers are not a batch-1 run's (float32 ones are, test_hf_batching)
+            self.fingerprint += f":{str(self._model.dtype).removeprefix('torch.')}-batch-{self.batch_size or 'auto'}"
 
     def _weights_hash(self, local: Path) -> str:
         """Hash of the weight files of a local model, else the hub commit the weights came from."""
