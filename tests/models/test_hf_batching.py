@@ -194,3 +194,14 @@ def test_the_batch_size_enters_the_fingerprint_only_where_it_can_change_a_reply(
     fingerprint, _ = _run(tiny_hf_model, options, nothing)
     plain, _ = _run(tiny_hf_model, "", nothing)
     assert fingerprint == plain + suffix and plain.count(":") == 2
+
+
+def test_requests_waiting_when_the_batching_loop_is_cancelled_are_cancelled_not_left_hanging(tiny_hf_model):
+    async def cancelled(b):
+        asks = [asyncio.ensure_future(b.chat(m, GenParams(max_tokens=2))) for m in _prompts(3)]
+        await asyncio.sleep(0)  # the requests are queued and the loop that drains the queue exists
+        b._worker.cancel()
+        return await asyncio.gather(*asks, return_exceptions=True)
+
+    outcomes, calls = _run(tiny_hf_model, "", cancelled)
+    assert calls == [] and all(isinstance(o, asyncio.CancelledError) for o in outcomes)

@@ -74,6 +74,7 @@ class HFBackend:
         self._lock = threading.Lock()
         self._queue: list[_Job] = []
         self._worker: asyncio.Task[None] | None = None
+        self._running: list[_Job] = []  # the batch in the model now
         await asyncio.to_thread(self._load)
 
     def _load(self) -> None:
@@ -141,26 +142,37 @@ class HFBackend:
         self._queue.append(job)
         if self._worker is None or self._worker.done():
             self._worker = asyncio.create_task(self._drain())
+            self._worker.add_done_callback(self._abandon)
         return await job.future
 
     async def _drain(self) -> None:
         """Run batches while requests wait: those that arrive during one call to the model form the next."""
         await asyncio.sleep(0)  # requests sent together (one gather, one engine tick) join the first batch
         while self._queue:
-            batch = self._next_batch()
-            if not batch:
+            self._running = self._next_batch()
+            if not self._running:
                 continue
             try:
-                results = await asyncio.to_thread(self._run, batch)
+                results = await asyncio.to_thread(self._run, self._running)
             except Exception as exc:  # the model itself failed: every request of the batch did
-                results = [exc] * len(batch)
-            for job, result in zip(batch, results, strict=True):
+                results = [exc] * len(self._running)
+            for job, result in zip(self._running, results, strict=True):
                 if job.future.done():  # its caller gave up (a timeout, Ctrl-C)
                     continue
                 if isinstance(result, Exception):
                     job.future.set_exception(result)
                 else:
                     job.future.set_result(result)
+            self._running = []
+
+    def _abandon(self, worker: asyncio.Task[None]) -> None:
+        """The batching loop was cancelled (the event loop shutting down), maybe before it began: cancel
+        what still waits, so no caller waits for ever on a batch that never runs."""
+        if worker is not self._worker or not worker.cancelled():
+            return  # it ended with the queue empty, or a new loop has taken the queue over
+        for job in [*self._running, *self._queue]:
+            if not job.future.done():
+                job.future.cancel()
 
     def _next_batch(self) -> list[_Job]:
         """The first waiting request and those that may share its call, up to the batch's cap."""
