@@ -156,22 +156,9 @@ TINY_TEMPLATE = ("{% for m in messages %}{{ m['role'] }} : {{ m['content'] }} {%
 
 def _save_tiny_hf_model(path, seed: int) -> None:
     """A randomly initialised two-layer Llama with a word-level tokenizer, built offline."""
-    import tokenizers
-    import torch
-    import transformers
+    from robusteval.testing.tiny_hf import save_tiny_llama
 
-    vocab = {w: i for i, w in enumerate(["<unk>", "<pad>", "</s>", *TINY_WORDS])}
-    raw = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="<unk>"))
-    raw.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
-    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=raw, unk_token="<unk>", pad_token="<pad>",
-                                               eos_token="</s>")
-    tok.chat_template = TINY_TEMPLATE
-    tok.save_pretrained(path)
-    config = transformers.LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64,
-                                      num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
-                                      max_position_embeddings=128, eos_token_id=2, pad_token_id=1, bos_token_id=None)
-    torch.manual_seed(seed)
-    transformers.LlamaForCausalLM(config).save_pretrained(path)
+    save_tiny_llama(path, TINY_WORDS, TINY_TEMPLATE, seed=seed)
 
 
 @pytest.fixture(scope="session")

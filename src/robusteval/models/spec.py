@@ -32,7 +32,7 @@ OPTIONS = {
     "llamacpp": ("n_parallel", "n_ctx", "n_threads", "cache_ram_mib", "cache_prompt", "flash_attn"),
     "openai": ("base_url", "api_key_env", "max_concurrency", "timeout", "batch", "batch_window", "batch_poll",
                "context_window"),
-    "hf": ("device", "dtype", "max_concurrency"),
+    "hf": ("device", "dtype", "max_concurrency", "batch_size"),
     "batchfile": (),
 }
 # The numeric options' types and declared ranges (`ranges.Range`), checked when a spec is parsed,
@@ -45,6 +45,7 @@ NUMERIC_OPTIONS: dict[str, tuple[type[int] | type[float], Range]] = {
     "n_threads": (int, Range(1, 1024)),
     "cache_ram_mib": (int, Range(-1, 2**22, hint="-1 for the default")),
     "max_concurrency": (int, Range(1, 10**5)),
+    "batch_size": (int, Range(1, 4096)),  # requests per call to an hf model; or ``auto`` (`AUTO_OPTIONS`)
     "timeout": (float, Range(0, 7 * 86400, low_open=True)),  # seconds
     "batch_window": (float, Range(0, 86400)),  # seconds a batch waits for more requests
     "batch_poll": (float, Range(0, 86400, low_open=True)),  # seconds between status requests
@@ -52,6 +53,8 @@ NUMERIC_OPTIONS: dict[str, tuple[type[int] | type[float], Range]] = {
 # Yes/no options: 1/0, true/false, yes/no, on/off (checked at parse as the numbers are).
 YES, NO = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 FLAG_OPTIONS = ("batch", "cache_prompt", "flash_attn")
+# Numeric options that may also be ``auto`` (the backend chooses).
+AUTO_OPTIONS = ("batch_size",)
 # The options a helper model (a rewriter, judge, oracle, interlocutor) of another name takes from a
 # model under test of its kind when it does not set them: how llama.cpp or transformers use this
 # machine (threads, slots, device), which the user chose for the machine, not for one model. A helper
@@ -125,7 +128,7 @@ def _number(spec: ModelSpec, key: str, default: Number, cast: type[Number]) -> N
 
 def _decoded(label: str, key: str, raw: str, cast: type[Number]) -> Number:
     """The value of numeric option ``key``, checked against its declared range."""
-    what = "an integer" if cast is int else "a number"
+    what = ("an integer" if cast is int else "a number") + (" or auto" if key in AUTO_OPTIONS else "")
     try:
         value = cast(raw.strip())
     except ValueError:
@@ -157,7 +160,7 @@ def parse_model_spec(text: str | None) -> ModelSpec:
     _check_options(kind, head, dict(pairs))
     spec = ModelSpec(kind=kind, name=name, options=_fold_repeats(head, pairs))
     for key, value in spec.options.items():
-        if key in NUMERIC_OPTIONS:
+        if key in NUMERIC_OPTIONS and not (key in AUTO_OPTIONS and value.strip().lower() == "auto"):
             _decoded(spec.label, key, value, NUMERIC_OPTIONS[key][0])
         if key in FLAG_OPTIONS and value.strip().lower() not in YES + NO:
             raise UserError(f"--model {spec.label!r}: option {key}={value!r} is not a yes or no; write {key}=1 or "
