@@ -44,6 +44,8 @@ NOT_RUN = {
     "--data hallucigen-en": "HalluciGen's test data loads from the Hugging Face hub (network)",
     "--trees trees.json": "needs the trees a `robusteval tree build --output trees.json` run wrote with a model",
     "llamacpp:/models/qwen.gguf": "a model file and an OpenAI key of the reader's own",
+    "hf:/models/Qwen2.5-7B-Instruct": "a model folder of the reader's own, on a GPU",
+    "base_url=http://127.0.0.1:8000/v1": "a vLLM server of the reader's own (docs/scale.md, one GPU)",
 }
 # Subcommands that read what a run or another tool wrote, never a model's first hour: not run here.
 READS_OUTPUTS = {
