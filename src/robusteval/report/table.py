@@ -37,6 +37,8 @@ def fmt_estimate(est: Estimate | Mapping | Sequence | float | None, digits: int 
 
 
 VALID_ONLY = "all, valid replies only"
+POPULATION = "population mean, items × variants"  # metrics/two_way.py
+SHARES = "variance: variants / items / interaction"
 
 
 def print_mcq(console: Console, model: str, metrics: dict[str, FamilyMetrics]) -> None:
@@ -71,6 +73,12 @@ def print_mcq(console: Console, model: str, metrics: dict[str, FamilyMetrics]) -
                       "", str(fm.invalid), str(fm.failed), *tail)
         if fm.accuracy_valid is not None:  # beside the as-scored figure, where invalid replies count wrong
             table.add_row(Text(VALID_ONLY, style="bold"), fmt_estimate(fm.accuracy_valid), *pad, "", "", "", *tail)
+        if (pop := fm.population) is not None:  # variants sampled from a population: items and variants together
+            table.add_row(Text(POPULATION, style="bold"), fmt_estimate((pop.value, pop.low, pop.high)), *pad,
+                          "", "", "", *tail)
+            if (shares := pop.variance_shares) is not None:
+                table.add_row(Text(SHARES, style="bold"), f"{shares.variants:.2f} / {shares.items:.2f} / "
+                              f"{shares.interaction:.2f}", *pad, "", "", "", *tail)
         for label, est in (("consistency rate (per question)", fm.consistency_rate),
                            ("consistency rate (pooled pairs)", fm.consistency_rate_pooled),
                            ("spread (max-min accuracy)", fm.spread),
