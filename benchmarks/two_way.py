@@ -14,7 +14,14 @@ truth is printed for the two-way interval (`metrics.two_way`) and, beside it, fo
 interval robusteval prints as the family's accuracy (`stats.proportion`, clustered by question),
 with their mean widths. Nothing here passes or fails.
 
+With ``--grid FILE`` (a real correctness grid, e.g. benchmarks/data/smollm2_mmlu_prompt300_gpu.csv:
+one model's questions x 10 templates), the population is that grid instead: each repeat draws
+``--items`` questions and k templates from it with replacement (independent draws from the grid's
+own questions and templates, so the population mean is the full grid's mean) and asks whether the
+interval holds the full grid's mean. No model is assumed, only the grid's exchangeability.
+
     python benchmarks/two_way.py [--reps 2000] [--items 100] [--ks 5,10,20] [--sigmas 0,0.25,0.5,1]
+    python benchmarks/two_way.py --grid benchmarks/data/smollm2_mmlu_prompt300_gpu.csv [--ks 5,10,20]
 """
 
 from __future__ import annotations
@@ -30,8 +37,10 @@ from scipy.special import expit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from robusteval.data.audit import DataAudit  # noqa: E402
 from robusteval.metrics.stats import proportion  # noqa: E402
 from robusteval.metrics.two_way import two_way  # noqa: E402
+from robusteval.scoring.grid import load_grid  # noqa: E402
 
 MU, SIGMA_ITEM, SIGMA_INTERACTION = 0.5, 1.5, 0.5
 
@@ -49,15 +58,34 @@ def grid(rng: np.random.Generator, n: int, k: int, sigma_v: float) -> np.ndarray
     return (rng.random((n, k)) < expit(logit)).astype(float)
 
 
-def cell(reps: int, n: int, k: int, sigma_v: float, seed: int) -> tuple[float, float, float, float, float]:
+def real_grid(path: str) -> np.ndarray:
+    """The file's first model and family as an items x variants 0/1 matrix (items with every variant)."""
+    cells = load_grid(path, DataAudit().source("grid"))
+    first = (cells[0].model, cells[0].family)
+    cells = [c for c in cells if (c.model, c.family) == first]
+    items = list(dict.fromkeys(c.item_id for c in cells))
+    variants = list(dict.fromkeys(c.variant for c in cells))
+    y = np.full((len(items), len(variants)), np.nan)
+    row, col = {x: i for i, x in enumerate(items)}, {x: j for j, x in enumerate(variants)}
+    for c in cells:
+        y[row[c.item_id], col[c.variant]] = float(c.correct)
+    return y[np.isfinite(y).all(axis=1)]
+
+
+def cell(reps: int, n: int, k: int, sigma_v: float, seed: int,
+         population: np.ndarray | None = None) -> tuple[float, float, float, float, float]:
     """Coverage and mean width of the two-way and the item-only interval, and the mean variant share."""
     rng = np.random.default_rng(seed)
-    target = truth(sigma_v)
+    target = truth(sigma_v) if population is None else float(population.mean())
     hits = np.zeros(2)
     widths = np.zeros(2)
     share = 0.0
     for _ in range(reps):
-        y = grid(rng, n, k, sigma_v)
+        if population is None:
+            y = grid(rng, n, k, sigma_v)
+        else:
+            rows = rng.integers(0, len(population), n)
+            y = population[rows][:, rng.integers(0, population.shape[1], k)]
         tw = two_way(y)
         item = proportion(y.sum(axis=1), np.full(n, k))
         for j, (low, high) in enumerate(((tw.low, tw.high), (item.low, item.high))):
@@ -74,17 +102,24 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=100, help="questions per grid (default: 100)")
     parser.add_argument("--ks", default="5,10,20", help="numbers of variants (default: 5,10,20)")
     parser.add_argument("--sigmas", default="0,0.25,0.5,1", help="sd of the variant effects, logit scale")
+    parser.add_argument("--grid", help="a real correctness grid to draw from instead of the simulation")
     args = parser.parse_args()
+    population = real_grid(args.grid) if args.grid else None
+    if population is not None:
+        print(f"{args.grid}: {population.shape[0]} questions x {population.shape[1]} variants, mean "
+              f"{population.mean():.4f}, variance shares {two_way(population).shares}")
     se = np.sqrt(0.95 * 0.05 / args.reps)
     print(f"nominal 95%; {args.reps} grids per row, {args.items} questions; Monte-Carlo se of a coverage "
           f"near 0.95: {se:.3f}")
     print(f"{'k':>3} {'sd variants':>11} {'variant share':>13} {'two-way cover':>13} {'item-only cover':>15} "
           f"{'two-way width':>13} {'item width':>10}")
     for k in (int(x) for x in args.ks.split(",")):
-        for sigma in (float(x) for x in args.sigmas.split(",")):
+        for sigma in (float(x) for x in args.sigmas.split(",")) if population is None else [0.0]:
             started = time.perf_counter()
-            tw_c, it_c, tw_w, it_w, share = cell(args.reps, args.items, k, sigma, seed=1000 * k + int(100 * sigma))
-            print(f"{k:>3} {sigma:>11.2f} {share:>13.3f} {tw_c:>13.3f} {it_c:>15.3f} {tw_w:>13.3f} {it_w:>10.3f}"
+            tw_c, it_c, tw_w, it_w, share = cell(args.reps, args.items, k, sigma, 1000 * k + int(100 * sigma),
+                                                 population)
+            sd = f"{sigma:>11.2f}" if population is None else f"{'(grid)':>11}"
+            print(f"{k:>3} {sd} {share:>13.3f} {tw_c:>13.3f} {it_c:>15.3f} {tw_w:>13.3f} {it_w:>10.3f}"
                   f"  ({time.perf_counter() - started:.0f} s)", flush=True)
 
 

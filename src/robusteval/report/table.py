@@ -38,7 +38,7 @@ def fmt_estimate(est: Estimate | Mapping | Sequence | float | None, digits: int 
 
 VALID_ONLY = "all, valid replies only"
 POPULATION = "population mean, items × variants"  # metrics/two_way.py
-SHARES = "variance: variants / items / interaction"
+SHARES = "variance: variant/item/interaction"
 
 
 def print_mcq(console: Console, model: str, metrics: dict[str, FamilyMetrics]) -> None:
