@@ -37,10 +37,8 @@ from scipy.special import expit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from robusteval.data.audit import DataAudit  # noqa: E402
 from robusteval.metrics.stats import proportion  # noqa: E402
 from robusteval.metrics.two_way import two_way  # noqa: E402
-from robusteval.scoring.grid import load_grid  # noqa: E402
 
 MU, SIGMA_ITEM, SIGMA_INTERACTION = 0.5, 1.5, 0.5
 
@@ -59,17 +57,11 @@ def grid(rng: np.random.Generator, n: int, k: int, sigma_v: float) -> np.ndarray
 
 
 def real_grid(path: str) -> np.ndarray:
-    """The file's first model and family as an items x variants 0/1 matrix (items with every variant)."""
-    cells = load_grid(path, DataAudit().source("grid"))
-    first = (cells[0].model, cells[0].family)
-    cells = [c for c in cells if (c.model, c.family) == first]
-    items = list(dict.fromkeys(c.item_id for c in cells))
-    variants = list(dict.fromkeys(c.variant for c in cells))
-    y = np.full((len(items), len(variants)), np.nan)
-    row, col = {x: i for i, x in enumerate(items)}, {x: j for j, x in enumerate(variants)}
-    for c in cells:
-        y[row[c.item_id], col[c.variant]] = float(c.correct)
-    return y[np.isfinite(y).all(axis=1)]
+    """The file's first model and family as an items x variants 0/1 matrix (items with every variant),
+    read as benchmarks/budget.py reads real grids."""
+    from budget import read_grids  # benchmarks/ is on sys.path when this file runs
+
+    return next(iter(read_grids(path).values()))[0]
 
 
 def cell(reps: int, n: int, k: int, sigma_v: float, seed: int,
