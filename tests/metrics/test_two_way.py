@@ -60,6 +60,8 @@ def test_items_missing_a_variant_are_left_out_and_tiny_grids_get_no_interval():
     y = grid(0.5)
     y[0, 2] = np.nan
     assert two_way(y).items == len(y) - 1
+    y[:, 5] = np.nan  # a template whose every request failed: left out, not every item with it
+    assert (two_way(y).items, two_way(y).variants) == (len(y) - 1, y.shape[1] - 1)
     assert two_way(y[:, :1]).low is None and two_way(y[:1]).low is None
     assert two_way(np.ones((10, 4))).low == pytest.approx(0.7225, abs=1e-3)  # Wilson 10 of 10, not [1, 1]
 

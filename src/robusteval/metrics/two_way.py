@@ -74,9 +74,10 @@ class TwoWay:
 def two_way(cells: np.ndarray, *, level: float = 0.95) -> TwoWay:
     """`TwoWay` of an items x variants grid of shares right (NaN: a cell not answered). Items
     missing a variant are left out (the decomposition needs the full grid), so ``items`` may be
-    fewer than the family's."""
+    fewer than the family's; a variant no item answered is left out first."""
     y = np.asarray(cells, dtype=float)
     y = y.reshape(len(y), -1)
+    y = y[:, np.isfinite(y).any(axis=0)]  # a variant never answered (every request failed) is no draw
     y = y[np.isfinite(y).all(axis=1)]
     n, k = y.shape
     if n == 0 or k == 0:
