@@ -1,6 +1,6 @@
 """`metrics.two_way`: the population mean over items and variants together (issue 46), on small
 simulated crossed grids (items x variants, logit-normal, seeded), and its place in results.json and
-in `score GRID`'s output. Coverage is measured by benchmarks/two_way.py, not here."""
+in `score GRID`'s output and report. Coverage is measured by benchmarks/two_way.py, not here."""
 
 from __future__ import annotations
 
@@ -89,3 +89,7 @@ def test_score_grid_stores_and_prints_the_population_mean(tmp_path, capsys):
         "variants", "items", "interaction"}
     assert family["accuracy"]["value"] == pytest.approx(y.mean(), abs=1e-12)  # the item-clustered figure stays
     assert "population mean, items × variants" in out and f"{tw.value:.3f} [{tw.low:.3f}, {tw.high:.3f}]" in out
+    report = (tmp_path / "runs" / "tw" / "report.md").read_text()
+    assert "population mean over questions and variants" in report
+    assert f"| grid | {family['accuracy']['value']:.3f} [" in report
+    assert f"{tw.low:.3f}, {tw.high:.3f}] | 12 | 5 |" in report
