@@ -24,6 +24,7 @@ from robusteval.metrics.consistency import (
 )
 from robusteval.metrics.mcq_sensitivity import is_unperturbed, measures
 from robusteval.metrics.stats import bootstrap_sums, proportion, share_bootstrap, spread_interval
+from robusteval.metrics.two_way import is_sampled, population
 from robusteval.probes.choices import LETTERS
 from robusteval.probes.design import crossed_name
 from robusteval.results.mcq import CategoryMetrics, FamilyMetrics, InvalidReplies, PositionShare, VariantMetrics
@@ -319,6 +320,9 @@ def family_metrics_of(t: _FamilyTally, *, seed: int = 0, n_resamples: int = 1000
         # the accuracy as scored counts an invalid reply wrong; this one leaves it out (same clustering)
         accuracy_valid=proportion(np.where(valid, m.correct_valid, 0.0).sum(axis=1), valid.sum(axis=1))
         if sum(t.invalid) else None,
+        # variants drawn from a population (templates, paraphrases, draws): its mean, items and variants
+        # resampled together (metrics/two_way.py), beside the item-clustered accuracy above
+        population=population(m.correct) if is_sampled(t.base_family) and n_vars > 1 else None,
     )
 
 

@@ -12,7 +12,7 @@ from robusteval.report.terminal import Table
 
 if TYPE_CHECKING:  # annotations only: printing needs no statistics library
     from robusteval.estimate import Estimate
-    from robusteval.results.mcq import CopyCounts, FamilyMetrics, InvalidReplies
+    from robusteval.results.mcq import CopyCounts, FamilyMetrics, InvalidReplies, VarianceShares
     from robusteval.results.sensitivity import Sensitivity
 
 
@@ -36,7 +36,14 @@ def fmt_estimate(est: Estimate | Mapping | Sequence | float | None, digits: int 
     return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
+def fmt_shares(shares: VarianceShares | None) -> str:
+    """Variance shares as "variants / items / interaction" (two decimals each)."""
+    return "n/a" if shares is None else f"{shares.variants:.2f} / {shares.items:.2f} / {shares.interaction:.2f}"
+
+
 VALID_ONLY = "all, valid replies only"
+POPULATION = "population mean, items × variants"  # metrics/two_way.py
+SHARES = "variance: variant/item/interaction"
 
 
 def print_mcq(console: Console, model: str, metrics: dict[str, FamilyMetrics]) -> None:
@@ -71,6 +78,11 @@ def print_mcq(console: Console, model: str, metrics: dict[str, FamilyMetrics]) -
                       "", str(fm.invalid), str(fm.failed), *tail)
         if fm.accuracy_valid is not None:  # beside the as-scored figure, where invalid replies count wrong
             table.add_row(Text(VALID_ONLY, style="bold"), fmt_estimate(fm.accuracy_valid), *pad, "", "", "", *tail)
+        if (pop := fm.population) is not None:  # variants sampled from a population: items and variants together
+            table.add_row(Text(POPULATION, style="bold"), fmt_estimate((pop.value, pop.low, pop.high)), *pad,
+                          "", "", "", *tail)
+            if pop.variance_shares is not None:
+                table.add_row(Text(SHARES, style="bold"), fmt_shares(pop.variance_shares), *pad, "", "", "", *tail)
         for label, est in (("consistency rate (per question)", fm.consistency_rate),
                            ("consistency rate (pooled pairs)", fm.consistency_rate_pooled),
                            ("spread (max-min accuracy)", fm.spread),

@@ -8,7 +8,9 @@ where the items have two or more categories); `decode(McqMetrics, data)` reads i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from robusteval.estimate import Estimate
 from robusteval.results.codec import decode, encode
@@ -54,6 +56,30 @@ class PositionShare:
 
 
 @dataclass(frozen=True)
+class VarianceShares:
+    """Shares of one (item, variant) cell's variance, summing to 1: from the variants (templates),
+    from the items (questions), and from their interaction with the residual noise."""
+
+    variants: float
+    items: float
+    interaction: float
+
+
+@dataclass(frozen=True)
+class PopulationAccuracy:
+    """The mean accuracy over the population the variants were drawn from (a family whose variants
+    are a sample: templates, paraphrases, draws), with a 95% interval over items and variants
+    together (`metrics.two_way`), over the ``items`` answered in all ``variants``."""
+
+    value: float | None
+    low: Annotated[float | None, Field(alias="ci_low")] = None  # in JSON: ci_low / ci_high
+    high: Annotated[float | None, Field(alias="ci_high")] = None
+    items: int = 0
+    variants: int = 0
+    variance_shares: VarianceShares | None = None
+
+
+@dataclass(frozen=True)
 class FamilyMetrics:
     """One family (or crossed design, or family under a log-likelihood rule) of one model. Every
     field has a default so that older or hand-written results.json files with fewer keys still read
@@ -79,6 +105,9 @@ class FamilyMetrics:
     # accuracy over valid replies only (invalid ones left out, not counted wrong), beside ``accuracy``
     # so a tiny model's headline says how it answers when it answers; None without invalid replies
     accuracy_valid: Estimate | None = None
+    # the population mean over items and variants together, for a family whose variants are a
+    # sample (`metrics.two_way.is_sampled`); None for a fixed design (format, order) and in older runs
+    population: PopulationAccuracy | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """This family's JSON, as in results.json."""
@@ -102,7 +131,7 @@ def read_metrics(data: Any) -> McqMetrics:
 def _drop_absent_macro(family: dict[str, Any]) -> dict[str, Any]:
     if family.get("macro_accuracy") is None:
         family.pop("macro_accuracy", None)
-    for key in ("sensitivity", "sensitivity_valid", "accuracy_valid"):
+    for key in ("sensitivity", "sensitivity_valid", "accuracy_valid", "population"):
         if family.get(key) is None:
             family.pop(key, None)
     if not family.get("categories"):

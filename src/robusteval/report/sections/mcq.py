@@ -10,7 +10,7 @@ from robusteval.report.lm_eval import lm_eval_section
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, slug
 from robusteval.report.plots import bars_with_ci, has_value
 from robusteval.report.sections.sensitivity import NOTE as SENSITIVITY_NOTE, measures_table, variants_table
-from robusteval.report.table import CATEGORY_COLUMNS, category_rows, fmt_estimate, sensitivity_columns
+from robusteval.report.table import CATEGORY_COLUMNS, category_rows, fmt_estimate, fmt_shares, sensitivity_columns
 from robusteval.results.mcq import (
     CopyCounts,
     FamilyMetrics,
@@ -59,8 +59,12 @@ def sections(run: Run) -> list[Section]:
         warned = invalid_table(model, invalid[model], reader) if model in invalid else None
         if warned is not None:
             notes = (f"Warning: {invalid[model].warning(model, reader)}", *notes)
+        population = population_table(model, families)
+        if population is not None:
+            notes = (*notes, POPULATION_NOTE)
         out.append(Section(f"mcq · {model}", tuple(figures),
-                           (*([warned] if warned else []), table, *sensitivity, *variant_tables(model, families),
+                           (*([warned] if warned else []), table, *([population] if population else []),
+                            *sensitivity, *variant_tables(model, families),
                             *category_tables(model, families)),
                            notes))
     copies = copies_section(read_copy_counts(run.results))
@@ -99,6 +103,30 @@ def copies_section(counts: list[CopyCounts]) -> Section | None:
                                      ("family", "kind", "rewriter", "asked", "kept", "refused by checks",
                                       "failed requests", "why attempts were refused"), rows),),
                    notes=tuple(notes))
+
+
+POPULATION_NOTE = ("Population mean: for a family whose variants are a sample (templates, paraphrases, sampled "
+                   "draws), the mean accuracy over the questions and variants one could have drawn, with an interval "
+                   "over both (docs/statistics.md); the accuracy beside it is clustered by question, how sure we are "
+                   "on the variants asked. Variance shares: of one cell's variance, from the variants, the questions, "
+                   "and their interaction with the noise.")
+
+
+def population_table(model: str, families: dict[str, FamilyMetrics]) -> TableData | None:
+    """Per family whose variants are a sample: the population mean over questions and variants beside
+    the accuracy on the variants asked, and the variance shares (None where no family is a sample)."""
+    rows = []
+    for family, fm in families.items():
+        pop = fm.population
+        if pop is None:
+            continue
+        rows.append((family, fmt_estimate(fm.accuracy), fmt_estimate((pop.value, pop.low, pop.high)),
+                     str(pop.items), str(pop.variants), fmt_shares(pop.variance_shares)))
+    if not rows:
+        return None
+    return TableData(f"{model}: population mean over questions and variants (95% CI)",
+                     ("family", "accuracy (these variants)", "population mean", "questions", "variants",
+                      "variance: variants / questions / interaction"), tuple(rows))
 
 
 def sensitivity_tables(model: str, families: dict[str, FamilyMetrics]) -> list[TableData]:
