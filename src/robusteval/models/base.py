@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -89,15 +88,6 @@ class DeferredBackend(Backend, Protocol):
     def committed(self, answer: Completion) -> None:
         """The engine has committed ``answer`` (the object ``chat`` returned) to the store: only now
         may the backend forget what it kept to resume the request (money is spent once)."""
-
-
-def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
-    """Hash of a weights file; computed once per backend start (about 0.2 s per 100 MB)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def completion_problem(c: object) -> str | None:

@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from robusteval.errors import UserError
-from robusteval.models.base import file_sha256, over_window, window_error
+from robusteval.files import file_sha256
+from robusteval.models.base import over_window, window_error
 from robusteval.types import Completion, GenParams, Message, TokenLogprob
 
 if TYPE_CHECKING:  # spec.load_backend imports the backends

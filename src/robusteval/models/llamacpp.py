@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from robusteval.errors import BackendError, UserError
-from robusteval.models.base import file_sha256
+from robusteval.files import file_sha256
 from robusteval.models.chat_format import chat_body, join_stream, parse_chat_completion
 from robusteval.models.threads import free_threads
 from robusteval.types import Completion, GenParams, Message
