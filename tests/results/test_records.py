@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -64,3 +65,13 @@ def test_every_command_reading_a_broken_run_answers_rc_2_in_one_line(tmp_path, c
     assert result.code == 2, result.err
     assert result.err.count("\n") == 1 and str(bad / "results.json") in result.err, result.err
     assert "Traceback" not in result.err
+
+
+def test_a_nan_robusteval_wrote_into_its_own_results_json_reads_as_written(tmp_path):
+    """results.json is robusteval's own file, written by `json.dumps` (which writes NaN for a metric
+    with no value): its readers take it as written, as they take samples.jsonl. The refusal of NaN is
+    for data files, where it is a broken export."""
+    folder = _run(tmp_path, "nan", json.dumps(_results(float("nan"))))
+    assert "NaN" in (folder / "results.json").read_text()
+    assert math.isnan(read_results(folder)["metrics"]["m"]["order"]["accuracy"]["value"])
+    assert read_run(folder).path == folder

@@ -150,7 +150,7 @@ def _parse(results_file: Path) -> dict[str, Any]:
         raise UserError(f"{results_file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise UserError(f"{results_file}: cannot be read ({exc.strerror or exc})") from None
-    results = parse_json(text, results_file)
+    results = parse_json(text, results_file, finite=False)  # our own file: a NaN metric is read as written
     if not isinstance(results, dict):
         raise UserError(f"{results_file}: not a run's results (a JSON object is expected)")
     return results
