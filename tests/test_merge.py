@@ -175,13 +175,17 @@ def test_the_shard_is_a_note_of_the_audit_not_a_data_source(tmp_path, cli_run, m
     assert data["notes"] == [f"{kept} of 5 items are in shard 1/3"]
 
 
-def test_a_merged_runs_cost_is_its_shards_summed(tmp_path, cli_run, mcq_file):
+def test_a_merged_runs_cost_is_its_shards_summed(tmp_path, cli_run, mcq_file, capsys):
     with StubServer() as stub:
         for k in (1, 2):
             assert cli_run(*_mcq(stub, mcq_file, f"s{k}"), "--shard", f"{k}/2", "--price-in", "1",
                            "--price-out", "2").code == 0
+    capsys.readouterr()
     assert main(["merge", *(str(tmp_path / "runs" / f"s{k}") for k in (1, 2)), "--out", str(tmp_path / "runs"),
                  "--run-id", "m", "--quiet"]) == 0
+    # the summed usage is the shards' requests: the line says so, never that the merge asked them
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("openai:stub: ")]
+    assert "asked by its shards (this merge asked nothing)" in line, line
     shards = [_results(tmp_path, f"s{k}")["models"]["openai:stub"]["usage"] for k in (1, 2)]
     merged = _results(tmp_path, "m")["models"]["openai:stub"]["usage"]
     assert shards[0]["cost"] > 0 and shards[1]["cost"] > 0

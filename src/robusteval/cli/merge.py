@@ -33,5 +33,6 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
                                                   overwrite=args.overwrite, cache_dir=args.cache_dir,
                                                   console=console))
     return finish(args, read_run(run_dir).suite, console, run_dir, result, usages, started,
+                  asked_by=", asked by its shards (this merge asked nothing)",
                   retry_hint="a merge asks no model: these requests failed in their shards; rerun those shards' "
                              "commands (they ask only what failed), then merge again")

@@ -174,9 +174,10 @@ def print_summary(suite: str, console: Console, result: SuiteResult) -> None:
 
 
 def finish(args: argparse.Namespace, suite: str, console: Console, run_dir: Path, result: SuiteResult,
-           usages: dict, started: float, retry_hint: str = RETRY_HINT) -> int:
+           usages: dict, started: float, retry_hint: str = RETRY_HINT, asked_by: str = "") -> int:
     """After a run (or a merge): the suite's tables, the data audit, usage per model, the files
-    written, and the exit code (3 when requests failed)."""
+    written, and the exit code (3 when requests failed). ``asked_by`` names who asked what the usage
+    counts where it was not this command (a merge's usage is its shards' summed: it asks nothing)."""
     from robusteval.data.audit import DataAudit
     from robusteval.results.records import encode_metrics
     from robusteval.run import print_audit
@@ -191,7 +192,7 @@ def finish(args: argparse.Namespace, suite: str, console: Console, run_dir: Path
         print_summary(suite, out, result)
     print_audit(out if not args.quiet else console, DataAudit.from_dict(result.extra.get("data")))
     for model, usage in usages.items():
-        out.print(f"{model}: {usage['requests']} requests ({usage['cached']} cached, {usage['new']} new, "
+        out.print(f"{model}: {usage['requests']} requests{asked_by} ({usage['cached']} cached, {usage['new']} new, "
                   f"{usage['failed']} failed), {usage['prompt_tokens'] + usage['completion_tokens']} new tokens, "
                   f"cost {usage['cost']:.4f}" + (f" (+{usage['cached_cost']:.4f} of cached answers)"
                                                  if usage.get("cached_cost") else ""))
