@@ -38,10 +38,11 @@ from robusteval.probes.registry import is_perturbation
 from robusteval.results.mcq import PopulationAccuracy, VarianceShares
 
 # the families whose variants are draws from a population: templates (with or without worked
-# examples), sampled draws of one prompt, model-written paraphrases. ``format`` and ``order`` are a
-# fixed design (every label style, every permutation asked), as are other perturbations (an
-# original and its corruptions at a set rate).
-SAMPLED = frozenset({"prompt", "fewshot", "seeds", "paraphrase"})
+# examples), sampled draws of one prompt, model-written paraphrases, formats drawn from FormatSpread's
+# grammar (``formats``, ``formats:N``). ``format``, ``order`` and ``circular`` are a fixed design
+# (every label style, permutation or rotation asked), as are other perturbations (an original and
+# its corruptions at a set rate).
+SAMPLED = frozenset({"prompt", "fewshot", "seeds", "paraphrase", "formats"})
 
 
 def is_sampled(family: str) -> bool:
@@ -50,7 +51,7 @@ def is_sampled(family: str) -> bool:
     gives (a grid's own family, ``grid`` by default: the user names what its variants are)."""
     if not family:
         return False
-    axes = family.split("/")[0].split("×")
+    axes = [a.split(":")[0] if a.startswith("formats:") else a for a in family.split("/")[0].split("×")]
     return all(a in SAMPLED or (a not in FAMILIES and not is_perturbation(a)) for a in axes)
 
 

@@ -1,6 +1,7 @@
 """Option perturbations (SCORE style): how the options are labelled, and where the gold one sits.
 
 - label styles: ``A:``, ``A)``, ``A.``, ``1.``, ``a:``, ``I:`` (the `format` family);
+- cyclic rotations: every rotation of the option list (the `circular` family);
 - gold swaps: for each label position L, the correct option swaps places with the option at L, so
   the gold moves to L and everything else stays put (the `order` family). A question with n options
   yields n swaps: fewer than a question with more options, never padded or invented. A swap that
@@ -14,6 +15,7 @@ answer can be mapped back to content before consistency is computed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from robusteval.types import Item
 
@@ -29,6 +31,28 @@ class LabelStyle:
 
     def take(self, n: int) -> tuple[str, ...]:
         return self.labels[:n]
+
+    def wrap(self, label: str) -> str:
+        """The label as the option block shows it before its text's separator: bare here."""
+        return label
+
+    def block(self, labels: tuple[str, ...], texts: tuple[str, ...]) -> str:
+        """The option block: one labelled option per line."""
+        return "\n".join(f"{label}{self.separator} {text}" for label, text in zip(labels, texts))
+
+
+class Labelling(Protocol):
+    """How a variant labels and lays out its options: a `LabelStyle` of the `format` family, or a
+    FormatSpread grammar format of the `formats` family (`probes.formats.GrammarFormat`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def take(self, n: int) -> tuple[str, ...]: ...
+
+    def wrap(self, label: str) -> str: ...
+
+    def block(self, labels: tuple[str, ...], texts: tuple[str, ...]) -> str: ...
 
 
 LABEL_STYLES: dict[str, LabelStyle] = {
@@ -66,7 +90,16 @@ def gold_swaps(item: Item) -> list[tuple[str, tuple[int, ...]]]:
     return out
 
 
-def format_options(item: Item, style: LabelStyle, order: tuple[int, ...]) -> tuple[tuple[str, ...], str]:
-    """The labels shown and the option block, one labelled option per line."""
+def rotations(item: Item) -> list[tuple[str, tuple[int, ...]]]:
+    """(name, order) for every cyclic rotation of the options (the `circular` family, OpenCompass's
+    CircularEval): rotation k moves each option k places down, the last ones wrapping to the top, as
+    OpenCompass's pattern k (``BCDA`` for k=1 of four: A's text is shown at B), so ``rot0`` is the
+    published order and the gold visits every position once."""
+    n = len(item.options)
+    return [(f"rot{k}", tuple((p - k) % n for p in range(n))) for k in range(n)]
+
+
+def format_options(item: Item, style: Labelling, order: tuple[int, ...]) -> tuple[tuple[str, ...], str]:
+    """The labels shown and the option block in ``style``'s layout, options in ``order``."""
     labels = style.take(len(order))
-    return labels, "\n".join(f"{label}{style.separator} {item.options[i]}" for label, i in zip(labels, order))
+    return labels, style.block(labels, tuple(item.options[i] for i in order))

@@ -19,13 +19,23 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from robusteval.probes.choices import BASE_STYLE, LABEL_STYLES, LabelStyle, format_options, gold_swaps, identity
+from robusteval.probes.choices import (
+    BASE_STYLE,
+    LABEL_STYLES,
+    Labelling,
+    LabelStyle,
+    format_options,
+    gold_swaps,
+    identity,
+    rotations,
+)
 from robusteval.probes.fewshot import ShotPool, fewshot_messages
+from robusteval.probes.formats import GrammarFormat, formats_count
 from robusteval.probes.registry import SAMPLING
 from robusteval.probes.templates import BASE, Template, example_answer, render
 from robusteval.types import Item, Message, Variant
 
-FAMILIES = ("format", "order", "prompt", "fewshot", *SAMPLING)
+FAMILIES = ("format", "order", "prompt", "fewshot", "formats", "circular", *SAMPLING)
 ORIGINAL = "original"  # the unperturbed member of a perturbation family's group
 
 
@@ -53,6 +63,8 @@ class Design:
     copies: Mapping[str, Mapping[str, tuple[Copy, ...]]] = field(default_factory=dict)
     # the template of every family but prompt/fewshot (SCORE's option-order prompt with --templates score)
     base: Template = BASE
+    # the `formats` family's formats, drawn from FormatSpread's grammar with the run's seed (`probes.formats`)
+    formats: tuple[GrammarFormat, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -60,7 +72,7 @@ class _Setting:
     """One point on the axes, with the name its varied parts give it."""
 
     name: str
-    style: LabelStyle | None = None  # None: the template's own style, else the base style
+    style: Labelling | None = None  # None: the template's own style, else the base style
     order: tuple[int, ...] | None = None
     template: Template | None = None  # None: the design's base template
     shots: bool = False
@@ -77,6 +89,10 @@ def _axis(family: str, item: Item, design: Design) -> list[_Setting]:
         return list(_FORMATS)
     if family == "order":
         return [_Setting(name, order=order) for name, order in gold_swaps(item)]
+    if family == "circular":
+        return [_Setting(name, order=order) for name, order in rotations(item)]
+    if (n := formats_count(family)) is not None:
+        return [_Setting(f.name, style=f, template=f.template()) for f in design.formats[:n]]
     if family == "prompt":
         return [_Setting(t.name, template=t) for t in design.templates]
     if family == "fewshot":
@@ -132,13 +148,22 @@ def style_of(template: Template) -> LabelStyle:
     return LABEL_STYLES[template.style] if template.style else BASE_STYLE
 
 
-def template_styles(families: Sequence[str], cross: Sequence[str], design: Design) -> list[tuple[Template, LabelStyle]]:
+def is_family(name: str) -> bool:
+    """Whether ``name`` is a family of the design (``formats:N`` included), not a perturbation."""
+    return name in FAMILIES or formats_count(name) is not None
+
+
+def template_styles(families: Sequence[str], cross: Sequence[str], design: Design
+                    ) -> list[tuple[Template, Labelling]]:
     """Every (template, label style) pair the design's variants show, for the template check
     (`probes.template_check`) before any request."""
     def templates(names: Sequence[str]) -> tuple[Template, ...]:
         return design.templates if {"prompt", "fewshot"} & set(names) else (design.base,)
 
-    pairs = []
+    pairs: list[tuple[Template, Labelling]] = []
+    for family in (*families, *cross):
+        if (n := formats_count(family)) is not None:
+            pairs += [(f.template(), f) for f in design.formats[:n]]
     for family in families:
         for template in templates([family]):
             styles = LABEL_STYLES.values() if family == "format" else (style_of(template),)

@@ -7,6 +7,8 @@ So, per (template, label style) the design shows:
 
 - the template's **own example answer** (its answer phrase with the placeholder replaced by a
   label, `example_answer`) must read back to that label, for every label of the options shown;
+- under a format that wraps its labels (the `formats` family's ``(iv)``, ``<B>``, ``[3]``), that
+  answer with the label wrapped as the options show it must read back too;
 - its **placeholder parroted** ("The best answer is X", where X is roman 10) must not read as a label.
 
 A template without an answer phrase is checked with a reply that is just the label. A mismatch
@@ -19,20 +21,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from robusteval.errors import UserError
-from robusteval.probes.choices import LabelStyle
+from robusteval.probes.choices import Labelling
 from robusteval.probes.templates import Template, answer_phrases, example_answer
 from robusteval.readers.registry import READERS, Reader
 
 
-def _problem(template: Template, style: LabelStyle, n: int, reader: Reader) -> str | None:
+def _problem(template: Template, style: Labelling, n: int, reader: Reader) -> str | None:
     labels = style.take(n)
     phrases = answer_phrases(template.text)
     for position, label in enumerate(labels):
-        example = example_answer(template, label)
-        got = reader.read(example, labels)
-        if got.position != position:
-            read_as = f"label {got.label!r}" if got.position is not None else "invalid"
-            return f"its own example answer {example!r} reads as {read_as}, not {label!r}"
+        for shown in dict.fromkeys((label, style.wrap(label))):
+            example = example_answer(template, shown)
+            got = reader.read(example, labels)
+            if got.position != position:
+                read_as = f"label {got.label!r}" if got.position is not None else "invalid"
+                return f"its own example answer {example!r} reads as {read_as}, not {label!r}"
     for phrase in phrases:
         parrot = f"{phrase.lead}{phrase.slot}"
         got = reader.read(parrot, labels)
@@ -42,7 +45,7 @@ def _problem(template: Template, style: LabelStyle, n: int, reader: Reader) -> s
     return None
 
 
-def check_templates(pairs: Iterable[tuple[Template, LabelStyle]], reader: Reader, n_options: int) -> None:
+def check_templates(pairs: Iterable[tuple[Template, Labelling]], reader: Reader, n_options: int) -> None:
     """Refuse the run (`UserError`) when ``reader`` cannot read what a (template, label style) pair
     asks for, with up to ``n_options`` options shown (every label of them is checked)."""
     for template, style in dict.fromkeys(pairs):

@@ -19,11 +19,10 @@ from robusteval.errors import UserError
 from robusteval.files import parse_yaml, read_text
 from robusteval.probes.choices import LABEL_STYLES
 
-BASE_TEMPLATE = (
-    "Answer the following multiple-choice question. End your reply with the sentence "
-    '"The best answer is [label]", where [label] is one of {label_list}.\n\n'
-    "Question: {question}\n\n{options}"
-)
+# what every bundled prompt asks (the base template and the `formats` family's formats begin with it)
+INSTRUCTION = ("Answer the following multiple-choice question. End your reply with the sentence "
+               '"The best answer is [label]", where [label] is one of {label_list}.')
+BASE_TEMPLATE = INSTRUCTION + "\n\nQuestion: {question}\n\n{options}"
 PLACEHOLDERS = {"question", "options", "label_list", "category"}
 REQUIRED = {"question", "options"}
 

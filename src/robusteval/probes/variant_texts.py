@@ -3,7 +3,8 @@ the budgeted estimate embeds to learn a variant's accuracy from the variants wor
 
 - ``prompt``: the template's text (what PromptEval embeds); ``fewshot``: its template's text;
 - ``format``: the base template rendered on one fixed example question under the label style (a
-  label style has no text of its own; rendered, ``A.`` and ``(a)`` and ``I:`` differ as shown);
+  label style has no text of its own; rendered, ``A.`` and ``(a)`` and ``I:`` differ as shown); the
+  ``formats`` family's formats likewise;
 - a crossed design: its axes' texts joined, for the axes that have one;
 - ``order``, ``seeds`` and perturbations of the question: no text. What sets their variants apart
   is the item's own text (moved options, a sampled draw, a perturbed copy), not a text shared by
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from robusteval.probes.design import Design, expand
+from robusteval.probes.formats import formats_count
 from robusteval.types import Item
 
 # the fixed question a label style is shown on (any question would do; this one is never asked)
@@ -29,8 +31,8 @@ def axis_texts(family: str, design: Design) -> dict[str, str]:
         return {t.name: t.text for t in design.templates}
     if family == "fewshot":
         return {f"{t.name}+{design.n_shots}shot": t.text for t in design.templates}
-    if family == "format":
-        return {v.name: v.messages[-1].content for v in expand(EXAMPLE, ("format",), design)}
+    if family == "format" or formats_count(family) is not None:
+        return {v.name: v.messages[-1].content for v in expand(EXAMPLE, (family,), design)}
     return {}
 
 

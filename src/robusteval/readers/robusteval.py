@@ -3,18 +3,21 @@
 Strict on purpose: a reply without the phrase, or with something after it that is not a label
 of the shown options, is *invalid* (kept in the samples, counted wrong) rather than guessed at.
 Labels in another style than the one shown (``b`` or ``2`` or ``II`` for ``B``) are mapped back,
-since the model understood the question even if it mixed up the label style.
+since the model understood the question even if it mixed up the label style; so are the Unicode
+roman numerals (``Ⅳ``, a numbering of FormatSpread's grammar) and their ASCII spelling (``IV``).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from robusteval.probes.choices import LETTERS, ROMAN
 from robusteval.types import Answer
 
 PHRASE = re.compile(r"the best answer is", re.IGNORECASE)
-TOKEN = re.compile(r"""^[\s:\-=]*(?:option\s+|\*+|["'(\[{<]|\\boxed\{)*\s*([A-Za-z]+|\d+)\b""", re.IGNORECASE)
+TOKEN = re.compile(r"""^[\s:\-=]*(?:option\s+|\*+|["'(\[{<]|\\boxed\{)*\s*([A-Za-z]+|\d+|[\u2160-\u217f]+)\b""",
+                   re.IGNORECASE)
 
 
 NAME = "robusteval"
@@ -49,6 +52,7 @@ def label_position(token: str, labels: tuple[str, ...]) -> int | None:
     if token.upper() in shown:  # the shown style in another case: "i" under I: is I, not the letter I (IX)
         return shown.index(token.upper())
     candidates = []
+    token = unicodedata.normalize("NFKC", token)  # "Ⅳ" is "IV"
     if len(token) == 1 and token.upper() in LETTERS:
         candidates.append(LETTERS.index(token.upper()))
     if token.isdigit():

@@ -64,7 +64,8 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
                                        duplicate_ids=options.duplicate_ids),
                             key=_item_id)
     reader = get_reader(options.reader)
-    design, design_info = build_design(config, options, data, ctx.audit)
+    design, design_info = build_design(config, options, data, ctx.audit,
+                                       max((len(i.options) for i in items), default=4))
     if options.scoring == "generate":  # under loglik nothing is written, so nothing is read
         # before any request: a template whose answer the reader cannot read would make every reply invalid
         check_templates(template_styles(options.families, options.cross, design), reader,

@@ -16,8 +16,9 @@ from robusteval.metrics.budget import (
     FIRST,
 )
 from robusteval.metrics.budget_covariates import COVARIATES, DEFAULT_COVARIATES, check_covariates
-from robusteval.probes.design import FAMILIES, Design
+from robusteval.probes.design import FAMILIES, Design, is_family
 from robusteval.probes.fewshot import ShotPool
+from robusteval.probes.formats import formats_count, sample_formats
 from robusteval.probes.math_prompts import FAMILIES as MATH_FAMILIES
 from robusteval.probes.registry import available, get, is_perturbation
 from robusteval.probes.templates import BASE, Template, load_template_set, template_set_name
@@ -62,7 +63,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                      "answer=Answer (also subject=, id=); answers as a letter, an index or "
                                      "the option's text")
     p.add_argument("--families", type=csv_arg,
-                   help="comma-separated families (default: order,format): format, order, prompt, fewshot, or a "
+                   help="comma-separated families (default: order,format): format, order, prompt, fewshot, "
+                        "formats:N (N formats of FormatSpread's grammar, default 20), circular (every cyclic "
+                        "rotation of the options, OpenCompass's CircularEval), or a "
                         "perturbation of the question (typo, paraphrase, helm:typos, invisible, typo@0.3, "
                         "language:de, ...; robusteval perturb --list)")
     p.add_argument("--scoring", choices=("generate", "loglik"),
@@ -115,12 +118,12 @@ def validate(config: Any, options: Options) -> None:
     known = f"available: {', '.join(FAMILIES)}, and the perturbations {', '.join(available())}"
     for flag, names in (("--families", options.families), ("--cross", options.cross)):
         for name in names:
-            if ":" in name and name not in FAMILIES:
+            if ":" in name and not is_family(name):
                 get(name)  # a parameterised perturbation says what is wrong with its argument (language:zz)
-        if unknown := [f for f in names if f not in FAMILIES and not is_perturbation(f)]:
+        if unknown := [f for f in names if not is_family(f) and not is_perturbation(f)]:
             raise UserError(f"unknown {flag} {','.join(unknown)}; {known}")
         for name in names:
-            if name not in FAMILIES:
+            if not is_family(name):
                 get(name)  # loads what it needs (HELM's word lists): a missing one ends here, before any request
     parse_columns(options.columns)  # a UserError naming --columns, before anything runs
     if not options.families and not options.cross:
@@ -173,13 +176,15 @@ def math_families(options: Options) -> tuple[str, ...]:
 
 def perturbation_families(names: tuple[str, ...]) -> tuple[str, ...]:
     """The names among ``names`` that perturb the question's text (not format/order/prompt/fewshot)."""
-    return tuple(dict.fromkeys(n for n in names if n not in FAMILIES))
+    return tuple(dict.fromkeys(n for n in names if not is_family(n)))
 
 
 
-def build_design(config: Any, options: Options, data: str, audit: DataAudit | None = None) -> tuple[Design, dict]:
-    """Templates and shot pool for the families asked; the info dict goes into results.json
-    (where shots come from a file or a dev split, its audit goes into ``audit``)."""
+def build_design(config: Any, options: Options, data: str, audit: DataAudit | None = None,
+                 max_options: int = 4) -> tuple[Design, dict]:
+    """Templates, shot pool and grammar formats for the families asked; the info dict goes into
+    results.json (where shots come from a file or a dev split, its audit goes into ``audit``).
+    ``max_options``: the most options a question has (a format's numbering must label them all)."""
     families = set(options.families) | set(options.cross)
     templates: tuple[Template, ...] = (BASE,)
     base = BASE
@@ -204,5 +209,9 @@ def build_design(config: Any, options: Options, data: str, audit: DataAudit | No
                  "fewshot_as_multiturn": options.fewshot_multiturn}
     if "seeds" in families:
         info |= {"seeds": options.seeds, "seed_temperature": options.seed_temperature}
+    counts = [n for f in families if (n := formats_count(f)) is not None]
+    formats = sample_formats(max(counts), config.seed, max_options) if counts else ()
+    if formats:  # each format's choices and layout: what the report shows and a search reads as covariates
+        info["formats"] = {f.name: {**f.describe(), "layout": f.layout()} for f in formats}
     return Design(templates, shots, options.n_shots, options.fewshot_multiturn, config.seed, options.seeds,
-                  options.seed_temperature, base=base), info
+                  options.seed_temperature, base=base, formats=formats), info
