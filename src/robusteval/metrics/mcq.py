@@ -15,6 +15,7 @@ from typing import Protocol
 import numpy as np
 
 from robusteval.estimate import Estimate
+from robusteval.metrics.circular import CIRCULAR, circular_metrics
 from robusteval.metrics.consistency import (
     agreeing_pairs,
     category_sums,
@@ -97,6 +98,7 @@ class _FamilyTally:
         self.invalid_by_item = np.zeros(n_items, dtype=np.int32)  # unreadable replies per item (categories)
         self.samples = 0
         self.reference = np.full(n_items, -1)  # per item: the column of its unperturbed variant
+        self.width = np.zeros(n_items, dtype=np.int32)  # per item: the most options shown (circular's rotations)
         self.logliks: dict[int, np.ndarray] = {}  # --scoring loglik: variant -> items x options
 
     def add(self, i: int, s: McqSample) -> None:
@@ -119,6 +121,7 @@ class _FamilyTally:
             self.reference[i] = j
         if logliks := getattr(s, "logliks", ()):
             self._add_logliks(i, j, s.order, logliks)
+        self.width[i] = max(self.width[i], len(s.labels))
         if len(s.labels) > self.chosen.shape[1]:
             grow = ((0, 0), (0, len(s.labels) - self.chosen.shape[1]))
             self.chosen, self.gold = np.pad(self.chosen, grow), np.pad(self.gold, grow)
@@ -323,6 +326,7 @@ def family_metrics_of(t: _FamilyTally, *, seed: int = 0, n_resamples: int = 1000
         # variants drawn from a population (templates, paraphrases, draws): its mean, items and variants
         # resampled together (metrics/two_way.py), beside the item-clustered accuracy above
         population=population(m.correct) if is_sampled(t.base_family) and n_vars > 1 else None,
+        circular=circular_metrics(m.correct, t.width) if t.base_family == CIRCULAR else None,
     )
 
 

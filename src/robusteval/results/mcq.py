@@ -80,6 +80,19 @@ class PopulationAccuracy:
 
 
 @dataclass(frozen=True)
+class CircularMetrics:
+    """The `circular` family's CircularEval figures (`metrics.circular`): the share of questions
+    answered right under every rotation of their options, and under at least j of their n rotations
+    (``at_least["3/4"]``), each with a 95% interval over questions; ``questions`` counted (every
+    rotation answered), ``incomplete`` left out (a rotation's request failed)."""
+
+    accuracy: Estimate = field(default_factory=lambda: Estimate(None))
+    at_least: dict[str, Estimate] = field(default_factory=dict)
+    questions: int = 0
+    incomplete: int = 0
+
+
+@dataclass(frozen=True)
 class FamilyMetrics:
     """One family (or crossed design, or family under a log-likelihood rule) of one model. Every
     field has a default so that older or hand-written results.json files with fewer keys still read
@@ -108,6 +121,8 @@ class FamilyMetrics:
     # the population mean over items and variants together, for a family whose variants are a
     # sample (`metrics.two_way.is_sampled`); None for a fixed design (format, order) and in older runs
     population: PopulationAccuracy | None = None
+    # the circular family's CircularEval figures (all rotations right, at least j of n); None for others
+    circular: CircularMetrics | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """This family's JSON, as in results.json."""
@@ -131,7 +146,7 @@ def read_metrics(data: Any) -> McqMetrics:
 def _drop_absent_macro(family: dict[str, Any]) -> dict[str, Any]:
     if family.get("macro_accuracy") is None:
         family.pop("macro_accuracy", None)
-    for key in ("sensitivity", "sensitivity_valid", "accuracy_valid", "population"):
+    for key in ("sensitivity", "sensitivity_valid", "accuracy_valid", "population", "circular"):
         if family.get(key) is None:
             family.pop(key, None)
     if not family.get("categories"):
@@ -140,6 +155,29 @@ def _drop_absent_macro(family: dict[str, Any]) -> dict[str, Any]:
         if v.get("macro_accuracy") is None:
             v.pop("macro_accuracy", None)
     return family
+
+
+@dataclass(frozen=True)
+class FormatInfo:
+    """One format of the `formats` family as results.json ``design.formats`` records it: its atomic
+    choices (`probes.formats.GrammarFormat`), its layout with placeholders, and an example question
+    rendered in it (what the report shows for the best and worst)."""
+
+    separator: str = ""
+    casing: str = ""
+    field_space: str = ""
+    options_space: str = ""
+    option_space: str = ""
+    option_separator: str = ""
+    wrapper: str = ""
+    numbering: str = ""
+    layout: str = ""
+    example: str = ""
+
+
+def read_formats(extra: dict[str, Any]) -> dict[str, FormatInfo]:
+    """results.json's ``design.formats`` (absent in runs without the formats family)."""
+    return decode(dict[str, FormatInfo], (extra.get("design") or {}).get("formats") or {})
 
 
 WARN_INVALID = 0.10  # above this share of invalid replies a run says so, with examples

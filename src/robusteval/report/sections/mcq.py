@@ -6,6 +6,7 @@ from __future__ import annotations
 from robusteval.engine.determinism import NOISE_NOTE, summaries
 from robusteval.estimate import Estimate
 from robusteval.report.budget import budget_section
+from robusteval.report.formats import design_tables
 from robusteval.report.lm_eval import lm_eval_section
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, slug
 from robusteval.report.plots import bars_with_ci, has_value
@@ -17,6 +18,7 @@ from robusteval.results.mcq import (
     InvalidReplies,
     McqMetrics,
     read_copy_counts,
+    read_formats,
     read_invalid,
 )
 
@@ -26,6 +28,7 @@ def sections(run: Run) -> list[Section]:
     invalid = read_invalid(run.results)
     reader = (run.results.get("design") or {}).get("reader")
     metrics: McqMetrics = run.metrics or {}
+    formats = read_formats(run.results)  # the formats family's layouts, for its best and worst
     for model, families in metrics.items():
         figures, summary_rows = [], []
         for family, fm in families.items():
@@ -64,6 +67,7 @@ def sections(run: Run) -> list[Section]:
             notes = (*notes, POPULATION_NOTE)
         out.append(Section(f"mcq · {model}", tuple(figures),
                            (*([warned] if warned else []), table, *([population] if population else []),
+                            *design_tables(model, families, formats),
                             *sensitivity, *variant_tables(model, families),
                             *category_tables(model, families)),
                            notes))

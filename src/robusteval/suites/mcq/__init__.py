@@ -111,16 +111,19 @@ def _item_id(item: Item) -> str:
 
 def print_summary(console, result: SuiteResult) -> None:
     from robusteval.report.budget import print_budget
+    from robusteval.report.formats import print_design_tables
     from robusteval.report.lm_eval import print_lm_eval
     from robusteval.report.table import print_copy_counts, print_invalid_warning, print_mcq
-    from robusteval.results.mcq import read_copy_counts, read_invalid
+    from robusteval.results.mcq import read_copy_counts, read_formats, read_invalid
 
     invalid = read_invalid(result.extra)
+    formats = read_formats(result.extra)
     reader = (result.extra.get("design") or {}).get("reader")
     for model, model_metrics in result.metrics.items():
         if model in invalid:  # first: the figures below count each invalid reply as wrong
             print_invalid_warning(console, model, invalid[model], reader)
         print_mcq(console, model, model_metrics)
+        print_design_tables(console, model, model_metrics, formats)
     print_copy_counts(console, read_copy_counts(result.extra))
     truths = read_budget(result.extra, "budget_truth")  # score GRID --budget: the full grid's own figures
     for model, estimates in read_budget(result.extra).items():

@@ -18,10 +18,11 @@ from robusteval.metrics.budget import (
 from robusteval.metrics.budget_covariates import COVARIATES, DEFAULT_COVARIATES, check_covariates
 from robusteval.probes.design import FAMILIES, Design, is_family
 from robusteval.probes.fewshot import ShotPool
-from robusteval.probes.formats import formats_count, sample_formats
+from robusteval.probes.formats import example, formats_count, sample_formats
 from robusteval.probes.math_prompts import FAMILIES as MATH_FAMILIES
 from robusteval.probes.registry import available, get, is_perturbation
 from robusteval.probes.templates import BASE, Template, load_template_set, template_set_name
+from robusteval.probes.variant_texts import EXAMPLE
 from robusteval.ranges import Range
 from robusteval.readers import DEFAULT_READER, READERS, get_reader
 from robusteval.suites.base import csv_arg
@@ -212,6 +213,7 @@ def build_design(config: Any, options: Options, data: str, audit: DataAudit | No
     counts = [n for f in families if (n := formats_count(f)) is not None]
     formats = sample_formats(max(counts), config.seed, max_options) if counts else ()
     if formats:  # each format's choices and layout: what the report shows and a search reads as covariates
-        info["formats"] = {f.name: {**f.describe(), "layout": f.layout()} for f in formats}
+        info["formats"] = {f.name: {**f.describe(), "layout": f.layout(),
+                                    "example": example(f, EXAMPLE.question, EXAMPLE.options)} for f in formats}
     return Design(templates, shots, options.n_shots, options.fewshot_multiturn, config.seed, options.seeds,
                   options.seed_temperature, base=base, formats=formats), info
