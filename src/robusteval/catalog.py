@@ -37,6 +37,9 @@ def families() -> list[Entry]:
         ("order", "mcq: the options in other orders, the gold at each position"),
         ("prompt", "mcq: the prompt templates (robusteval list templates)"),
         ("fewshot", "mcq: worked examples before the question"),
+        ("formats:N", "mcq: N formats drawn from FormatSpread's grammar (separators, spacing, casing, "
+                      "label wrappers, numbering), seeded by the run; default 20"),
+        ("circular", "mcq: every cyclic rotation of the options (OpenCompass's CircularEval)"),
     ]
     out += [(name, f"mcq: {s.description}") for name, s in SAMPLING.items()]
     out.append(("PERTURBATION", "mcq: the question's text perturbed (robusteval list perturbations)"))

@@ -76,3 +76,36 @@ def test_a_bad_formats_count_is_one_line(cli_run):
     with StubServer() as stub:
         code, _, _, err = cli_run(*_mcq(stub, "y", "--families", "formats:zero"))
     assert code == 2 and "formats:N" in err and "Traceback" not in err
+
+
+def test_option_transforms_keep_the_gold_and_count_refused_copies(cli_run):
+    with StubServer() as stub:
+        results, samples = cli_run(*_mcq(stub, "o", "--families", "add_distractor,irrelevant_context")).written()
+    counts = results["perturbations"]
+    # of mcq_small's five questions only q2 and q4 share a subject (arithmetic): the others' copies are refused
+    assert counts["add_distractor"]["kept"] == 4 and counts["add_distractor"]["reasons"] == {"no_distractor": 6}
+    added = {s["prompt"].rsplit("\n", 1)[1] for s in samples if s["variant"].startswith("add_distractor")}
+    assert added and all(a.startswith("E. ") for a in added)
+    assert {a[3:] for a in added} <= {"42", "36", "48", "54", "Five", "Seven", "Eight", "Six"}
+    assert counts["irrelevant_context"]["kept"] == 10 and counts["irrelevant_context"]["kind"] == "item"
+    originals = {s["item_id"]: s for s in samples if s["variant"] == "original"}
+    for s in samples:
+        assert s["gold_option"] == originals[s["item_id"]]["gold_option"]
+        if s["variant"].startswith("irrelevant_context"):
+            assert s["prompt"].count("\n\n") > originals[s["item_id"]]["prompt"].count("\n\n")
+
+
+def test_a_distractor_from_the_same_subject_is_asked_as_one_more_option(cli_run, tmp_path):
+    rows = [{"id": f"m{n}", "question": f"What is {n} + {n}?", "choices": [str(2 * n), str(2 * n + 1), "0"],
+             "answer": 0, "subject": "arithmetic"} for n in range(1, 4)]
+    data = tmp_path / "same_subject.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with StubServer() as stub:
+        results, samples = cli_run("run", "mcq", "--quiet", "--data", data, "--model", stub.model(), "--run-id", "d",
+                                   "--families", "add_distractor", "--perturbations-per-family", "1").written()
+    assert results["perturbations"]["add_distractor"]["kept"] == 3
+    copies = [s for s in samples if s["variant"] == "add_distractor#1"]
+    assert len(copies) == 3 and all(len(s["labels"]) == 4 and s["gold_option"] == 0 for s in copies)
+    for s in copies:  # the stub answers A-D: a D is the added option, read and wrong
+        if s["answer_label"] == "D":
+            assert s["answer_option"] == 3 and s["correct"] is False

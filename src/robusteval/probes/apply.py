@@ -18,8 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from robusteval.engine import Engine, gather_all
+from robusteval.errors import UserError
 from robusteval.probes.paraphrase import Cost, is_question, leaked_answers, norm_text
-from robusteval.probes.registry import UNAVAILABLE_DATA, Rewrite, TextPerturbation, get
+from robusteval.probes.registry import UNAVAILABLE_DATA, ItemTransform, Rewrite, TextPerturbation, get
 from robusteval.probes.rewrite_checks import fluency_problem, form_problem, language_problem
 from robusteval.types import GenParams, Message
 
@@ -106,6 +107,9 @@ async def perturb_text(name: str, text: str, *, seed: str | int, rewriter: Rewri
         return Perturbed(name, text, None, rejections=(UNAVAILABLE_DATA,))  # `registry.get` warned
     if isinstance(p, TextPerturbation):
         return Perturbed(name, text, p.apply(text, seeded_rng(p, seed, instance)))
+    if isinstance(p, ItemTransform):
+        raise UserError(f"{name} transforms a multiple-choice question (its options, or the text before it): "
+                        "the mcq suite's --families only")
     if rewriter is None:
         raise ValueError(f"{name} is written by a model: give a rewriter")
     return await _rewrite(p, text, str(seed), rewriter, checks, encode, retries)

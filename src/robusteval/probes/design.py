@@ -176,8 +176,8 @@ def template_styles(families: Sequence[str], cross: Sequence[str], design: Desig
 
 
 def _build(item: Item, family: str, s: _Setting, design: Design) -> Variant:
-    order = s.order or identity(item)
     shown = replace(item, options=s.options) if s.options is not None else item
+    order = s.order or identity(shown)  # a copy may show one more option (add_distractor)
     template = s.template or design.base
     style = s.style or style_of(template)
     labels, options = format_options(shown, style, order)

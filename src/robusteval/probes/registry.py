@@ -5,6 +5,8 @@ Two kinds, one interface (`probes/apply.py` `perturb_text` applies either):
 - `TextPerturbation`: a pure function with one contract, ``(text, rng, rate) -> text``: the same
   text, generator state and rate always give the same output (typos, case, spacing, look-alike
   letters, OCR noise, HELM's and NL-Augmenter's rules, invisible characters);
+- `ItemTransform`: a pure function of a multiple-choice item (its options, or what comes before
+  its question: `probes.option_transforms`), mcq only;
 - `Rewrite`: an instruction a rewriter model follows through the engine (cached, accounted and
   resumable like every call), its output checked against invariants (still a question, no gold
   answer leaked, similar enough to the original) and asked again when it fails them.
@@ -20,13 +22,14 @@ from __future__ import annotations
 
 import random
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
 from robusteval.data.language import language_problem
 from robusteval.errors import UserError
-from robusteval.probes import helm, lexical, nlaugmenter, ocr, rewrites, unicode_attacks
+from robusteval.probes import helm, lexical, nlaugmenter, ocr, option_transforms, rewrites, unicode_attacks
+from robusteval.types import Item
 
 Fn = Callable[[str, random.Random, float], str]  # the one contract: (text, rng, rate) -> text
 TextFn = Callable[[str, random.Random], str]  # a perturbation at a fixed rate (tree's leaves)
@@ -98,7 +101,22 @@ class Rewrite:
         return "rewrite"
 
 
-Perturbation = TextPerturbation | Rewrite
+@dataclass(frozen=True)
+class ItemTransform:
+    """A pure transform of a multiple-choice item ``fn(item, pool, rng)``: ``pool`` is the run's
+    items (a distractor is drawn from them). The gold never changes; a copy it cannot make is
+    refused with a reason. Only mcq has items with options: other suites refuse it."""
+
+    name: str
+    description: str
+    fn: Callable[[Item, Sequence[Item], random.Random], option_transforms.Transformed]
+
+    @property
+    def kind(self) -> str:
+        return "item"
+
+
+Perturbation = TextPerturbation | Rewrite | ItemTransform
 
 
 @dataclass(frozen=True)
@@ -213,6 +231,11 @@ REGISTRY: dict[str, Perturbation] = {p.name: p for p in (
     _rewrite("spelling", "British <-> American spelling"),
     _rewrite("topicalisation", "the topic moved to the front"),
     _rewrite("friend", "asked on behalf of a friend"),
+    # promptbench's option transforms (DyVal 2 / MPA): mcq only, the gold unchanged
+    ItemTransform("add_distractor", "one more option, taken from another question of the same subject (never "
+                  "equal to an option shown), after the others", option_transforms.add_distractor),
+    ItemTransform("irrelevant_context", "a passage on another topic before the question",
+                  option_transforms.irrelevant_context),
 )}
 
 # SCORE's non-greedy robustness: K draws at temperature T (mcq's --seeds, --seed-temperature).

@@ -169,6 +169,8 @@ def _sample(model: str, item: Item, variant: Variant, k: int, response: Response
         # a label past the options shown ("J" of 9, `readers.mmlu_pro`): a wrong answer, the same one
         # whatever the order, that no option index can equal
         option = answer.position
+    elif answer.position is not None and variant.original_index(answer.position) >= len(item.options):
+        option = variant.original_index(answer.position)  # an option a copy added (add_distractor): wrong
     elif answer.position is not None:
         # a repeated text is one answer
         option = item.options.index(item.options[variant.original_index(answer.position)])

@@ -3,6 +3,7 @@ is left out of its group and counted."""
 
 from __future__ import annotations
 
+import random
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -11,7 +12,7 @@ from typing import Any
 from robusteval.data.audit import DataAudit
 from robusteval.probes.apply import Perturbed, Rewriter, perturb_item
 from robusteval.probes.design import Copy
-from robusteval.probes.registry import Rewrite, get
+from robusteval.probes.registry import ItemTransform, Rewrite, get
 from robusteval.results.mcq import CopyCounts
 from robusteval.types import Item
 
@@ -41,6 +42,8 @@ async def write_copies(ask_all: AskAll, items: list[Item], families: tuple[str, 
     async def one(job: tuple[Item, str, int]) -> tuple[Perturbed, tuple[Perturbed, ...]]:
         item, family, j = job
         copy_seed = f"{seed}:{item.id}:{family}#{j}"
+        if isinstance(p := get(family), ItemTransform):
+            return transform_item(p, item, items, copy_seed)
         return await perturb_item(family, item.question, item.options, seed=copy_seed, instance=(item.id, seed + j - 1),
                                   rewriter=rewriter, answers=gold_aliases(item), with_options=with_options)
 
@@ -53,7 +56,7 @@ async def write_copies(ask_all: AskAll, items: list[Item], families: tuple[str, 
         parts = (question, *options)
         for p in parts:
             reasons[family].update(p.rejections)
-        verdict = _verdict(parts)
+        verdict = _verdict(parts, whole_item=isinstance(get(family), ItemTransform))
         tally[family][verdict] += 1
         if verdict == "rejected" and not question.rejections:
             reasons[family]["unchanged"] += 1  # a pure perturbation found nothing to change
@@ -61,7 +64,8 @@ async def write_copies(ask_all: AskAll, items: list[Item], families: tuple[str, 
             continue
         text = f"{item.question} ({name})" if verdict == "estimated" else question.text
         # an option no perturbation could change (or whose rewrite was refused) keeps its text
-        opts = tuple(p.text or p.original for p in options) if options and verdict != "estimated" else None
+        opts = (tuple(p.text or p.original for p in options if p.text or p.original)
+                if options and verdict != "estimated" else None)
         copies[item.id][family].append(Copy(name, text or item.question, opts))
     counts = [CopyCounts(family=f, kind=get(f).kind, asked=len(items) * k,
                          kept=tally[f]["kept"] + tally[f]["estimated"], rejected=tally[f]["rejected"],
@@ -71,15 +75,29 @@ async def write_copies(ask_all: AskAll, items: list[Item], families: tuple[str, 
     return {i: {f: tuple(c) for f, c in fams.items()} for i, fams in copies.items()}, counts
 
 
-def _verdict(parts: tuple[Perturbed, ...]) -> str:
+def transform_item(p: ItemTransform, item: Item, pool: list[Item], seed: str
+                   ) -> tuple[Perturbed, tuple[Perturbed, ...]]:
+    """An item transform's copy in the form of a perturbed question and options: an option it adds
+    comes as a `Perturbed` whose original is empty; a refused copy keeps no text and its reason."""
+    out = p.fn(item, pool, random.Random(f"{seed}:{p.name}"))
+    if out.question is None:
+        return Perturbed(p.name, item.question, None, rejections=(out.reason or "refused",)), ()
+    originals = (*item.options, *[""] * (len(out.options) - len(item.options)))
+    return (Perturbed(p.name, item.question, out.question),
+            tuple(Perturbed(p.name, o, t) for o, t in zip(originals, out.options)))
+
+
+def _verdict(parts: tuple[Perturbed, ...], whole_item: bool = False) -> str:
     """kept | estimated | failed (a rewrite request failed) | rejected: the question's copy never
-    passed its checks, or a pure perturbation changed nothing (the copy would be the original)."""
+    passed its checks, or a pure perturbation changed nothing (the copy would be the original; for
+    an item transform, ``whole_item``, neither the question nor an option changed)."""
     question = parts[0]
     if any(p.estimated for p in parts):
         return "estimated"
     if any(p.error is not None for p in parts):
         return "failed"
-    if question.text is None or question.text == question.original:
+    changed = parts if whole_item else (question,)
+    if question.text is None or all(p.text == p.original for p in changed):
         return "rejected"
     return "kept"
 

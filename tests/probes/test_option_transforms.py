@@ -1,0 +1,40 @@
+"""The option transforms: a distractor from another question of the same subject, never an option
+already shown, seeded; a passage before the question; the gold never moves."""
+
+from __future__ import annotations
+
+import random
+
+from robusteval.probes.option_transforms import PASSAGES, add_distractor, irrelevant_context
+from robusteval.probes.registry import ItemTransform, get
+from robusteval.types import Item
+
+ITEM = Item("a1", "Which is a prime?", ("4", "6", "7", "9"), 2, category="math")
+POOL = [ITEM,
+        Item("a2", "Which is even?", ("7", " 4 ", "11", "10"), 3, category="math"),
+        Item("b1", "Capital of France?", ("Paris", "Rome", "Oslo", "Bern"), 0, category="geography")]
+
+
+def test_a_distractor_comes_from_the_subject_and_is_never_an_option():
+    seen = set()
+    for seed in range(30):
+        out = add_distractor(ITEM, POOL, random.Random(seed))
+        assert out.question == ITEM.question and out.options[:4] == ITEM.options and len(out.options) == 5
+        seen.add(out.options[4])
+    assert seen == {"11", "10"}  # "7" and " 4 " repeat an option shown; geography's options are another subject
+    assert add_distractor(ITEM, POOL, random.Random(3)) == add_distractor(ITEM, POOL, random.Random(3))
+
+
+def test_no_candidate_refuses_the_copy():
+    out = add_distractor(POOL[2], POOL, random.Random(0))
+    assert out.question is None and out.reason == "no_distractor"
+
+
+def test_irrelevant_context_goes_before_the_question():
+    out = irrelevant_context(ITEM, POOL, random.Random(0))
+    passage, _, question = (out.question or "").partition("\n\n")
+    assert passage in PASSAGES and question == ITEM.question and out.options == ITEM.options
+
+
+def test_registered_as_item_transforms():
+    assert isinstance(get("add_distractor"), ItemTransform) and get("irrelevant_context").kind == "item"
