@@ -38,3 +38,39 @@ def test_irrelevant_context_goes_before_the_question():
 
 def test_registered_as_item_transforms():
     assert isinstance(get("add_distractor"), ItemTransform) and get("irrelevant_context").kind == "item"
+
+
+class _Rewriter:
+    """A rewriter model that answers from a script: option text -> its replies, one per attempt."""
+
+    dry_run = False
+
+    def __init__(self, script: dict[str, list[str]]):
+        self.script = {k: list(v) for k, v in script.items()}
+        self.asked: list[str] = []
+
+    async def chat(self, model, messages, params, sample=0):
+        from robusteval.types import Response
+
+        text = messages[-1].content.rsplit("Option: ", 1)[1]
+        self.asked.append(text)
+        return Response(key=text, text=self.script[text].pop(0))
+
+
+def test_option_paraphrase_keeps_each_option_meaning():
+    import asyncio
+
+    from robusteval.probes.apply import Rewriter, perturb_item
+
+    options = ("Seven sides in all", "A green light", "A blue light", "42")
+    engine = _Rewriter({"Seven sides in all": ["7 sides in all", "Seven sides altogether"],
+                        "A green light": ["a blue light.", "A light that is green"],
+                        "A blue light": ["A light of blue colour"]})
+    question, copies = asyncio.run(perturb_item("option_paraphrase", "Which one?", options, seed="s", instance=("q", 0),
+                                                rewriter=Rewriter(engine, "m")))  # type: ignore[arg-type]
+    assert question.text == "Which one?"  # the question is not rewritten
+    assert [c.text for c in copies] == ["Seven sides altogether", "A light that is green", "A light of blue colour",
+                                        "42"]
+    assert copies[0].rejections == ("numbers_changed",)  # "7" is not "Seven": refused, asked again
+    assert copies[1].rejections == ("another_option",)  # became the next option: two right answers
+    assert "42" not in engine.asked  # a number or one word is kept as it is, never asked

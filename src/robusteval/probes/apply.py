@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +36,9 @@ class Checks:
     question: bool = True
     answers: tuple[str, ...] = ()
     bounds: tuple[float, float] = (0.5, 0.995)
+    # an option's rewrite (option_paraphrase): the other options it must not become, and its numbers kept
+    others: tuple[str, ...] = ()
+    same_numbers: bool = False
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,11 @@ async def perturb_item(name: str, question: str, options: Sequence[str], *, seed
     p = get(name)
     if isinstance(p, TextPerturbation) and p.missing:
         return await perturb_text(name, question, seed=seed, instance=instance), ()  # no copy, the reason once
+    if isinstance(p, Rewrite) and p.options_only:
+        if rewriter is None:
+            raise ValueError(f"{name} is written by a model: give a rewriter")
+        return Perturbed(name, question, question), tuple(
+            await paraphrase_options(p, question, options, seed=seed, rewriter=rewriter))
     if isinstance(p, TextPerturbation) and p.references:
         text, opts = helm_item(p, question, options, seeded_rng(p, seed, instance))
         return Perturbed(name, question, text), tuple(
@@ -178,6 +186,26 @@ def clean_rewrite(reply: str | None) -> str | None:
     return text or None
 
 
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# an option a rewrite cannot say otherwise without changing it: one word, or no letters at all ("42", "x = 3")
+_FIXED = re.compile(r"\s*\S+\s*|[^A-Za-z]*")
+
+
+def paraphrase_options(p: Rewrite, question: str, options: Sequence[str], *, seed: str, rewriter: Rewriter
+                       ) -> Awaitable[list[Perturbed]]:
+    """Each option of several words rewritten by ``p`` (`option_paraphrase`), checked to keep its
+    meaning: not another option's text, the same numbers; a one-word or letterless option is kept
+    as it is. The question is not rewritten."""
+    async def one(i: int, text: str) -> Perturbed:
+        if _FIXED.fullmatch(text):
+            return Perturbed(p.name, text, text)
+        others = tuple(o for j, o in enumerate(options) if j != i)
+        checks = Checks(question=False, others=others, same_numbers=True)
+        return await _rewrite(p, text, f"{seed}:option{i}", rewriter, checks, None, 3)
+
+    return gather_all(one(i, text) for i, text in enumerate(options))
+
+
 # Question marks across scripts (Latin and most others, full-width CJK, Arabic, Greek's ";").
 _QUESTION_MARKS = ("?", "？", "؟", ";")
 
@@ -201,6 +229,10 @@ async def _check(p: Rewrite, original: str, candidate: str | None, checks: Check
         return "not_a_question", None  # a translated question keeps its question mark in any script
     if leaked_answers(candidate, checks.answers, original):
         return "contains_answer", None
+    if norm_text(candidate) in {norm_text(o) for o in checks.others}:
+        return "another_option", None  # two options alike: two right answers, or the gold lost
+    if checks.same_numbers and _NUMBER.findall(candidate) != _NUMBER.findall(original):
+        return "numbers_changed", None
     target = p.name.split(":", 1)[1] if p.name.startswith("language:") else None
     if reason := (language_problem(original, candidate, target) or form_problem(original, candidate)
                   or fluency_problem(original, candidate)):

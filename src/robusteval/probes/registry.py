@@ -89,12 +89,14 @@ def _at(p: TextPerturbation, rate: float | None, text: str, rng: random.Random) 
 class Rewrite:
     """A rewrite by a model: ``instruction`` holds ``{text}``. ``same_language`` is False for
     translations (an English similarity model cannot compare across languages, and a translated
-    question need not end in an English question mark)."""
+    question need not end in an English question mark). ``options_only``: it rewrites a question's
+    options, not its text (mcq's ``option_paraphrase``)."""
 
     name: str
     description: str
     instruction: str
     same_language: bool = True
+    options_only: bool = False
 
     @property
     def kind(self) -> str:
@@ -236,6 +238,9 @@ REGISTRY: dict[str, Perturbation] = {p.name: p for p in (
                   "equal to an option shown), after the others", option_transforms.add_distractor),
     ItemTransform("irrelevant_context", "a passage on another topic before the question",
                   option_transforms.irrelevant_context),
+    Rewrite("option_paraphrase", "each option of several words in other words, the question unchanged; a rewrite "
+            "that changes a number or becomes another option is refused (mcq only)",
+            rewrites.INSTRUCTIONS["option_paraphrase"], options_only=True),
 )}
 
 # SCORE's non-greedy robustness: K draws at temperature T (mcq's --seeds, --seed-temperature).

@@ -25,6 +25,10 @@ INSTRUCTIONS: dict[str, str] = {
                       "what is it?'. " + _KEEP,
     "friend": "Rewrite the text below as if the person is asking on behalf of a friend "
               "('Asking for a friend: ...'). " + _KEEP,
+    # an answer option of a multiple-choice question (mcq's option_paraphrase): the question is unchanged
+    "option_paraphrase": "Rewrite the answer option below with different words, keeping exactly its meaning; keep "
+                         "every number, name and unit as it is. Do not add anything. Reply with the rewritten "
+                         "option only.\n\nOption: {text}",
 }
 
 LANGUAGE_NAMES = {

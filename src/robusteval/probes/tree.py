@@ -314,7 +314,8 @@ def text_kinds() -> list[str]:
 
 def rewrite_kinds() -> list[str]:
     """Every registered same-language rewrite: what ``--paraphrase-kind`` accepts."""
-    return [name for name, p in registry.REGISTRY.items() if isinstance(p, registry.Rewrite) and p.same_language]
+    return [name for name, p in registry.REGISTRY.items() if isinstance(p, registry.Rewrite) and p.same_language
+            and not p.options_only]
 
 
 def validate_kinds(kinds: tuple[str, ...], paraphrase_kind: str = "paraphrase") -> None:

@@ -56,7 +56,7 @@ async def write_copies(ask_all: AskAll, items: list[Item], families: tuple[str, 
         parts = (question, *options)
         for p in parts:
             reasons[family].update(p.rejections)
-        verdict = _verdict(parts, whole_item=isinstance(get(family), ItemTransform))
+        verdict = _verdict(parts, whole_item=_whole_item(family))
         tally[family][verdict] += 1
         if verdict == "rejected" and not question.rejections:
             reasons[family]["unchanged"] += 1  # a pure perturbation found nothing to change
@@ -85,6 +85,13 @@ def transform_item(p: ItemTransform, item: Item, pool: list[Item], seed: str
     originals = (*item.options, *[""] * (len(out.options) - len(item.options)))
     return (Perturbed(p.name, item.question, out.question),
             tuple(Perturbed(p.name, o, t) for o, t in zip(originals, out.options)))
+
+
+def _whole_item(family: str) -> bool:
+    """Whether a family changes a question's options rather than its text (its copy is kept when an
+    option changed)."""
+    p = get(family)
+    return isinstance(p, ItemTransform) or (isinstance(p, Rewrite) and p.options_only)
 
 
 def _verdict(parts: tuple[Perturbed, ...], whole_item: bool = False) -> str:
