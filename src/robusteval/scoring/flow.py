@@ -25,7 +25,7 @@ from robusteval.errors import UserError
 from robusteval.metrics.budget import check_grid
 from robusteval.metrics.budget_covariates import DEFAULT_COVARIATES, Covariates, check_covariates, family_covariates
 from robusteval.metrics.mcq import McqTally
-from robusteval.probes.design import FAMILIES, expand
+from robusteval.probes.design import FAMILIES, expand, is_family
 from robusteval.readers import Reader, get_reader
 from robusteval.results import encode, reserve_run_folder, write_run
 from robusteval.results.budget import BudgetEstimates, budget_json
@@ -214,15 +214,15 @@ def placed_replies(request: ScoreRequest, kind: str, audit: DataAudit,
     named = tuple(dict.fromkeys(f for path in paths for f in generic_families(path)))
     families = request.families or tuple(f for f in named if "×" not in f) or ("order", "format")
     cross = request.cross or next((tuple(f.split("×")) for f in named if "×" in f), ())
-    if unknown := [f for f in (*families, *cross) if f not in FAMILIES]:
+    if unknown := [f for f in (*families, *cross) if not is_family(f)]:
         raise UserError(f"score: families {', '.join(unknown)} cannot be rebuilt without a model (their copies are "
                         f"written by one); give the replies' correctness as a grid instead, or families of "
                         f"{', '.join(FAMILIES)}")
     options = replace(Options(), families=families, cross=cross, templates=request.templates,
                       **request.extra_options)
     config = RunConfig(suite="mcq", data=request.data, limit=None, seed=request.seed, options=options)
-    design, info = build_design(config, options, request.data, audit)
     items = load_items(request.data, audit=audit)
+    design, info = build_design(config, options, request.data, audit, max((len(i.options) for i in items), default=4))
     by_id = {item.id: item for item in items}
     variants = {item.id: {(v.family, v.name): v for v in expand(item, families, design, cross)} for item in items}
     for path in paths:
