@@ -109,3 +109,10 @@ def test_a_distractor_from_the_same_subject_is_asked_as_one_more_option(cli_run,
     for s in copies:  # the stub answers A-D: a D is the added option, read and wrong
         if s["answer_label"] == "D":
             assert s["answer_option"] == 3 and s["correct"] is False
+
+
+def test_formats_cross_with_another_layout_is_refused(cli_run):
+    with StubServer() as stub:
+        code, _, _, err = cli_run(*_mcq(stub, "z", "--families", "order", "--cross", "formats:3,prompt"))
+        asked = stub.counters()["total"]
+    assert code == 2 and asked == 0 and "its own prompt and label style" in err and "Traceback" not in err

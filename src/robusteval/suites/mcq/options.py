@@ -134,6 +134,10 @@ def validate(config: Any, options: Options) -> None:
     if len(perturbation_families(options.cross)) > 1:
         raise UserError("--cross takes at most one perturbation of the question (each would replace the "
                         "other's text), e.g. --cross typo,order")
+    layouts = [f for f in options.cross if f in ("format", "prompt", "fewshot") or formats_count(f) is not None]
+    if any(formats_count(f) is not None for f in layouts) and len(layouts) > 1:
+        raise UserError(f"--cross {','.join(layouts)}: a formats:N format is its own prompt and label style; "
+                        "cross it with order, circular or a perturbation, e.g. --cross formats:20,order")
     for ok, message in (
         (options.scoring in ("generate", "loglik"), "--scoring must be generate or loglik"),
         (options.scoring == "generate" or config.samples == 1, "--samples applies to --scoring generate only"),
