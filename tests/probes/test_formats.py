@@ -116,6 +116,7 @@ def test_sampling_is_seeded_distinct_and_extends():
     assert all(is_valid(f) for f in twenty)
     assert sample_formats(30, seed=5)[:20] == twenty  # asking for more keeps the first ones
     assert [f.name for f in twenty[:3]] == ["f01", "f02", "f03"]
+    assert all(f.casing != "title" for f in twenty)  # title-cased "Question" is "Question": recorded as as-is
 
 
 def test_sampling_respects_the_numbering_capacity():

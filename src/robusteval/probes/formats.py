@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from robusteval.errors import UserError
 from robusteval.probes.choices import LETTERS, ROMAN
@@ -90,7 +90,8 @@ class GrammarFormat:
 
     def template(self) -> Template:
         """The prompt: robusteval's instruction, a blank line, the format (as FormatSpread puts its
-        task definition before the formatted input)."""
+        task definition before the formatted input; its code leaves three blank lines there with no
+        examples, an empty block of demonstrations between them, which we do not copy)."""
         return Template(self.name, f"{INSTRUCTION}\n\n{self.layout()}")
 
     def describe(self) -> dict[str, str]:
@@ -133,11 +134,19 @@ def sample_formats(n: int, seed: int, max_options: int = 4) -> tuple[GrammarForm
             break
         f = draw(rng, f"f{len(out) + 1:02d}")
         if is_valid(f) and f.capacity() >= max_options and f.layout() not in out:
-            out[f.layout()] = f
+            out[f.layout()] = canonical(f)
     if len(out) < n:
         raise UserError(f"formats:{n}: only {len(out)} distinct formats were found for {max_options} options; "
                         "ask for fewer")
     return tuple(out.values())
+
+
+def canonical(f: GrammarFormat) -> GrammarFormat:
+    """``f`` with a casing that changes nothing named ``as-is`` ("Question".title() is "Question"), so
+    a format's recorded choices say what it shows (covariates of a search)."""
+    if f.casing != "as-is" and all(CASINGS[f.casing](w) == w for w in DESCRIPTORS):
+        return replace(f, casing="as-is")
+    return f
 
 
 def formats_count(family: str) -> int | None:
