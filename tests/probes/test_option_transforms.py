@@ -25,6 +25,12 @@ def test_a_distractor_comes_from_the_subject_and_is_never_an_option():
     assert add_distractor(ITEM, POOL, random.Random(3)) == add_distractor(ITEM, POOL, random.Random(3))
 
 
+def test_a_distractor_never_speaks_of_the_other_options():
+    pool = [ITEM, Item("a3", "Which are odd?", ("All of the above", "None of these", "Both A and B", "A and C",
+                                                 "Neither", "13"), 5, category="math")]
+    assert {add_distractor(ITEM, pool, random.Random(seed)).options[4] for seed in range(20)} == {"13"}
+
+
 def test_no_candidate_refuses_the_copy():
     out = add_distractor(POOL[2], POOL, random.Random(0))
     assert out.question is None and out.reason == "no_distractor"

@@ -2,8 +2,10 @@
 what changes is the options or what comes before the question, never which option is right.
 
 - ``add_distractor``: one more option, the text of an option of another question of the same
-  subject, never equal (case and spacing aside) to any option already shown; appended after the
-  others, so the gold keeps its label and the copy differs from the original by that option alone;
+  subject, never equal (case and spacing aside) to any option already shown, and never one that
+  speaks of the other options ("All of the above", "Both A and B": shown with other options it
+  could be right); appended after the others, so the gold keeps its label and the copy differs from
+  the original by that option alone;
 - ``irrelevant_context``: a passage on another topic before the question.
 
 Each is a pure function of the item, the pool of items it may draw from, and a seeded generator;
@@ -14,6 +16,7 @@ is refused with a reason, and counted with the other refused copies (`suites.mcq
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -41,6 +44,11 @@ class Transformed:
     reason: str | None = None
 
 
+# an option that speaks of the others: "All of the above", "None of these", "Both A and B", "A and C"
+_REFERS = re.compile(r"\b(?:above|below|these|the options|answers?)\b|^\s*(?:both|neither|none|all)\b|"
+                     r"^\s*\(?[A-J]\)?\s*(?:,|and|or|&)\s*\(?[A-J]\)?\b", re.IGNORECASE)
+
+
 def _key(text: str) -> str:
     return " ".join(text.casefold().split())
 
@@ -49,7 +57,7 @@ def add_distractor(item: Item, pool: Sequence[Item], rng: random.Random) -> Tran
     """``item`` with one more option drawn from another question of its subject."""
     shown = {_key(o) for o in item.options}
     candidates = sorted({o for other in pool if other.id != item.id and other.category == item.category
-                         for o in other.options if _key(o) not in shown and o.strip()})
+                         for o in other.options if _key(o) not in shown and o.strip() and not _REFERS.search(o)})
     if not candidates:
         return Transformed(None, reason="no_distractor")
     return Transformed(item.question, (*item.options, rng.choice(candidates)))

@@ -77,9 +77,12 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
         ctx.stage("building variants")
         needs_model = any(isinstance(get(f), Rewrite) for f in perturbing)
         rewriter = Rewriter(ctx.engine, await ctx.model(options.rewriter)) if needs_model else None
+        # a distractor is an option of another question of the subject in the whole dataset, not only those asked
+        pool = (load_items(data, duplicates=options.duplicates, columns=parse_columns(options.columns),
+                           duplicate_ids=options.duplicate_ids) if "add_distractor" in perturbing else None)
         copies, counts = await write_copies(ctx.ask_all, items, perturbing, k=options.perturbations_per_family,
                                             seed=config.seed, rewriter=rewriter,
-                                            with_options=options.perturb_options)
+                                            with_options=options.perturb_options, pool=pool)
         design = replace(design, copies=copies)
         record_counts(ctx.audit, counts)
         design_info |= {"perturbations_per_family": options.perturbations_per_family,

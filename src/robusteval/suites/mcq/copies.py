@@ -29,21 +29,23 @@ def gold_aliases(item: Item) -> tuple[str, ...]:
 
 
 async def write_copies(ask_all: AskAll, items: list[Item], families: tuple[str, ...], *, k: int, seed: int,
-                       rewriter: Rewriter | None, with_options: bool = False
+                       rewriter: Rewriter | None, with_options: bool = False, pool: list[Item] | None = None
                        ) -> tuple[dict[str, dict[str, tuple[Copy, ...]]], list[CopyCounts]]:
     """``k`` perturbed copies of every item's question per family (copy ``j`` seeded from the run's
     seed, the item, the family and ``j``; rewrites through ``rewriter``, cached). Returns the copies
     that passed their checks, by item and family, and per family what became of the others.
 
     Under ``--estimate`` a rewrite is counted, not written: its copy keeps the original text with
-    its name appended, so the questions it would be asked are counted as requests of their own."""
+    its name appended, so the questions it would be asked are counted as requests of their own.
+    ``pool``: the questions an item transform draws from (``add_distractor``: the whole dataset, not
+    only the questions asked; default ``items``)."""
     jobs = [(item, family, j) for family in families for item in items for j in range(1, k + 1)]
 
     async def one(job: tuple[Item, str, int]) -> tuple[Perturbed, tuple[Perturbed, ...]]:
         item, family, j = job
         copy_seed = f"{seed}:{item.id}:{family}#{j}"
         if isinstance(p := get(family), ItemTransform):
-            return transform_item(p, item, items, copy_seed)
+            return transform_item(p, item, items if pool is None else pool, copy_seed)
         return await perturb_item(family, item.question, item.options, seed=copy_seed, instance=(item.id, seed + j - 1),
                                   rewriter=rewriter, answers=gold_aliases(item), with_options=with_options)
 
