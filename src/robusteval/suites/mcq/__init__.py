@@ -59,13 +59,13 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     data = config.data or DEFAULT_DATA
     if is_math_source(data):
         return await execute_math(ctx, data)
-    items = ctx.shard_items(load_items(data, limit=config.limit, seed=config.seed, audit=ctx.audit,
-                                       duplicates=options.duplicates, columns=parse_columns(options.columns),
-                                       duplicate_ids=options.duplicate_ids),
-                            key=_item_id)
+    loaded = load_items(data, limit=config.limit, seed=config.seed, audit=ctx.audit, duplicates=options.duplicates,
+                        columns=parse_columns(options.columns), duplicate_ids=options.duplicate_ids)
+    items = ctx.shard_items(loaded, key=_item_id)
     reader = get_reader(options.reader)
+    # the formats are drawn for the widest question of all shards: every shard draws the same ones
     design, design_info = build_design(config, options, data, ctx.audit,
-                                       max((len(i.options) for i in items), default=4))
+                                       max((len(i.options) for i in loaded), default=4))
     if options.scoring == "generate":  # under loglik nothing is written, so nothing is read
         # before any request: a template whose answer the reader cannot read would make every reply invalid
         check_templates(template_styles(options.families, options.cross, design), reader,
