@@ -1,5 +1,6 @@
 import json
 from itertools import pairwise
+from pathlib import Path
 
 import pytest
 
@@ -263,3 +264,12 @@ def test_the_jinja_environment_is_built_once():
     from robusteval.report.render import environment
 
     assert environment() is environment()
+
+
+def test_a_cell_of_several_lines_keeps_its_lines_in_markdown_and_html():
+    """A format shown on an example question is several lines: report.md's table cell carries them as <br>
+    (a newline would end the row; a space lost the layout), and the HTML cell keeps them (pre-wrap)."""
+    from robusteval.report.render import _md
+    assert _md("Question: 2+2?\nOptions:\n(a) 4 | 5") == "Question: 2+2?<br>Options:<br>(a) 4 \\| 5"
+    css = (Path(__file__).parents[2] / "src/robusteval/report/templates/style.css.j2").read_text()
+    assert "table.data td > bdi { white-space: pre-wrap; }" in css

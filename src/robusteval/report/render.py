@@ -160,6 +160,8 @@ def write_report(run_dir: str | Path) -> ReportFiles:
 
 
 def _md(text) -> str:
-    """Text safe inside a Markdown table cell (pipes and newlines would break the row; HTML is escaped)."""
+    """Text safe inside a Markdown table cell (pipes and newlines would break the row; HTML is escaped). A
+    line break becomes `<br>`, which GitHub's and most renderers' tables show, so a format shown on an example
+    question keeps its layout."""
     return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("|", "\\|").replace("\n", " "))
+            .replace("|", "\\|").replace("\n", "<br>"))
