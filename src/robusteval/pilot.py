@@ -1,17 +1,21 @@
 """A pilot read as items x variants correctness grids: a finished mcq run folder (its samples.jsonl,
 and its results.json for the tokens a request cost) or a correctness grid file (`scoring.grid`),
-per model and family. What ``robusteval plan`` sizes a study from, and what ranking stability
-(`metrics.rank_stability`) compares models on."""
+per model and family. What ``robusteval plan`` sizes a study from, and what ``compare`` ranks the
+models of several runs across the variants on (`metrics.rank_stability`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from robusteval.errors import UserError
+
+if TYPE_CHECKING:
+    from robusteval.metrics.rank_stability import RankStability
 
 
 @dataclass(frozen=True)
@@ -100,3 +104,46 @@ def _tokens_per_request(usage: dict) -> tuple[float | None, float | None]:
     prompt = count("prompt_tokens") + count("cached_prompt_tokens")
     completion = count("completion_tokens") + count("cached_completion_tokens")
     return (prompt + completion) / answered, prompt / answered
+
+
+def ranking_across_runs(runs: list[str]) -> dict[str, RankStability]:
+    """Per sampled family every run holds: the ranking stability of every (run, model) on the items
+    and variants all of them answered (each cell the mean over its samples). Families with fewer
+    than 2 shared variants or 2 models are left out."""
+    from robusteval.compare import load_samples
+    from robusteval.metrics.rank_stability import rank_stability
+    from robusteval.metrics.two_way import is_sampled
+
+    entries: dict[tuple[str, str], dict[str, tuple[tuple[str, ...], tuple[str, ...], np.ndarray]]] = {}
+    for run in runs:
+        rows = load_samples(run)
+        name = Path(run).name if Path(run).is_dir() else Path(run).parent.name
+        for (model, family), grid in grids((r.model, r.family, r.item_id, r.variant, float(r.correct))
+                                           for r in rows if r.correct is not None).items():
+            entries.setdefault((name, model), {})[family] = grid
+    models = [m for _, m in entries]
+    labels = {key: key[1] if len(set(models)) == len(models) else f"{key[0]}/{key[1]}" for key in entries}
+    out = {}
+    families = [f for f in dict.fromkeys(f for grids_ in entries.values() for f in grids_)
+                if is_sampled(f) and all(f in grids_ for grids_ in entries.values())]
+    for family in families:
+        held = [grids_[family] for grids_ in entries.values()]
+        item_sets, variant_sets = [set(h[0]) for h in held[1:]], [set(h[1]) for h in held[1:]]
+        items = [i for i in held[0][0] if all(i in s for s in item_sets)]
+        variants = [v for v in held[0][1] if all(v in s for s in variant_sets)]
+        if len(entries) < 2 or len(variants) < 2 or not items:
+            continue
+        cells = np.stack([_cells(h, items, variants) for h in held])  # models x items x variants
+        answered = np.isfinite(cells).all(axis=(0, 2))  # items every model answered under every variant
+        if not answered.any():
+            continue
+        scores = cells[:, answered, :].mean(axis=1)
+        out[family] = rank_stability(scores, [labels[k] for k in entries], variants)
+    return out
+
+
+def _cells(held: tuple[tuple[str, ...], tuple[str, ...], np.ndarray], items: list[str],
+           variants: list[str]) -> np.ndarray:
+    row = {x: n for n, x in enumerate(held[0])}
+    col = {x: n for n, x in enumerate(held[1])}
+    return held[2][np.ix_([row[i] for i in items], [col[v] for v in variants])]
