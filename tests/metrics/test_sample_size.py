@@ -100,6 +100,10 @@ def test_plan_command_on_a_grid_file(tmp_path, capsys):
     for s in by_k.values():
         if s["items"] is not None:
             assert s["requests"] == s["items"] * s["variants"] and s["tokens"] is None and s["width"] <= 0.1
+    assert main(["plan", str(path), "--target-ci", "0.1", "--variants", "20", "--tokens-per-request", "150",
+                 "--format", "json"]) == 0
+    (s,) = json.loads(capsys.readouterr().out)["plans"][0]["sizes"]
+    assert s["tokens"] == s["requests"] * 150
     assert main(["plan", str(path), "--target-ci", "0.1"]) == 0
     out = capsys.readouterr().out
     assert "m1 · grid: items needed for a 95% interval 0.1 wide" in out and "pilot: 120 complete items x 8" in out
@@ -110,6 +114,7 @@ def test_plan_command_on_a_grid_file(tmp_path, capsys):
     (["--target-ci", "0.1", "--variants", "1,5"], "at least 2 variants"),
     (["--target-ci", "0.1", "--variants", "five"], "give whole numbers"),
     (["--target-ci", "0.1", "--model", "nobody"], "no model nobody"),
+    (["--target-ci", "0.1", "--tokens-per-request", "-3"], "a positive number of tokens"),
 ])
 def test_plan_refuses_bad_flags_in_one_line(tmp_path, capsys, flags, message):
     path = tmp_path / "grid.csv"

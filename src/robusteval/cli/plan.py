@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from robusteval.errors import UserError
 
@@ -22,6 +22,10 @@ def add_parser(sub) -> None:
     p.add_argument("--variants", metavar="LIST",
                    help="numbers of variants to plan for, comma-separated (default: 2,3,5,10,20,50,100, the pilot's "
                         "and the fewest that can reach the target)")
+    p.add_argument("--tokens-per-request", dest="tokens_per_request", type=float, metavar="T",
+                   help="tokens (prompt + completion) one request costs, for a grid file (which records none) or "
+                        "another design, e.g. what `run ... --estimate` gives per request (default: the pilot "
+                        "run's mean)")
     p.add_argument("--model", help="plan for this model of the pilot only")
     p.add_argument("--family", help="plan for this family of the pilot only")
     p.add_argument("--format", dest="output_format", choices=("table", "json"), default="table",
@@ -81,6 +85,9 @@ def plans(args: argparse.Namespace) -> tuple[list[FamilyPlan], list[str]]:
     if not 0 < target < 1:
         raise UserError(f"--target-ci {target}: a width between 0 and 1 (e.g. 0.05)")
     asked = _variants_arg(args.variants)
+    per_request = args.tokens_per_request
+    if per_request is not None and not per_request > 0:
+        raise UserError(f"--tokens-per-request {per_request}: a positive number of tokens")
     out, skipped = [], []
     chosen = [g for g in read_pilot(args.pilot) if (args.model is None or g.model == args.model)
               and (args.family is None or g.family == args.family)]
@@ -97,6 +104,8 @@ def plans(args: argparse.Namespace) -> tuple[list[FamilyPlan], list[str]]:
             skipped.append(f"{g.model} · {g.family}: {y.shape[0]} complete items x {y.shape[1]} variants; a plan "
                            f"needs at least 2 of each")
             continue
+        if per_request is not None:
+            g = replace(g, tokens_per_request=per_request)
         c = components(y)
         tw = two_way(y)
         least = fewest_variants(c, target)
@@ -162,8 +171,8 @@ def plan_table(p: FamilyPlan, target: float):
     item_width = "n/a" if p.pilot_item_only_width is None else f"{p.pilot_item_only_width:.3f}"
     least = ("no number of variants up to 10,000 reaches it" if p.fewest_variants is None
              else f"at least {p.fewest_variants} variants are needed, whatever the items")
-    tokens = ("tokens: not in a grid file" if p.tokens_per_request is None
-              else f"tokens at the pilot's {p.tokens_per_request:.1f} per request (prompt + completion)")
+    tokens = ("tokens: not in a grid file (--tokens-per-request gives them)" if p.tokens_per_request is None
+              else f"tokens at {p.tokens_per_request:.1f} per request (prompt + completion)")
     table.caption = Text(
         f"pilot: {p.pilot_items} complete items x {p.pilot_variants} variants, population-mean width {pilot_width}, "
         f"item-only width {item_width}; variance components items {p.var_items:.4f}, variants {p.var_variants:.4f}, "
