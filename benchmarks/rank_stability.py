@@ -46,8 +46,7 @@ from scipy.special import expit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from robusteval.metrics.rank_stability import kendall_w, pair_share, top_change  # noqa: E402
-from robusteval.metrics.stats import wilson  # noqa: E402
+from robusteval.metrics.rank_stability import RankStability, kendall_w, pair_share, rank_stability  # noqa: E402
 
 SD_ITEM, SD_ITEM_MODEL, SD_TEMPLATE, SD_CELL = 1.5, 0.5, 0.5, 0.5
 
@@ -71,6 +70,18 @@ def beaten(scores: np.ndarray, top: int) -> np.ndarray:
     return (scores > scores[top]).any(axis=0)
 
 
+def measured(asked: np.ndarray) -> tuple[RankStability, int]:
+    """`rank_stability` of a models x variants matrix, and the index of its top model."""
+    rs = rank_stability(asked, [str(j) for j in range(len(asked))], [str(v) for v in range(asked.shape[1])])
+    return rs, int(rs.top or 0)
+
+
+def covers(rs: RankStability, truth: float) -> bool:
+    """Whether the top-change interval holds ``truth``."""
+    assert rs.top_change_low is not None and rs.top_change_high is not None
+    return rs.top_change_low <= truth <= rs.top_change_high
+
+
 def ranking_cell(reps: int, n: int, k: int, m: int, gap: float, sd: float, new: int, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     hits = share_width = 0.0
@@ -80,21 +91,16 @@ def ranking_cell(reps: int, n: int, k: int, m: int, gap: float, sd: float, new: 
         asked = accuracies(rng, base, k, sd)
         fresh = accuracies(rng, base, new, sd)
         true_share = float(((fresh[0] > fresh[1]) + 0.5 * (fresh[0] == fresh[1])).mean())
-        p = pair_share(asked[0], asked[1])
+        rs, top = measured(asked)
+        p = rs.pairs[0]  # model 0 against model 1
         hits += p.low <= true_share <= p.high
         share_width += p.high - p.low
-        top = int(np.argmax(asked.mean(axis=1)))
         t = float(beaten(fresh, top).mean())
-        changed = top_change(asked)
-        assert changed is not None
-        e = changed[0] / changed[1]
-        low, high = wilson(e, k)
-        top_hits += float(low) <= t <= float(high)
-        est.append(e)
+        top_hits += covers(rs, t)
+        est.append(rs.top_change)
         truth.append(t)
         plug.append(float(beaten(asked, top).mean()))
-        w = kendall_w(asked)
-        ws.append(np.nan if w is None else w)
+        ws.append(np.nan if rs.kendall_w is None else rs.kendall_w)
     est_a, truth_a = np.array(est), np.array(truth)
     return {"share_cover": hits / reps, "share_width": share_width / reps, "top_est": est_a.mean(),
             "top_truth": truth_a.mean(), "top_plugin": float(np.mean(plug)), "top_cover": top_hits / reps,
@@ -186,16 +192,11 @@ def real(args) -> None:
         for _ in range(args.reps):
             cols = rng.integers(0, scores.shape[1], k)
             asked = scores[:, cols]
-            p = pair_share(asked[0], asked[1])
-            hits += p.low <= full.share <= p.high
-            top = int(np.argmax(asked.mean(axis=1)))
+            rs, top = measured(asked)
+            hits += rs.pairs[0].low <= full.share <= rs.pairs[0].high
             truth_top = float(beaten(scores, top).mean())
-            changed = top_change(asked)
-            assert changed is not None
-            e = changed[0] / changed[1]
-            low, high = wilson(e, k)
-            top_hits += float(low) <= truth_top <= float(high)
-            est.append(e)
+            top_hits += covers(rs, truth_top)
+            est.append(rs.top_change)
             truths.append(truth_top)
         print(f"k={k:>2}: share interval covers the 10-template share {full.share:.2f} in {hits / args.reps:.3f}; "
               f"P(top changes) LOO estimate {np.mean(est):.3f} vs truth {np.mean(truths):.3f} "
