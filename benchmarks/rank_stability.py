@@ -21,7 +21,9 @@ The estimands are on the questions asked (the benchmark's items), over the popul
 
 ``--plan``: the planner (`metrics.sample_size`) sized from a pilot of ``--pilot-items`` x
 ``--pilot-variants`` of the same kind of grid (one model), then grids simulated at the planned size:
-the mean width achieved against the target, and the coverage of the population mean.
+the mean width achieved against the target, and the coverage of the population mean; and how often a
+pilot's plan asks enough (at least the true components' items, or out of reach where it is), with the
+pilot's estimate and with ``--assurance 0.8`` (`metrics.sample_size.with_upper_variance`).
 
 ``--real``: the two SmolLM2 grids of benchmarks/data (the same model and 10 templates, answered on two
 backends: a llama.cpp CPU run on 109 questions and a GPU batch run on 300, 109 shared) as two
@@ -127,7 +129,7 @@ def simulate_rankings(args) -> None:
 
 def plan_check(args) -> None:
     """The planner sized from a simulated pilot, then checked at the planned size."""
-    from robusteval.metrics.sample_size import plan
+    from robusteval.metrics.sample_size import plan, with_upper_variance
     from robusteval.metrics.two_way import components, two_way
 
     mu = 0.3
@@ -148,12 +150,17 @@ def plan_check(args) -> None:
         true_c = components(grid(4000, 400))
         for target in (float(x) for x in args.targets.split(",")):
             for k in (int(x) for x in args.ks.split(",")):
-                pilots = [plan(components(grid(args.pilot_items, args.pilot_variants)), target, [k])[0].items
-                          for _ in range(50)]
+                fits = [components(grid(args.pilot_items, args.pilot_variants)) for _ in range(50)]
+                pilots = [plan(c, target, [k])[0].items for c in fits]
+                sure = [plan(with_upper_variance(c, 0.8), target, [k])[0].items for c in fits]
                 (row,) = plan(true_c, target, [k])
                 planned = [p for p in pilots if p is not None]
                 pilot_text = (f"{int(np.median(planned))} ({len(pilots) - len(planned)}/50 out of reach)"
                               if planned else "out of reach")
+                # a plan is enough when it asks at least the true plan's items, or says out of reach
+                enough = [(p is None or (row.items is not None and p >= row.items)) for p in pilots]
+                enough_sure = [(p is None or (row.items is not None and p >= row.items)) for p in sure]
+                pilot_text += f"; enough {np.mean(enough):.2f}, at assurance 0.8 {np.mean(enough_sure):.2f}"
                 if row.items is None:
                     print(f"{sd:>12.2f} {target:>6.3f} {k:>3} | {pilot_text:>28} {'out of reach':>23} |")
                     continue

@@ -18,6 +18,7 @@ from robusteval.metrics.sample_size import (
     plan,
     planned_width,
     simulate_widths,
+    with_upper_variance,
 )
 from robusteval.metrics.two_way import components, two_way
 
@@ -77,6 +78,23 @@ def test_identical_variants_plan_the_item_only_size():
     assert row.items == row.item_only_items
 
 
+def test_the_upper_bound_of_the_template_variance_holds_it_about_as_often_as_asked():
+    rng = np.random.default_rng(5)
+    truth = 0.01  # sigma_b^2 of normal grids: the chi-square bound is exact there
+    held, reps = 0, 400
+    for _ in range(reps):
+        y = 0.5 + rng.normal(0, 0.15, (100, 1)) + rng.normal(0, np.sqrt(truth), (1, 8)) + rng.normal(0, 0.4, (100, 8))
+        c = components(y)
+        up = with_upper_variance(c, 0.8)
+        assert up.var_variants >= c.var_variants and up.var_items == c.var_items
+        held += up.var_variants >= truth
+    assert 0.74 <= held / reps <= 0.86  # 0.8 within 3 standard errors of 400 repeats
+    (plain,), (sure,) = plan(c, 0.1, [8]), plan(up, 0.1, [8])
+    assert sure.items is None or (plain.items is not None and sure.items >= plain.items)
+    with pytest.raises(ValueError):
+        with_upper_variance(c, 1.0)
+
+
 def write_grid(path, models=("m1",), n=120, k=8, seed=0):
     rng = np.random.default_rng(seed)
     with open(path, "w") as f:
@@ -104,6 +122,10 @@ def test_plan_command_on_a_grid_file(tmp_path, capsys):
                  "--format", "json"]) == 0
     (s,) = json.loads(capsys.readouterr().out)["plans"][0]["sizes"]
     assert s["tokens"] == s["requests"] * 150
+    assert main(["plan", str(path), "--target-ci", "0.1", "--variants", "20", "--assurance", "0.9",
+                 "--format", "json"]) == 0
+    ((sure,),) = [p["sizes"] for p in json.loads(capsys.readouterr().out)["plans"]]
+    assert sure["items"] is None or sure["items"] >= by_k[20]["items"]
     assert main(["plan", str(path), "--target-ci", "0.1"]) == 0
     out = capsys.readouterr().out
     assert "m1 · grid: items needed for a 95% interval 0.1 wide" in out and "pilot: 120 complete items x 8" in out
@@ -115,6 +137,7 @@ def test_plan_command_on_a_grid_file(tmp_path, capsys):
     (["--target-ci", "0.1", "--variants", "five"], "give whole numbers"),
     (["--target-ci", "0.1", "--model", "nobody"], "no model nobody"),
     (["--target-ci", "0.1", "--tokens-per-request", "-3"], "a positive number of tokens"),
+    (["--target-ci", "0.1", "--assurance", "1"], "--assurance 1.0: a probability between 0 and 1"),
 ])
 def test_plan_refuses_bad_flags_in_one_line(tmp_path, capsys, flags, message):
     path = tmp_path / "grid.csv"

@@ -26,6 +26,9 @@ def add_parser(sub) -> None:
                    help="tokens (prompt + completion) one request costs, for a grid file (which records none) or "
                         "another design, e.g. what `run ... --estimate` gives per request (default: the pilot "
                         "run's mean)")
+    p.add_argument("--assurance", type=float, metavar="P",
+                   help="plan with the template variance at its upper P confidence bound from the pilot (e.g. 0.8): "
+                        "a small pilot under-states it about half the time (default: the pilot's estimate)")
     p.add_argument("--model", help="plan for this model of the pilot only")
     p.add_argument("--family", help="plan for this family of the pilot only")
     p.add_argument("--format", dest="output_format", choices=("table", "json"), default="table",
@@ -58,6 +61,7 @@ class FamilyPlan:
     var_items: float
     var_variants: float
     var_interaction: float
+    assurance: float | None  # var_variants is its upper bound at this confidence; None: the estimate
     fewest_variants: int | None  # with fewer, no number of items reaches the target
     tokens_per_request: float | None
     sizes: tuple[CostedSize, ...]
@@ -77,7 +81,7 @@ def _variants_arg(text: str | None) -> list[int] | None:
 
 def plans(args: argparse.Namespace) -> tuple[list[FamilyPlan], list[str]]:
     """The plan of every sampled family of the pilot, and a line for each (model, family) left out."""
-    from robusteval.metrics.sample_size import default_variants, fewest_variants, plan
+    from robusteval.metrics.sample_size import default_variants, fewest_variants, plan, with_upper_variance
     from robusteval.metrics.two_way import complete, components, is_sampled, two_way
     from robusteval.pilot import read_pilot
 
@@ -86,6 +90,8 @@ def plans(args: argparse.Namespace) -> tuple[list[FamilyPlan], list[str]]:
         raise UserError(f"--target-ci {target}: a width between 0 and 1 (e.g. 0.05)")
     asked = _variants_arg(args.variants)
     per_request = args.tokens_per_request
+    if args.assurance is not None and not 0 < args.assurance < 1:
+        raise UserError(f"--assurance {args.assurance}: a probability between 0 and 1 (e.g. 0.8)")
     if per_request is not None and not per_request > 0:
         raise UserError(f"--tokens-per-request {per_request}: a positive number of tokens")
     out, skipped = [], []
@@ -108,6 +114,8 @@ def plans(args: argparse.Namespace) -> tuple[list[FamilyPlan], list[str]]:
             g = replace(g, tokens_per_request=per_request)
         c = components(y)
         tw = two_way(y)
+        if args.assurance is not None:
+            c = with_upper_variance(c, args.assurance)
         least = fewest_variants(c, target)
         sizes = []
         for row in plan(c, target, asked or default_variants(c.variants, least)):
@@ -117,7 +125,7 @@ def plans(args: argparse.Namespace) -> tuple[list[FamilyPlan], list[str]]:
         out.append(FamilyPlan(g.model, g.family, c.items, c.variants,
                               None if tw.low is None or tw.high is None else tw.high - tw.low,
                               None if tw.item_low is None or tw.item_high is None else tw.item_high - tw.item_low,
-                              c.var_items, c.var_variants, c.var_interaction, least,
+                              c.var_items, c.var_variants, c.var_interaction, args.assurance, least,
                               g.tokens_per_request, tuple(sizes)))
     if not out:
         raise UserError(f"{args.pilot}: nothing to plan: " + "; ".join(skipped))
@@ -175,7 +183,8 @@ def plan_table(p: FamilyPlan, target: float):
               else f"tokens at {p.tokens_per_request:.1f} per request (prompt + completion)")
     table.caption = Text(
         f"pilot: {p.pilot_items} complete items x {p.pilot_variants} variants, population-mean width {pilot_width}, "
-        f"item-only width {item_width}; variance components items {p.var_items:.4f}, variants {p.var_variants:.4f}, "
+        f"item-only width {item_width}; variance components items {p.var_items:.4f}, variants {p.var_variants:.4f}"
+        f"{'' if p.assurance is None else f' (its upper {p.assurance:g} confidence bound)'}, "
         f"interaction {p.var_interaction:.4f}. For the population mean, {least}. Requests and tokens per model; "
         f"{tokens}. Item-only: how sure on the variants asked, not on the population of variants.")
     return table

@@ -18,9 +18,10 @@ items reaches the target (`floor`), which is the planner's first answer for a pr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy.stats import chi2
 
 from robusteval.metrics.two_way import Components, item_only_half, satterthwaite
 
@@ -109,6 +110,20 @@ def fewest_variants(c: Components, target: float, *, level: float = 0.95, most: 
         else:
             low = mid
     return high
+
+
+def with_upper_variance(c: Components, assurance: float) -> Components:
+    """``c`` with the variants' variance at its upper ``assurance`` confidence bound: the pilot's
+    MS_variants estimates n sigma_b^2 + sigma_e^2 from k - 1 degrees of freedom (a chi-square with k - 1
+    df for normal effects), so E MS_variants <= MS_variants (k - 1) / chi2_{1 - assurance}(k - 1) with
+    that confidence. Why: a pilot of 5-10 templates under-states the template variance as often as
+    not, and a plan on an under-stated variance misses its width; a plan on the bound misses it with
+    chance about 1 - assurance (benchmarks/rank_stability.py --plan)."""
+    if not 0 < assurance < 1:
+        raise ValueError("the assurance is a probability between 0 and 1")
+    df = c.variants - 1
+    upper = c.ms_variants * df / float(chi2.ppf(1 - assurance, df))
+    return replace(c, var_variants=max(max(upper - c.var_interaction, 0.0) / c.items, c.var_variants))
 
 
 def default_variants(pilot_variants: int, fewest: int | None = None) -> list[int]:
