@@ -20,8 +20,8 @@ same items). Three figures, each over the variants, the unit that was sampled:
   would assume normal variant effects and a common interaction; with 5-10 templates nothing can check
   that). Its interval is Wilson's at k / `TOP_DESIGN_EFFECT` trials: the held-out outcomes share
   k - 2 variants, and the truth itself moves with the top the k variants chose, so k held-out
-  outcomes carry about half the information of k independent ones; at k trials the interval covered
-  0.81-0.95 on simulated grids, at k / 2 0.95-0.98 (benchmarks/rank_stability.py, docs/statistics.md).
+  outcomes carry about half the information of k independent ones; on simulated grids the interval
+  at k trials under-covered (benchmarks/rank_stability.py; coverage in docs/statistics.md).
 """
 
 from __future__ import annotations
