@@ -51,6 +51,7 @@ NOT_RUN = {
 READS_OUTPUTS = {
     "score": "scores replies another tool wrote (the docs name the reader's files)",
     "compare": "compares run folders a run wrote",
+    "plan": "sizes a study from a pilot run folder a run wrote, or a grid file",
     "report": "renders a run folder a run wrote",
     "serve": "serves run folders (a long-running server)",
     "merge": "merges shard runs a run wrote",

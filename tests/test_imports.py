@@ -28,7 +28,7 @@ ORDER: tuple[tuple[str, ...], ...] = (
     ("config",),  # RunConfig: reads data's and results' names
     ("report",),
     ("suites", "scoring", "check_determinism"),
-    ("run", "configure", "merge", "compare", "catalog"),  # the commands' bodies
+    ("run", "configure", "merge", "compare", "catalog", "pilot"),  # the commands' bodies
     ("cli", "web", "api", "testing", "robusteval"),  # the doors in; `robusteval` is the package's __init__
 )
 RANK = {name: rank for rank, names in enumerate(ORDER) for name in names}

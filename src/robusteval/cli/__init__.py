@@ -4,9 +4,9 @@ Every error a user can cause ends here as one line on stderr and a non-zero exit
 traceback. Ctrl-C stops the run cleanly: everything answered so far is already in the store, and
 the same command resumes.
 
-One module per command group (``run`` and ``--estimate``, ``perturb``, ``score``, ``report``, ``compare``, ``serve``,
-``merge``, ``cache``, ``data check``, ``tree build``, ``check-determinism``, ``list``), each with ``add_parser`` and
-``run_command``; this module builds the parser and turns errors into messages and exit codes.
+One module per command group (``run`` and ``--estimate``, ``perturb``, ``plan``, ``score``, ``report``, ``compare``,
+``serve``, ``merge``, ``cache``, ``data check``, ``tree build``, ``check-determinism``, ``list``), each with
+``add_parser`` and ``run_command``; this module builds the parser and turns errors into messages and exit codes.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from robusteval.cli import (
     listing,
     merge,
     perturb,
+    plan,
     report,
     run,
     score,
@@ -58,11 +59,12 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="robusteval", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--version", action="version", version=f"robusteval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True,
-                                metavar="{run,score,import-results,perturb,report,compare,serve,merge,tree,check-determinism,cache,data,list}")
+                                metavar="{run,score,import-results,perturb,plan,report,compare,serve,merge,tree,check-determinism,cache,data,list}")
     run.add_parser(sub, wanted={a for a in argv if a in SUITES})
     score.add_parser(sub)
     exchange.add_parser(sub)
     perturb.add_parser(sub)
+    plan.add_parser(sub)
     report.add_parser(sub)
     compare.add_parser(sub)
     serve.add_parser(sub)
@@ -118,6 +120,8 @@ def _main(argv: list[str] | None) -> int:
             return exchange.run_command(args, console)
         if args.command == "perturb":
             return perturb.run_command(args)
+        if args.command == "plan":
+            return plan.run_command(args)
         if args.command == "compare":
             return compare.run_command(args)
         if args.command == "report":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 from rich.console import Console
@@ -51,11 +52,14 @@ def run_command(args: argparse.Namespace) -> int:
     # per later run: mcq's comparison by family, else every measure's paired difference (report.item_values)
     paired = {b: (compare if mcq else compare_items)(a, b, model_a=args.model_a, model_b=args.model_b)
               for b in later}
+    stability = _rank_stability(args.runs) if mcq else {}
     if args.compare_out and board is not None:
         as_items = {b: mcq_as_items(r) for b, r in paired.items()} if mcq else paired
-        write_compare_md(board, args.compare_out, paired_markdown(as_items, a))
+        write_compare_md(board, args.compare_out, paired_markdown(as_items, a) + _stability_markdown(stability))
     if args.output_format == "json":
-        print(json.dumps(_as_json(args, board, paired), indent=2))
+        print(json.dumps({**_as_json(args, board, paired),
+                          **({"rank_stability": {f: asdict(rs) for f, rs in stability.items()}} if stability else {})},
+                         indent=2))
         return 0
     if board is not None:
         table = Table(title="headline metrics across runs (95% CI)", title_justify="left")
@@ -68,6 +72,7 @@ def run_command(args: argparse.Namespace) -> int:
         if board.metrics:
             out.print(f"rank: by {board.metrics[0]}; '=' marks models that cannot be told apart (paired test over "
                       "shared items, else 95% intervals)")
+    _print_stability(out, stability)
     if (board is not None and board.suite == "persona"
             and (persona_board := persona_leaderboard(args.runs)) is not None):
         _print_persona_board(out, persona_board, args.compare_out)
@@ -87,6 +92,39 @@ def run_command(args: argparse.Namespace) -> int:
     if args.compare_out and board is not None:
         out.print(f"wrote {Path(args.compare_out) / 'compare.md'} and {len(board.metrics)} plots")
     return 0
+
+
+def _rank_stability(runs: list[str]) -> dict:
+    """Per family whose variants are a sample: how the runs' models rank across its variants
+    (`pilot.ranking_across_runs`, `metrics.rank_stability`)."""
+    from robusteval.pilot import ranking_across_runs
+
+    return ranking_across_runs(runs)
+
+
+def _print_stability(out: Console, stability: dict) -> None:
+    from rich.text import Text
+
+    from robusteval.report.rank_stability import NOTE, table
+    from robusteval.report.terminal import Table
+
+    for family, rs in stability.items():
+        data = table(f"{family}: variants won", rs)
+        rich = Table(title=Text(data.title), title_justify="left")
+        for column in data.columns:
+            rich.add_column(column)
+        for row in data.rows:
+            rich.add_row(*(Text(cell) for cell in row))
+        out.print(rich)
+    if stability:
+        out.print(NOTE)
+
+
+def _stability_markdown(stability: dict) -> list[str]:
+    from robusteval.report.rank_stability import NOTE, markdown
+
+    lines = [line for family, rs in stability.items() for line in markdown(f"{family}: variants won", rs)]
+    return [*lines, "", NOTE] if lines else []
 
 
 def _mcq_paired_table(result: dict, a: str, b: str):

@@ -72,47 +72,94 @@ class TwoWay:
     df: float | None = None  # Satterthwaite's degrees of freedom
 
 
-def two_way(cells: np.ndarray, *, level: float = 0.95) -> TwoWay:
-    """`TwoWay` of an items x variants grid of shares right (NaN: a cell not answered). Items
-    missing a variant are left out (the decomposition needs the full grid), so ``items`` may be
-    fewer than the family's; a variant no item answered is left out first."""
+@dataclass(frozen=True)
+class Components:
+    """The crossed design's variance components, estimated from the two-way ANOVA's mean squares
+    (each truncated at 0), with the complete grid's mean and size: what `two_way` reports and what
+    the planner (`metrics.sample_size`) extrapolates to other numbers of items and variants."""
+
+    mean: float
+    items: int
+    variants: int
+    var_items: float  # sigma_a^2: between questions
+    var_variants: float  # sigma_b^2: between variants (templates)
+    var_interaction: float  # sigma_e^2: their interaction plus a cell's own noise (= MS_residual)
+    ms_items: float
+    ms_variants: float
+
+    @property
+    def shares(self) -> VarianceShares | None:
+        total = self.var_items + self.var_variants + self.var_interaction
+        if total <= 0:
+            return None
+        return VarianceShares(self.var_variants / total, self.var_items / total, self.var_interaction / total)
+
+
+def complete(cells: np.ndarray) -> np.ndarray:
+    """The items x variants grid of shares right with the variants no item answered (every request
+    failed: no draw), then the items missing a variant, left out: the decomposition needs the full grid."""
     y = np.asarray(cells, dtype=float)
     y = y.reshape(len(y), -1)
-    y = y[:, np.isfinite(y).any(axis=0)]  # a variant never answered (every request failed) is no draw
-    y = y[np.isfinite(y).all(axis=1)]
+    y = y[:, np.isfinite(y).any(axis=0)]
+    return y[np.isfinite(y).all(axis=1)]
+
+
+def components(y: np.ndarray) -> Components:
+    """`Components` of a complete grid (`complete`) of at least 2 items and 2 variants."""
     n, k = y.shape
-    if n == 0 or k == 0:
-        return TwoWay(None, items=n, variants=k)
     mean = float(y.mean())
-    if n < 2 or k < 2:
-        return TwoWay(mean, items=n, variants=k)
     rows = y.mean(axis=1) - mean
     cols = y.mean(axis=0) - mean
     resid = y - mean - rows[:, None] - cols[None, :]
     ms_items = k * float(rows @ rows) / (n - 1)
     ms_variants = n * float(cols @ cols) / (k - 1)
     ms_resid = float((resid * resid).sum()) / ((n - 1) * (k - 1))
-    var_items = max(ms_items - ms_resid, 0.0) / k
-    var_variants = max(ms_variants - ms_resid, 0.0) / n
-    total = var_items + var_variants + ms_resid
-    shares = VarianceShares(var_variants / total, var_items / total, ms_resid / total) if total > 0 else None
-    t = _student_t()
-    q = 1 - (1 - level) / 2
-    item_var = ms_items / (n * k)
+    return Components(mean, n, k, max(ms_items - ms_resid, 0.0) / k, max(ms_variants - ms_resid, 0.0) / n,
+                      ms_resid, ms_items, ms_variants)
+
+
+def two_way(cells: np.ndarray, *, level: float = 0.95) -> TwoWay:
+    """`TwoWay` of an items x variants grid of shares right (NaN: a cell not answered). Items
+    missing a variant are left out (the decomposition needs the full grid), so ``items`` may be
+    fewer than the family's; a variant no item answered is left out first."""
+    y = complete(cells)
+    n, k = y.shape
+    if n == 0 or k == 0:
+        return TwoWay(None, items=n, variants=k)
+    if n < 2 or k < 2:
+        return TwoWay(float(y.mean()), items=n, variants=k)
+    c = components(y)
+    mean, ms_resid = c.mean, c.var_interaction
+    item_var = c.ms_items / (n * k)
     if item_var <= 0:  # every item alike (all right, all wrong): Wilson over the items, one trial each
         low, high = wilson(mean, n, level)
-        return TwoWay(mean, float(low), float(high), float(low), float(high), n, k, shares, None)
-    item_half = float(t.ppf(q, n - 1)) * np.sqrt(item_var)
-    if ms_variants > ms_resid:
-        terms = np.array([ms_items, ms_variants, -ms_resid])
-        dfs = np.array([n - 1, k - 1, (n - 1) * (k - 1)], dtype=float)
-        var = float(terms.sum()) / (n * k)
-        df = float(terms.sum() ** 2 / ((terms ** 2) / dfs).sum())
-        half = float(t.ppf(q, df)) * np.sqrt(var) if np.isfinite(df) else float(ndtri(q)) * np.sqrt(var)
+        return TwoWay(mean, float(low), float(high), float(low), float(high), n, k, c.shares, None)
+    item_half = item_only_half(c.ms_items, n, k, level)
+    if c.ms_variants > ms_resid:
+        df, half = satterthwaite(c.ms_items, c.ms_variants, ms_resid, n, k, level)
     else:
         df, half = float(n - 1), item_half
     return TwoWay(mean, _clip(mean - half), _clip(mean + half), _clip(mean - item_half), _clip(mean + item_half),
-                  n, k, shares, df)
+                  n, k, c.shares, df)
+
+
+def item_only_half(ms_items: float, n: int, k: int, level: float = 0.95) -> float:
+    """Half-width of the item-only interval of an n x k grid: t(n - 1) sqrt(MS_items / (n k))."""
+    return float(_student_t().ppf(1 - (1 - level) / 2, n - 1)) * float(np.sqrt(ms_items / (n * k)))
+
+
+def satterthwaite(ms_items: float, ms_variants: float, ms_resid: float, n: int, k: int,
+                  level: float = 0.95) -> tuple[float, float]:
+    """(degrees of freedom, half-width) of the two-way interval of an n x k grid with these mean
+    squares (observed ones, or the expected ones of a planned size): the variance
+    (MS_items + MS_variants - MS_residual) / (n k) at a t quantile with Satterthwaite's df."""
+    terms = np.array([ms_items, ms_variants, -ms_resid])
+    dfs = np.array([n - 1, k - 1, (n - 1) * (k - 1)], dtype=float)
+    var = float(terms.sum()) / (n * k)
+    df = float(terms.sum() ** 2 / ((terms ** 2) / dfs).sum())
+    q = 1 - (1 - level) / 2
+    half = float(_student_t().ppf(q, df)) * np.sqrt(var) if np.isfinite(df) else float(ndtri(q)) * np.sqrt(var)
+    return df, float(half)
 
 
 def _clip(x: float) -> float:

@@ -27,6 +27,9 @@ class Row:
     tied: bool = False
     n: int | float | None = None  # the units behind the first metric's value (items, sentences, personas)
     basis: str = ""  # how the row was told apart from (or joined) its tie group's leader: paired | intervals
+    # mcq, a family whose variants are a sample: whether the row beats the next rank group under most
+    # variants (`report.rank_stability.versus_next_text`); empty elsewhere and for the last group
+    across_variants: str = ""
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,8 @@ def boards_from(runs: list[tuple[str, dict]], folders: dict[str, Path] | None = 
     for (suite, dataset, size), rows in sorted(by_board.items(), key=lambda kv: (*kv[0][:2], _larger_first(kv[0][2]))):
         metrics = tuple(metric_order.get((suite, dataset, size), {}))
         ranked = _ranked(rows, metrics[0], folders or {}, dict(runs)) if metrics else rows
+        if suite == "mcq" and metrics:
+            ranked = _across_variants(ranked, metrics[0], dict(runs))
         out.append(Board(suite, metrics, tuple(ranked), dataset, size))
     return out
 
@@ -197,6 +202,27 @@ def _ranked(rows: list[Row], metric: str, folders: dict[str, Path], results: dic
                      items=scores[r.run_id].get(r.model, {})) for i, r in enumerate(rows)]
     return [replace(row, rank=rank.rank, tied=rank.tied, basis=rank.basis)
             for row, rank in zip(rows, tie_ranks(entries))]
+
+
+def _across_variants(rows: list[Row], metric: str, results: dict[str, dict]) -> list[Row]:
+    """Each ranked row against every row of the next rank group: the share of the family's variants
+    it wins against the one that challenges it most (`report.rankings.versus`). Tie groups are never split:
+    the column only says whether a rank the items tell apart also holds across the variants."""
+    from robusteval.report.rank_stability import versus_next_text
+    from robusteval.report.rankings import variant_scores, versus
+
+    family = metric.removesuffix(" accuracy")
+    scores = [variant_scores(results.get(r.run_id, {}), r.model, family) if family != metric else {} for r in rows]
+    if not any(scores):
+        return rows
+    out = []
+    for row, mine in zip(rows, scores):
+        below = [r.rank for r in rows if r.rank is not None and row.rank is not None and r.rank > row.rank]
+        pairs = [versus(mine, theirs) for r, theirs in zip(rows, scores) if below and r.rank == min(below)]
+        found = [p for p in pairs if p is not None]
+        out.append(replace(row, across_variants=versus_next_text(min(found, key=lambda p: p.low))) if found
+                   else row)
+    return out
 
 
 def item_scores(samples: Path, metric: str, results: dict | None = None) -> dict[str, dict[str, float]]:

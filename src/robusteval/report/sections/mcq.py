@@ -71,6 +71,9 @@ def sections(run: Run) -> list[Section]:
                             *sensitivity, *variant_tables(model, families),
                             *category_tables(model, families)),
                            notes))
+    ranking = ranking_section(metrics)  # two or more models on a sampled family: does their order hold?
+    if ranking is not None:
+        out.append(ranking)
     copies = copies_section(read_copy_counts(run.results))
     budget = budget_section(run)  # --budget: the estimate of the full grid
     lm_eval = lm_eval_section(run)  # score on lm-eval's output: its figures beside ours
@@ -80,6 +83,20 @@ def sections(run: Run) -> list[Section]:
 VALID_ONLY_NOTE = ("Sensitivity over valid replies only: a question's invalid variants are left out (not counted "
                    "wrong, never a flip), so the gap to the as-scored figures is format failure, not the answer "
                    "changing.")
+
+
+def ranking_section(metrics: McqMetrics) -> Section | None:
+    """Per family whose variants are a sample and that two or more models answered: the share of
+    variants each model wins against each other, Kendall's W and the chance the top changes
+    (`report.rankings.from_metrics`); None for a run of one model."""
+    from robusteval.report.rank_stability import NOTE, table
+    from robusteval.report.rankings import from_metrics
+
+    found = from_metrics(metrics)
+    if not found:
+        return None
+    return Section("mcq · ranking across variants", tables=tuple(table(f"{family}: variants won", rs)
+                                                                 for family, rs in found.items()), notes=(NOTE,))
 
 
 def invalid_table(model: str, counts: InvalidReplies, reader: str | None) -> TableData | None:
