@@ -111,8 +111,10 @@ def _item_id(item: Item) -> str:
 def print_summary(console, result: SuiteResult) -> None:
     from robusteval.report.budget import print_budget
     from robusteval.report.lm_eval import print_lm_eval
+    from robusteval.report.search import print_search
     from robusteval.report.table import print_copy_counts, print_invalid_warning, print_mcq
     from robusteval.results.mcq import read_copy_counts, read_invalid
+    from robusteval.results.search import read_search
 
     invalid = read_invalid(result.extra)
     reader = (result.extra.get("design") or {}).get("reader")
@@ -124,6 +126,9 @@ def print_summary(console, result: SuiteResult) -> None:
     truths = read_budget(result.extra, "budget_truth")  # score GRID --budget: the full grid's own figures
     for model, estimates in read_budget(result.extra).items():
         print_budget(console, model, estimates, truths.get(model))
+    found = read_search(result.extra, "search_truth")  # score GRID --search: the full grid's best and worst
+    for model, searched in read_search(result.extra).items():
+        print_search(console, model, searched, found.get(model))
     for model, figures in read_lm_eval_figures(result.extra).items():  # score on lm-eval's output folder
         print_lm_eval(console, model, figures)
     print_noise_floor(console, result.extra)
