@@ -75,7 +75,8 @@ class Halving(Session):
         self.round = 0
         self.top = np.arange(n_vars)
         self.bottom = np.arange(n_vars)
-        self.tiebreak: np.ndarray = np.asarray(self.rng.random(n_vars))  # seeded, so a tie is broken the same way on a rerun
+        # seeded, so a tie is broken the same way on a rerun
+        self.tiebreak: np.ndarray = np.asarray(self.rng.random(n_vars))
 
     def ask(self) -> np.ndarray:
         while self.round < len(self.sizes) and self.calls_left > 0:

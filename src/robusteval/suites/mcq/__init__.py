@@ -51,6 +51,7 @@ from robusteval.suites.mcq.options import (
     perturbation_families,
     validate,
 )
+from robusteval.suites.mcq.search import plan_search
 from robusteval.types import Item
 
 
@@ -89,6 +90,13 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
         grids, info = plan_budget(options, [i.id for i in items], ((i.id, v.family, v.name) for i in items
                                   for v in expand(i, options.families, design, options.cross)), config.seed, design)
         design_info |= info
+    searches = None
+    if options.search is not None:
+        searches, info = plan_search(options, [i.id for i in items], ((i.id, v.family, v.name) for i in items
+                                     for v in expand(i, options.families, design, options.cross)), config.seed,
+                                     design)
+        design_info |= info
+
     async def ask(model: str, cells: set[tuple[str, str, str]] | None, keep: Callable[[Sample], None]) -> None:
         if options.scoring == "loglik":
             await ask_loglik(ctx, model, items, options.families, design, options.cross, keep, cells)
@@ -97,7 +105,8 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
                            options.cross, keep, cells=cells, reader=reader)
 
     asked = await ask_models(ctx, [item.id for item in items], grids, ask,
-                             lambda tally: tally.metrics(options.families, cross=options.cross, seed=config.seed))
+                             lambda tally: tally.metrics(options.families, cross=options.cross, seed=config.seed),
+                             searches)
     extra: dict[str, Any] = {"design": design_info}
     if counts:
         extra["perturbations"] = {c.family: encode(c) for c in counts}
