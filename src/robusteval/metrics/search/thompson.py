@@ -27,7 +27,7 @@ class Thompson(Session):
     def __init__(self, problem: Problem, batch: int = BATCH) -> None:
         super().__init__(problem)
         self.batch = batch
-        self.steps = problem.calls // batch
+        self.steps = -(-problem.calls // batch)  # the last batch cut to the calls left
         self.step = 0
 
     def ask(self) -> np.ndarray:
