@@ -18,7 +18,12 @@ model's in benchmarks/data/), each seed a fresh search seed on the same grid.
 Beside the methods, ``effects`` (synthetic grids only): an oracle told every format's true effect,
 which asks nothing and names the formats of highest and lowest effect; what it misses is the format
 x item noise in the full grid's accuracies, which no method sees without asking those cells. It is
-a reference for how much of the spread the format effects alone explain, not a bound.
+a reference for how much of the spread the format effects alone explain, not a bound. And
+``top10`` (grids of 80 variants or more): told which ten variants are truly best and which ten
+worst, it asks the same calls uniformly of those twenty alone (the same items for all) and picks
+by their accuracy: a search whose screening were perfect down to ten candidates at each end. Where
+even it misses a target, the target is out of reach at those calls for a search that must still
+choose among ten close candidates; a method can beat it only by screening below ten for free.
 Prints tables; asserts nothing.
 """
 
@@ -36,6 +41,7 @@ from robusteval.metrics.search import METHODS, calls_of, replay
 ITEMS, FORMATS = 1000, 320
 EASE_MEAN, EASE_SD, NOISE_SD = 0.3, 1.5, 0.5
 TARGETS = {0.125: 18, 0.02: 14}  # seeds of 20 that should reach 0.9
+TOP = 10  # the top-k oracle's k
 
 
 def synthetic(sd: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -66,9 +72,21 @@ def table(name: str, grids: list[tuple[np.ndarray, np.ndarray | None]], shares: 
             ratios[method] = np.array([ratio(g, f.best, f.worst) for f, (g, _) in zip(found, grids)])
             used = int(np.median([f.calls for f in found]))
             _row(share, method, ratios[method], ratios.get("uniform"), f"{used}", time.process_time() - started)
+        if grids[0][0].shape[1] >= 8 * TOP:
+            r = np.array([_top_oracle(g, share, seed) for seed, (g, _) in enumerate(grids)])
+            _row(share, f"top{TOP}", r, ratios.get("uniform"), f"{calls_of(share, ~np.isnan(grids[0][0]))}", 0.0)
         if all(e is not None for _, e in grids):
             r = np.array([ratio(g, int(np.argmax(e)), int(np.argmin(e))) for g, e in grids])  # type: ignore[arg-type]
             _row(share, "effects", r, ratios.get("uniform"), "0", 0.0)
+
+
+def _top_oracle(grid: np.ndarray, share: float, seed: int) -> float:
+    """Told the true TOP best and TOP worst variants, the calls asked uniformly of those alone."""
+    acc = np.nanmean(grid, axis=0)
+    order = np.argsort(acc)
+    chosen = np.r_[order[-TOP:], order[:TOP]]
+    found = replay(grid[:, chosen], "uniform", calls_of(share, ~np.isnan(grid)), seed=seed)
+    return ratio(grid, int(chosen[found.best]), int(chosen[found.worst]))
 
 
 def _row(share: float, method: str, r: np.ndarray, uniform: np.ndarray | None, used: str, seconds: float) -> None:

@@ -55,6 +55,8 @@ class Session:
         # every method walks the items in one seeded order, the same for every variant, so the
         # variants it compares were asked the same questions (their difficulty cancels)
         self.item_order = self.rng.permutation(problem.exists.shape[0])
+        # a tie between variants is broken by a seeded draw, the same on a rerun
+        self.tiebreak: np.ndarray = np.asarray(self.rng.random(problem.exists.shape[1]))
 
     @property
     def calls_used(self) -> int:
@@ -102,6 +104,14 @@ class Session:
                 rows = np.flatnonzero(free[:, col])[: k - len(shared)]
                 out.append(np.column_stack([self.item_order[rows], np.full(len(rows), j)]))
         return np.concatenate(out).astype(int)
+
+    def equal_cells(self, variants: np.ndarray, calls: int) -> np.ndarray:
+        """``calls`` cells spread evenly over ``variants``: each its first ``calls // len`` items in
+        the seeded order, and the remainder one more item each for a seeded sample of them."""
+        k, extra = divmod(calls, len(variants))
+        more = np.zeros(len(variants), dtype=bool)
+        more[self.rng.permutation(len(variants))[:extra]] = True
+        return np.concatenate([self.next_items(variants[more], k + 1), self.next_items(variants[~more], k)])
 
     def counts(self) -> tuple[np.ndarray, np.ndarray]:
         """Per variant: right answers and answered cells."""

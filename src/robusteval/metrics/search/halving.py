@@ -25,6 +25,20 @@ from robusteval.metrics.search.base import Problem, Session, trim
 
 KEEP = 4  # each round keeps 1/KEEP of a pool at each end
 FIRST_SHARE = 1.0  # the first round's share of the calls, relative to a later round's
+MIN_FIRST = 2  # the fewest items per variant and round before rounds are merged
+
+
+def fit_keep(n_variants: int, calls: int) -> int | None:
+    """The share each round keeps: 1/KEEP, or fewer rounds (a larger ``keep``) where equal shares
+    would ask each variant fewer than MIN_FIRST items a round (a cut on one answer is a coin
+    toss); None where even two rounds cannot: one round, equal allocation, as ``uniform``."""
+    keep = KEEP
+    while True:
+        if calls >= MIN_FIRST * n_variants * len(pool_sizes(n_variants, keep)):
+            return keep
+        if keep >= n_variants:
+            return None
+        keep = min(keep * 2, n_variants)
 
 
 def pool_sizes(n_variants: int, keep: int | None = None) -> list[int]:
@@ -69,14 +83,12 @@ class Halving(Session):
     def __init__(self, problem: Problem, keep: int | None = None) -> None:
         super().__init__(problem)
         n_items, n_vars = problem.exists.shape
-        self.keep = keep = keep or KEEP
-        self.sizes = pool_sizes(n_vars, keep)
-        self.per_round = schedule(n_vars, n_items, problem.calls, keep)
+        self.keep = keep or fit_keep(n_vars, problem.calls)
+        self.sizes = pool_sizes(n_vars, self.keep) if self.keep else [n_vars]
+        self.per_round = schedule(n_vars, n_items, problem.calls, self.keep) if self.keep else [0]
         self.round = 0
         self.top = np.arange(n_vars)
         self.bottom = np.arange(n_vars)
-        # seeded, so a tie is broken the same way on a rerun
-        self.tiebreak: np.ndarray = np.asarray(self.rng.random(n_vars))
 
     def ask(self) -> np.ndarray:
         while self.round < len(self.sizes) and self.calls_left > 0:
@@ -85,6 +97,8 @@ class Halving(Session):
             if r > 0:
                 self.top = self._cut(self.top, self.sizes[r], highest=True)
                 self.bottom = self._cut(self.bottom, self.sizes[r], highest=False)
+            if self.keep is None:  # too few calls for two rounds: equal allocation
+                return trim(self.equal_cells(self.top, self.problem.calls), self.calls_left)
             m = self.per_round[r]
             if r == len(self.sizes) - 1:  # the last round spends what the earlier ones left
                 m = max(m, self.calls_left // max(len(np.union1d(self.top, self.bottom)), 1))

@@ -48,4 +48,4 @@ class Thompson(Session):
         return trim(self.next_items(np.array([chosen]), self.batch), self.calls_left)
 
     def pick(self) -> tuple[int, int]:
-        return best_and_worst(*self.counts())
+        return best_and_worst(*self.counts(), self.tiebreak)

@@ -18,21 +18,17 @@ class Uniform(Session):
         if self.done:
             return np.empty((0, 2), dtype=int)
         self.done = True
-        n_vars = self.exists.shape[1]
-        k, extra = divmod(self.problem.calls, n_vars)
-        more = np.zeros(n_vars, dtype=bool)
-        more[self.rng.permutation(n_vars)[:extra]] = True  # the remainder: one more item for a seeded sample
-        cells = np.concatenate([self.next_items(np.flatnonzero(more), k + 1),
-                                self.next_items(np.flatnonzero(~more), k)])
+        cells = self.equal_cells(np.arange(self.exists.shape[1]), self.problem.calls)
         return trim(cells, self.calls_left)
 
     def pick(self) -> tuple[int, int]:
-        return best_and_worst(*self.counts())
+        return best_and_worst(*self.counts(), self.tiebreak)
 
 
-def best_and_worst(right: np.ndarray, answered: np.ndarray) -> tuple[int, int]:
-    """The highest and lowest accuracy among the variants with an answer (ties: the first)."""
+def best_and_worst(right: np.ndarray, answered: np.ndarray, tiebreak: np.ndarray) -> tuple[int, int]:
+    """The highest and lowest accuracy among the variants with an answer, a tie broken by
+    ``tiebreak`` (a seeded draw per variant: the first in the file would favour its order)."""
     acc = np.where(answered > 0, right / np.maximum(answered, 1), np.nan)
     if np.isnan(acc).all():
         return 0, 0
-    return int(np.nanargmax(acc)), int(np.nanargmin(acc))
+    return int(np.nanargmax(acc + 1e-9 * tiebreak)), int(np.nanargmin(acc - 1e-9 * tiebreak))
