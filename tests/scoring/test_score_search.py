@@ -9,8 +9,6 @@ import json
 import numpy as np
 import pytest
 
-from robusteval.cli import main
-
 
 def _grid(tmp_path, items: int = 80, variants: int = 12):
     rng = np.random.default_rng(5)
@@ -25,17 +23,15 @@ def _grid(tmp_path, items: int = 80, variants: int = 12):
     return path, texts
 
 
-def _score(tmp_path, capsys, *flags):
-    capsys.readouterr()
-    code = main(["score", *flags, "--out", str(tmp_path / "runs"), "--model", "m"])
-    out = capsys.readouterr()
-    return code, out.out, out.err
+def _score(cli_run, tmp_path, *flags):
+    out = cli_run("score", *flags, "--out", tmp_path / "runs", "--model", "m")
+    return out.code, out.out, out.err
 
 
 @pytest.mark.parametrize("method", ["halving", "thompson", "uniform"])
-def test_a_searched_score_of_a_grid_names_the_best_and_worst_beside_the_grids(tmp_path, capsys, method):
+def test_a_searched_score_of_a_grid_names_the_best_and_worst_beside_the_grids(tmp_path, cli_run, method):
     path, texts = _grid(tmp_path)
-    code, out, err = _score(tmp_path, capsys, str(path), "--search", "best-worst", "--calls", "0.25", "--seed", "2",
+    code, out, err = _score(cli_run, tmp_path, str(path), "--search", "best-worst", "--calls", "0.25", "--seed", "2",
                             "--method", method, "--variant-texts", str(texts), "--run-id", method)
     assert code == 0, err
     results = json.loads((tmp_path / "runs" / method / "results.json").read_text())
@@ -50,26 +46,26 @@ def test_a_searched_score_of_a_grid_names_the_best_and_worst_beside_the_grids(tm
     assert "search for the best and worst" in out and "full grid's best" in out
 
 
-def test_the_same_seed_replays_the_same_search(tmp_path, capsys):
+def test_the_same_seed_replays_the_same_search(tmp_path, cli_run):
     path, _ = _grid(tmp_path)
     runs = []
     for run_id in ("a", "b"):
-        code, _, err = _score(tmp_path, capsys, str(path), "--search", "best-worst", "--calls", "0.05", "--seed", "4",
+        code, _, err = _score(cli_run, tmp_path, str(path), "--search", "best-worst", "--calls", "0.05", "--seed", "4",
                               "--run-id", run_id)
         assert code == 0, err
         runs.append(json.loads((tmp_path / "runs" / run_id / "results.json").read_text())["search"])
     assert runs[0] == runs[1] and runs[0]["m"]["prompt"]["method"] == "halving"
 
 
-def test_search_flags_mistakes_are_one_line(tmp_path, capsys):
+def test_search_flags_mistakes_are_one_line(tmp_path, cli_run):
     path, _ = _grid(tmp_path, 10)
     for flags, words in ((("--search", "best-worst"), "--calls"),
                          (("--calls", "0.1"), "apply with --search"),
                          (("--search", "best-worst", "--calls", "0.1", "--method", "nope"), "--method"),
                          (("--search", "best-worst", "--calls", "0"), "calls")):
-        code, _, err = _score(tmp_path, capsys, str(path), *flags)
+        code, _, err = _score(cli_run, tmp_path, str(path), *flags)
         assert code == 2 and words in err and "Traceback" not in err, (flags, err)
     replies = tmp_path / "replies.jsonl"
     replies.write_text('{"item_id": "q1", "variant": "base", "reply": "A"}\n')
-    code, _, err = _score(tmp_path, capsys, str(replies), "--search", "best-worst", "--calls", "0.1", "--as", "replies")
+    code, _, err = _score(cli_run, tmp_path, str(replies), "--search", "best-worst", "--calls", "0.1", "--as", "replies")
     assert code == 2 and "correctness grid" in err
