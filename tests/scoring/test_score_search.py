@@ -67,5 +67,6 @@ def test_search_flags_mistakes_are_one_line(tmp_path, cli_run):
         assert code == 2 and words in err and "Traceback" not in err, (flags, err)
     replies = tmp_path / "replies.jsonl"
     replies.write_text('{"item_id": "q1", "variant": "base", "reply": "A"}\n')
-    code, _, err = _score(cli_run, tmp_path, str(replies), "--search", "best-worst", "--calls", "0.1", "--as", "replies")
+    code, _, err = _score(cli_run, tmp_path, str(replies), "--search", "best-worst", "--calls", "0.1",
+                          "--as", "replies")
     assert code == 2 and "correctness grid" in err
