@@ -42,8 +42,10 @@ def test_a_searched_score_of_a_grid_names_the_best_and_worst_beside_the_grids(tm
     assert found["best"]["text"] == "Template 3: {question}"
     assert found["best"]["accuracy"]["value"] == 1.0 and found["worst"]["accuracy"]["value"] == 0.0
     assert (truth["best"]["name"], truth["worst"]["name"]) == ("t3", "t8") and truth["spread"]["value"] == 1.0
+    assert truth["accuracies"]["t3"] == 1.0 and len(truth["accuracies"]) == 12 and found["accuracies"] == {}
     assert results["design"]["search_method"] == method and results["design"]["search_calls"] == 0.25
     assert "search for the best and worst" in out and "full grid's best" in out
+    assert "100% of the full grid's spread" in out
 
 
 def test_the_same_seed_replays_the_same_search(tmp_path, cli_run):

@@ -36,6 +36,11 @@ def rows(r: SearchResult, truth: SearchResult | None) -> list[tuple[str, ...]]:
     if truth is not None:
         out += [_row("full grid's best", truth.best), _row("full grid's worst", truth.worst),
                 ("full grid's spread", "", fmt_estimate(truth.spread), "", "")]
+        found = [truth.accuracies.get(v.name) for v in (r.best, r.worst)]
+        if None not in found and truth.spread.value:
+            gap = float(found[0]) - float(found[1])  # type: ignore[arg-type]
+            out.append(("found on the full grid", f"{r.best.name} - {r.worst.name}", f"{gap:.3f}", "",
+                        f"{gap / truth.spread.value:.0%} of the full grid's spread"))
     return out
 
 

@@ -37,6 +37,9 @@ class SearchResult:
     cells: int
     share: float
     seed: int = 0
+    # search_truth only (score GRID --search): every variant's accuracy on the full grid, so the found
+    # best and worst can be read on it (empty in a run: the unasked cells are unknown)
+    accuracies: dict[str, float] = field(default_factory=dict)
 
 
 # model -> family -> search

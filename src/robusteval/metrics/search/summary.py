@@ -58,4 +58,5 @@ def truth(full: np.ndarray, method: str, names: Sequence[str], texts: Sequence[s
         return FoundVariant(names[j], Estimate(float(acc[j]), n=int(n[j])), texts[j] if texts is not None else None)
 
     return SearchResult("exhaustive", variant(best), variant(worst), Estimate(float(acc[best] - acc[worst])),
-                        int(n.sum()), int(n.sum()), 1.0)
+                        int(n.sum()), int(n.sum()), 1.0,
+                        accuracies={name: float(a) for name, a in zip(names, acc) if not np.isnan(a)})
