@@ -72,3 +72,14 @@ def test_search_flags_mistakes_are_one_line(tmp_path, cli_run):
     code, _, err = _score(cli_run, tmp_path, str(replies), "--search", "best-worst", "--calls", "0.1",
                           "--as", "replies")
     assert code == 2 and "correctness grid" in err
+
+
+def test_the_api_replays_the_search_as_the_command_does(tmp_path):
+    import robusteval
+
+    path, _ = _grid(tmp_path)
+    record = robusteval.score(path, model="m", search="best-worst", calls=0.25, method="uniform", seed=2,
+                              out_dir=str(tmp_path / "runs"), run_id="api")
+    found = json.loads((tmp_path / "runs" / "api" / "results.json").read_text())["search"]["m"]["prompt"]
+    assert record.run_id == "api" and record.extra["search"]["m"]["prompt"] == found
+    assert (found["method"], found["best"]["name"], found["worst"]["name"]) == ("uniform", "t3", "t8")
