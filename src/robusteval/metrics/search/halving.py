@@ -3,9 +3,10 @@
 Every variant is first asked the same few items; then, round by round, only the top and the bottom
 ``1/KEEP`` of the survivors go on (the best candidates and the worst candidates, two pools), and
 each pool is asked new items, the same for all its members. Whatever an item's difficulty, every
-variant in a pool meets it, so it moves their totals alike and their order is the order of their
-abilities plus the format x item noise alone: the item difficulties that a Rasch model fits
-(`metrics.budget_fit`) cancel exactly, without being fitted. Per round the pools get an equal share
+variant in a pool meets it, so it moves their totals alike: the item difficulties that a Rasch
+model fits (`metrics.budget_fit`) drop out of the comparison without being fitted, and what is left
+is each answer's own noise and the format x item term (a total on shared items is also the Rasch
+model's sufficient statistic for a variant's ability: a fit would order the pool the same). Per round the pools get an equal share
 of the calls, so the fewer survivors of the late rounds are asked many more items each: the
 comparisons that decide the answer (the last few candidates, close together) get the most data,
 where uniform allocation spends most of its calls on variants that were plainly not extreme after
@@ -13,6 +14,8 @@ a few items, and Thompson sampling stakes each step on one variant's noisy draw.
 
 A round's share that would ask a pool more items than are left is capped and the rest spread
 over the other rounds (`schedule`), so the search spends its calls wherever the grid has cells.
+Where the calls give under MIN_FIRST items a variant and round, rounds are merged (`fit_keep`),
+down to one round of equal allocation.
 The best (worst) is the top (bottom) of the last pool by accuracy on the items the pool shared."""
 
 from __future__ import annotations
