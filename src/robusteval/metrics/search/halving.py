@@ -7,10 +7,11 @@ variant in a pool meets it, so it moves their totals alike: the item difficultie
 model fits (`metrics.budget_fit`) drop out of the comparison without being fitted, and what is left
 is each answer's own noise and the format x item term (a total on shared items is also the Rasch
 model's sufficient statistic for a variant's ability: a fit would order the pool the same).
-Per round the pools get an equal share of the calls, so the fewer survivors of the late rounds are asked many more items each: the
-comparisons that decide the answer (the last few candidates, close together) get the most data,
-where uniform allocation spends most of its calls on variants that were plainly not extreme after
-a few items, and Thompson sampling stakes each step on one variant's noisy draw.
+Per round the pools get an equal share of the calls, so the fewer survivors of the late rounds
+are asked many more items each: the comparisons that decide the answer (the last few candidates,
+close together) get the most data, where uniform allocation spends most of its calls on variants
+that were plainly not extreme after a few items, and Thompson sampling stakes each step on one
+variant's noisy draw.
 
 A round's share that would ask a pool more items than are left is capped and the rest spread
 over the other rounds (`schedule`), so the search spends its calls wherever the grid has cells.
