@@ -17,6 +17,17 @@ A round's share that would ask a pool more items than are left is capped and the
 over the other rounds (`schedule`), so the search spends its calls wherever the grid has cells.
 Where the calls give under MIN_FIRST items a variant and round, rounds are merged (`fit_keep`),
 down to one round of equal allocation.
+
+Cuts are worth their risk only where they free many calls. A cut on a few items each drops the
+true extreme with a fair chance (on 10 templates at 4 items each, most scores are tied at 0 or 1
+right); what it buys is more items for the finalists. With many variants that is many times what
+equal allocation gives each (320 formats at 2%: 20 items each, the finalists over 300), and equal
+allocation has no chance anyway; with few it is little (10 variants in three rounds: 1.7 times),
+and equal allocation is already close to what the calls allow. So halving runs its rounds only
+where its schedule gives the finalists at least GAIN times the items equal allocation gives every
+variant (`worth_cutting`: from 12 variants up with the default KEEP), and is equal allocation,
+exactly as ``uniform``, below that: never below uniform by construction where the variants are few,
+and by measurement where they are many (docs/performance.md).
 The best (worst) is the top (bottom) of the last pool by accuracy on the items the pool shared."""
 
 from __future__ import annotations
@@ -26,9 +37,11 @@ import math
 import numpy as np
 
 from robusteval.metrics.search.base import Problem, Session, trim
+from robusteval.metrics.search.uniform import best_and_worst
 
 KEEP = 4  # each round keeps 1/KEEP of a pool at each end
 FIRST_SHARE = 1.0  # the first round's share of the calls, relative to a later round's
+GAIN = 2.0  # the finalists' items over equal allocation's below which halving does not cut
 MIN_FIRST = 2  # the fewest items per variant and round before rounds are merged
 
 
@@ -83,11 +96,19 @@ def schedule(n_variants: int, n_items: int, calls: int, keep: int | None = None)
     return [int(m) for m in whole]
 
 
+def worth_cutting(n_variants: int, calls: int, per_round: list[int]) -> bool:
+    """Whether the schedule's finalists (asked every round's items) get at least GAIN times the
+    items that equal allocation gives every variant."""
+    return sum(per_round) >= GAIN * calls / n_variants
+
+
 class Halving(Session):
     def __init__(self, problem: Problem, keep: int | None = None) -> None:
         super().__init__(problem)
         n_items, n_vars = problem.exists.shape
         self.keep = keep or fit_keep(n_vars, problem.calls)
+        if self.keep and not worth_cutting(n_vars, problem.calls, schedule(n_vars, n_items, problem.calls, self.keep)):
+            self.keep = None
         self.sizes = pool_sizes(n_vars, self.keep) if self.keep else [n_vars]
         self.per_round = schedule(n_vars, n_items, problem.calls, self.keep) if self.keep else [0]
         self.round = 0
@@ -127,5 +148,7 @@ class Halving(Session):
         return np.sort(pool[order[:size]])
 
     def pick(self) -> tuple[int, int]:
-        top, bottom = self._scores(self.top), self._scores(self.bottom)
-        return int(self.top[np.argmax(top)]), int(self.bottom[np.argmin(bottom)])
+        right, answered = self.counts()
+        best = best_and_worst(right[self.top], answered[self.top], self.tiebreak[self.top])[0]
+        worst = best_and_worst(right[self.bottom], answered[self.bottom], self.tiebreak[self.bottom])[1]
+        return int(self.top[best]), int(self.bottom[worst])
