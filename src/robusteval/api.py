@@ -119,6 +119,7 @@ def score(files: str | Path | Sequence[str | Path], *, reader: str | None = None
           families: str | Sequence[str] = (), cross: str | Sequence[str] = (), templates: str | None = None,
           model: str | None = None, kind: str | None = None, seed: int = 0, budget: float | None = None,
           covariates: str | Sequence[str] | None = None, variant_texts: str | Path | None = None,
+          search: str | None = None, calls: float | None = None, method: str | None = None,
           out_dir: str = "runs", run_id: str | None = None, overwrite: bool = False) -> RunRecord:
     """Score replies produced elsewhere (`robusteval score`: generic JSONL, MMLU-Pro's released zips,
     lm-eval sample logs, inspect_ai logs) or a correctness grid, asking no model; the run folder's `RunRecord`.
@@ -129,6 +130,8 @@ def score(files: str | Path | Sequence[str | Path], *, reader: str | None = None
     as in `evaluate`. ``kind``: one of replies, mmlu-pro, lm-eval, inspect, grid (None: told from each file).
     ``budget``, ``covariates``, ``variant_texts``: a grid's budgeted estimate, as ``score --budget F
     --covariates LIST --variant-texts FILE`` (covariates None: the command's default, names).
+    ``search``, ``calls``, ``method``: a grid's best/worst search replayed, as ``score --search best-worst
+    --calls F --method NAME``.
     """
     from robusteval.config import run_id_problem
     from robusteval.errors import UserError
@@ -143,7 +146,8 @@ def score(files: str | Path | Sequence[str | Path], *, reader: str | None = None
                              "cross": cross, "templates": templates, "reader": reader, "model": model, "kind": kind,
                              "seed": seed, "out_dir": out_dir, "run_id": run_id, "overwrite": overwrite,
                              "budget": budget, "covariates": covariates,
-                             "variant_texts": None if variant_texts is None else str(variant_texts)})
+                             "variant_texts": None if variant_texts is None else str(variant_texts),
+                             "search": search, "calls": calls, "method": method})
     from robusteval.report.terminal import literal_console
 
     run_dir, _ = score_files(request)

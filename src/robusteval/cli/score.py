@@ -10,6 +10,7 @@ import time
 from rich.console import Console
 
 from robusteval.metrics.budget_covariates import COVARIATES, DEFAULT_COVARIATES
+from robusteval.metrics.search import DEFAULT_METHOD, METHODS, SEARCHES
 from robusteval.readers import DEFAULT_READER, READERS
 from robusteval.suites.base import csv_arg
 
@@ -45,6 +46,12 @@ def add_parser(sub) -> None:
                         "--budget-covariates`; text reads each variant's text from --variant-texts")
     p.add_argument("--variant-texts", dest="variant_texts", metavar="FILE",
                    help="with --covariates text: CSV/JSONL of variant, text (e.g. each prompt template's text)")
+    p.add_argument("--search", choices=SEARCHES,
+                   help="a grid only: replay the budgeted search for the best and worst variant (`run mcq --search "
+                        "best-worst`) on the grid, beside the grid's own best and worst")
+    p.add_argument("--calls", type=float, metavar="F",
+                   help="with --search: the share of the grid's cells the search may ask, e.g. 0.125 or 0.02")
+    p.add_argument("--method", help=f"with --search: {', '.join(METHODS)} (default: {DEFAULT_METHOD})")
     p.add_argument("--out", dest="out_dir", default="runs", help="folder for the run folder (default: runs)")
     p.add_argument("--run-id", dest="run_id", help="name of the run folder (default: score-TIMESTAMP-XXXX)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --run-id folder")
@@ -65,7 +72,8 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
                              "cross": args.cross, "templates": args.templates, "reader": args.reader,
                              "model": args.model, "kind": args.kind, "seed": args.seed, "out_dir": args.out_dir,
                              "run_id": args.run_id, "overwrite": args.overwrite, "budget": args.budget,
-                             "covariates": args.covariates, "variant_texts": args.variant_texts})
+                             "covariates": args.covariates, "variant_texts": args.variant_texts,
+                             "search": args.search, "calls": args.calls, "method": args.method})
     run_dir, result = score_files(request)
     result.written += write_report_files(run_dir, console)
     return finish(args, "mcq", console, run_dir, result, {}, started)

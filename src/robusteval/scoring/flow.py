@@ -45,6 +45,7 @@ from robusteval.scoring.replies import (
     read_lm_eval,
     read_mmlu_pro,
 )
+from robusteval.scoring.search import check_search, search_check, search_design
 from robusteval.suites.base import SampleBase, SuiteResult
 from robusteval.suites.mcq import Options, Sample
 from robusteval.suites.mcq.ask import make_sample
@@ -77,6 +78,10 @@ class ScoreRequest:
     budget: Annotated[float, BUDGET] | None = None
     covariates: tuple[str, ...] = DEFAULT_COVARIATES  # what --budget's estimate is told of each variant
     variant_texts: str | None = None  # --covariates text: a file of each variant's text
+    # a grid only: replay the budgeted best/worst search (`scoring.search`)
+    search: str | None = None
+    calls: Annotated[float, BUDGET] | None = None
+    method: str | None = None
 
 
 SCORE_FLAGS = {"kind": "--as", "out_dir": "--out"}  # the flags whose names differ from the request's fields
@@ -252,6 +257,7 @@ def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
     kind = kinds.pop()
     if request.budget is not None and kind != "grid":
         raise UserError("score: --budget applies to a correctness grid (every cell known), not to replies")
+    check_search(request.search, request.calls, request.method, kind)
     texts = _check_covariates(request)
     samples: list[Any]
     lm_eval: LmEvalFigures = {}
@@ -266,6 +272,8 @@ def score_files(request: ScoreRequest) -> tuple[Path, SuiteResult]:
             design |= {"budget": request.budget, "budget_design": "stratified",
                        "budget_covariates": list(request.covariates),
                        **({"variant_texts": request.variant_texts} if request.variant_texts else {})}
+        if request.search is not None:
+            design |= search_design(request.search, request.calls, request.method)
     else:
         # an unknown name stops before any file is read; an inspect log is read as its scorer read it
         reader = get_reader(request.reader or (INSPECT_READER if kind == "inspect" else None))
@@ -308,9 +316,12 @@ def no_reply_message(file: str, kind: str, rows: int) -> str:
 def _check_covariates(request: ScoreRequest) -> dict[str, str] | None:
     """``--covariates`` and ``--variant-texts`` checked before any file is scored; the variant texts."""
     kinds = check_covariates("score: --covariates", request.covariates)
-    if request.budget is None and (kinds != DEFAULT_COVARIATES or request.variant_texts):
+    if (request.budget is None and kinds != DEFAULT_COVARIATES) or \
+            (request.budget is None and request.search is None and request.variant_texts):
         raise UserError("score: --covariates and --variant-texts apply with --budget")
-    if ("text" in kinds) != (request.variant_texts is not None):
+    # --variant-texts without the text covariate: --search's texts to show, else a forgotten flag
+    if ("text" in kinds and request.variant_texts is None) or \
+            ("text" not in kinds and request.variant_texts is not None and request.search is None):
         raise UserError("score: --covariates text embeds each variant's text, read from --variant-texts FILE "
                         "(CSV/JSONL of variant, text): give both or neither")
     return load_variant_texts(request.variant_texts) if request.variant_texts else None
@@ -363,6 +374,8 @@ def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudi
              **({"invalid_replies": invalid} if invalid else {})}
     if lm_eval:
         extra["lm_eval"] = lm_eval_json(lm_eval)
+    if request.search is not None and request.calls is not None:
+        extra |= search_check(samples, request.calls, request.seed, request.method, texts)
     if request.budget is not None:
         extra |= budget_check(samples, request.budget, request.seed, request.covariates, texts)
     result = SuiteResult(metrics=metrics, samples=[], extra=extra)

@@ -10,6 +10,7 @@ from robusteval.report.formats import design_tables
 from robusteval.report.lm_eval import lm_eval_section
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, slug
 from robusteval.report.plots import bars_with_ci, has_value
+from robusteval.report.search import search_section
 from robusteval.report.sections.sensitivity import NOTE as SENSITIVITY_NOTE, measures_table, variants_table
 from robusteval.report.table import CATEGORY_COLUMNS, category_rows, fmt_estimate, fmt_shares, sensitivity_columns
 from robusteval.results.mcq import (
@@ -76,8 +77,10 @@ def sections(run: Run) -> list[Section]:
         out.append(ranking)
     copies = copies_section(read_copy_counts(run.results))
     budget = budget_section(run)  # --budget: the estimate of the full grid
+    search = search_section(run)  # --search: the best and worst variant found
     lm_eval = lm_eval_section(run)  # score on lm-eval's output: its figures beside ours
-    return [*out, *([lm_eval] if lm_eval else []), *([budget] if budget else []), *([copies] if copies else [])]
+    return [*out, *([lm_eval] if lm_eval else []), *([budget] if budget else []), *([search] if search else []),
+            *([copies] if copies else [])]
 
 
 VALID_ONLY_NOTE = ("Sensitivity over valid replies only: a question's invalid variants are left out (not counted "

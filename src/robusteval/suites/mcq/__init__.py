@@ -51,6 +51,7 @@ from robusteval.suites.mcq.options import (
     perturbation_families,
     validate,
 )
+from robusteval.suites.mcq.search import plan_search
 from robusteval.types import Item
 
 
@@ -93,6 +94,13 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
         grids, info = plan_budget(options, [i.id for i in items], ((i.id, v.family, v.name) for i in items
                                   for v in expand(i, options.families, design, options.cross)), config.seed, design)
         design_info |= info
+    searches = None
+    if options.search is not None:
+        searches, info = plan_search(options, [i.id for i in items], ((i.id, v.family, v.name) for i in items
+                                     for v in expand(i, options.families, design, options.cross)), config.seed,
+                                     design)
+        design_info |= info
+
     async def ask(model: str, cells: set[tuple[str, str, str]] | None, keep: Callable[[Sample], None]) -> None:
         if options.scoring == "loglik":
             await ask_loglik(ctx, model, items, options.families, design, options.cross, keep, cells)
@@ -101,7 +109,8 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
                            options.cross, keep, cells=cells, reader=reader)
 
     asked = await ask_models(ctx, [item.id for item in items], grids, ask,
-                             lambda tally: tally.metrics(options.families, cross=options.cross, seed=config.seed))
+                             lambda tally: tally.metrics(options.families, cross=options.cross, seed=config.seed),
+                             searches)
     extra: dict[str, Any] = {"design": design_info}
     if counts:
         extra["perturbations"] = {c.family: encode(c) for c in counts}
@@ -116,8 +125,10 @@ def print_summary(console, result: SuiteResult) -> None:
     from robusteval.report.budget import print_budget
     from robusteval.report.formats import print_design_tables
     from robusteval.report.lm_eval import print_lm_eval
+    from robusteval.report.search import print_search
     from robusteval.report.table import print_copy_counts, print_invalid_warning, print_mcq
     from robusteval.results.mcq import read_copy_counts, read_formats, read_invalid
+    from robusteval.results.search import read_search
 
     invalid = read_invalid(result.extra)
     formats = read_formats(result.extra)
@@ -131,6 +142,9 @@ def print_summary(console, result: SuiteResult) -> None:
     truths = read_budget(result.extra, "budget_truth")  # score GRID --budget: the full grid's own figures
     for model, estimates in read_budget(result.extra).items():
         print_budget(console, model, estimates, truths.get(model))
+    found = read_search(result.extra, "search_truth")  # score GRID --search: the full grid's best and worst
+    for model, searched in read_search(result.extra).items():
+        print_search(console, model, searched, found.get(model))
     for model, figures in read_lm_eval_figures(result.extra).items():  # score on lm-eval's output folder
         print_lm_eval(console, model, figures)
     print_noise_floor(console, result.extra)

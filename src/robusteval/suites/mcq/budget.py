@@ -22,9 +22,11 @@ from robusteval.probes.variant_texts import variant_texts
 from robusteval.results.budget import BudgetEstimate, budget_json
 from robusteval.results.codec import encode
 from robusteval.results.mcq import InvalidReplies
+from robusteval.results.search import SearchResults, search_json
 from robusteval.suites.base import SuiteContext, SuiteResult
 from robusteval.suites.mcq.ask import LOGLIK, Sample
 from robusteval.suites.mcq.options import Options
+from robusteval.suites.mcq.search import Searched, ask_searched
 
 
 class Cell(NamedTuple):
@@ -101,12 +103,15 @@ class Asked:
 
     metrics: dict[str, Any] = field(default_factory=dict)
     budget: dict[str, dict[str, BudgetEstimate]] = field(default_factory=dict)
+    search: SearchResults = field(default_factory=dict)
     invalid: dict[str, InvalidReplies] = field(default_factory=dict)
 
     def result(self, extra: dict[str, Any]) -> SuiteResult:
         """The suite's result: ``extra`` (the design...) and the budget and invalid-reply keys that apply."""
         if self.budget:
             extra["budget"] = budget_json(self.budget)
+        if self.search:
+            extra["search"] = search_json(self.search)
         if any(counts.invalid for counts in self.invalid.values()):  # only where some reply was unreadable
             extra["invalid_replies"] = {model: encode(counts) for model, counts in self.invalid.items()
                                         if counts.invalid}
@@ -114,10 +119,11 @@ class Asked:
 
 
 async def ask_models(ctx: SuiteContext[Options], ids: list[str], grids: dict[str, Grid] | None, ask: AskCells,
-                     metrics_of: Callable[[McqTally], Any]) -> Asked:
+                     metrics_of: Callable[[McqTally], Any], searches: dict[str, Searched] | None = None) -> Asked:
     """Each model in turn: its variants asked by ``ask`` (with ``grids``, ``--budget``'s two stages),
     each sample into the compact tally as it is read and then dropped, so memory does not grow
     with the number of samples (metrics/mcq.py; `SuiteContext.stream` writes it to samples.jsonl);
+    with ``searches``, only the cells each family's search picks, round by round (`suites.mcq.search`);
     then the tally's figures (``metrics_of``), unless nothing was answered (``--estimate``)."""
     out = Asked()
     ctx.stage("asking")
@@ -127,7 +133,7 @@ async def ask_models(ctx: SuiteContext[Options], ids: list[str], grids: dict[str
 
         def keep(sample: Sample, tally: McqTally = tally, asked: list[Cell] = asked) -> None:
             tally.add(sample)
-            if grids is not None:
+            if grids is not None or searches is not None:
                 asked.append(Cell(sample.family, sample.item_id, sample.variant, sample.correct))
 
         async def ask_cells(cells: set[tuple[str, str, str]] | None, keep: Callable[[Sample], None] = keep,
@@ -135,13 +141,18 @@ async def ask_models(ctx: SuiteContext[Options], ids: list[str], grids: dict[str
             await ask(model, cells, keep)
 
         model_grids = None
+        found = None
         if grids is not None:
             model_grids = await ask_budgeted(grids, ask_cells, asked)
+        elif searches is not None:
+            found = await ask_searched(searches, ctx.config.seed, ask_cells, asked)
         else:
             await ask_cells(None)
         if not ctx.engine.dry_run:  # --estimate: nothing was answered, nothing to measure
             out.metrics[model] = metrics_of(tally)
             out.invalid[model] = tally.invalid_replies()
+            if found is not None:
+                out.search[model] = found
             if model_grids is not None:
                 out.budget[model] = budget_estimates(model_grids, asked, ctx.options.budget or 1.0, ctx.config.seed)
     return out

@@ -16,6 +16,7 @@ from robusteval.metrics.budget import (
     FIRST,
 )
 from robusteval.metrics.budget_covariates import COVARIATES, DEFAULT_COVARIATES, check_covariates
+from robusteval.metrics.search import DEFAULT_METHOD as DEFAULT_SEARCH_METHOD, METHODS as SEARCH_METHODS, SEARCHES
 from robusteval.probes.design import FAMILIES, Design, is_family
 from robusteval.probes.fewshot import ShotPool
 from robusteval.probes.formats import example, formats_count, sample_formats
@@ -53,6 +54,9 @@ class Options:
     budget: Annotated[float, BUDGET] | None = None
     budget_design: str = "stratified"
     budget_covariates: tuple[str, ...] = DEFAULT_COVARIATES
+    search: str | None = None  # best-worst: ask only the cells a budgeted search picks (`suites.mcq.search`)
+    calls: Annotated[float, BUDGET] | None = None  # the share of each family's cells the search may ask
+    search_method: str | None = None
     duplicates: str = "drop-both"
     duplicate_ids: str = DEFAULT_ID_RULE
     reader: str = DEFAULT_READER
@@ -95,6 +99,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget", type=float,
                    help="ask only this share (0 < F <= 1) of each family's (question, variant) cells and "
                         "estimate the full grid; the same command without it asks the rest")
+    p.add_argument("--search", choices=SEARCHES,
+                   help="best-worst: find each family's best and worst variant asking only the cells a budgeted "
+                        "search picks, in rounds (resumable; the same command without it asks the rest)")
+    p.add_argument("--calls", type=float, metavar="F",
+                   help="with --search: the share (0 < F <= 1) of each family's (question, variant) cells it may "
+                        "ask, e.g. 0.125 (FormatSpread's) or 0.02")
+    p.add_argument("--search-method", dest="search_method",
+                   help=f"with --search: {', '.join(SEARCH_METHODS)} (default: {DEFAULT_SEARCH_METHOD}; "
+                        "docs/statistics.md)")
     p.add_argument("--duplicates", choices=DUPLICATE_RULES,
                    help="rows repeating a question and its options with another answer (AGIEval sat-en): "
                         "drop-both (default: which label is right cannot be told), keep-first, or keep-all "
@@ -149,6 +162,7 @@ def validate(config: Any, options: Options) -> None:
         if not ok:
             raise UserError(message)
     check_covariates("--budget-covariates", options.budget_covariates)
+    validate_search(options)
     sampled = "seeds" in (*options.families, *options.cross)
     if sampled and options.scoring != "generate":
         raise UserError("the seeds family samples written replies: use it with --scoring generate")
@@ -159,6 +173,24 @@ def validate(config: Any, options: Options) -> None:
         raise UserError("--reader reads written replies: use it with --scoring generate")
     if is_math_source(config.data):
         validate_math(options)
+
+
+def validate_search(options: Options) -> None:
+    """``--search``'s flags: one message for each mistake, before any request."""
+    if options.search is None:
+        if options.calls is not None or options.search_method is not None:
+            raise UserError("--calls and --search-method apply with --search best-worst")
+        return
+    for ok, message in (
+        (options.search in SEARCHES, f"--search must be one of {', '.join(SEARCHES)}"),
+        (options.calls is not None, "--search needs --calls F, the share of the cells it may ask (e.g. 0.125)"),
+        (options.search_method in (None, *SEARCH_METHODS),
+         f"--search-method must be one of {', '.join(SEARCH_METHODS)}"),
+        (options.budget is None, "--search and --budget each choose which cells to ask: give one of them"),
+        (options.scoring == "generate", "--search reads written answers: use it with --scoring generate"),
+    ):
+        if not ok:
+            raise UserError(message)
 
 
 def validate_math(options: Options) -> None:
