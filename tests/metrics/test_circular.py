@@ -101,6 +101,8 @@ def test_a_question_with_a_failed_rotation_is_left_out():
     assert m.questions == 2 and m.incomplete == 1
     assert m.accuracy.value == pytest.approx(0.5)
     assert m.at_least["3/4"].value == pytest.approx(1.0)
+    # each figure's n is the questions it is of (the report prints it), not every question asked
+    assert m.accuracy.n == 2 and m.at_least["3/4"].n == 2
 
 
 def test_questions_with_fewer_options_have_their_own_n():
@@ -108,3 +110,4 @@ def test_questions_with_fewer_options_have_their_own_n():
     m = circular_metrics(correct, np.array([3, 4]))
     assert m.accuracy.value == pytest.approx(0.5)
     assert set(m.at_least) == {"1/3", "2/3", "1/4", "2/4", "3/4"}
+    assert m.at_least["1/3"].n == 1 and m.at_least["1/4"].n == 1

@@ -27,9 +27,9 @@ def circular_metrics(correct: np.ndarray, width: np.ndarray) -> CircularMetrics:
     complete = (answered == width) & (width > 0)
     at_least = {}
     for n in sorted({int(w) for w in width[complete]}):
-        rows = complete & (width == n)
+        rows = complete & (width == n)  # only these questions enter: each estimate's n is theirs
         for j in range(1, n):
-            at_least[f"{j}/{n}"] = proportion((right >= j) & rows, rows)
-    return CircularMetrics(accuracy=proportion((right == width) & complete, complete),
+            at_least[f"{j}/{n}"] = proportion(right[rows] >= j, np.ones(int(rows.sum())))
+    return CircularMetrics(accuracy=proportion((right == width)[complete], np.ones(int(complete.sum()))),
                            at_least=at_least, questions=int(complete.sum()),
                            incomplete=int(((answered > 0) & ~complete).sum()))
