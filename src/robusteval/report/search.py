@@ -26,15 +26,29 @@ def _title(model: str, family: str, r: SearchResult) -> str:
             f"({r.calls / max(r.cells, 1):.1%}; asked for {r.share:g})")
 
 
-def _row(role: str, v: FoundVariant) -> tuple[str, ...]:
-    text = (v.text or "").replace("\n", "⏎")
+def shared_lines(texts: list[str]) -> int:
+    """How many leading lines every text shares (an instruction all variants begin with): shown once
+    in each row, it would fill the column and hide where the variants differ."""
+    split = [t.split("\n") for t in texts]
+    count = 0
+    while split and all(len(lines) > count + 1 for lines in split) and len({lines[count] for lines in split}) == 1:
+        count += 1
+    return count
+
+
+def _row(role: str, v: FoundVariant, skip: int) -> tuple[str, ...]:
+    text = "⏎".join((v.text or "").split("\n")[skip:])
+    text = ("…⏎" if skip else "") + text
     return role, v.name, fmt_estimate(v.accuracy), str(v.accuracy.n), text[:80] + ("…" if len(text) > 80 else "")
 
 
 def rows(r: SearchResult, truth: SearchResult | None) -> list[tuple[str, ...]]:
-    out = [_row("best", r.best), _row("worst", r.worst), ("spread", "", fmt_estimate(r.spread), "", "")]
+    shown = [r.best, r.worst] + ([truth.best, truth.worst] if truth is not None else [])
+    texts = [v.text for v in shown if v.text]
+    skip = shared_lines(texts) if len(texts) == len(shown) else 0
+    out = [_row("best", r.best, skip), _row("worst", r.worst, skip), ("spread", "", fmt_estimate(r.spread), "", "")]
     if truth is not None:
-        out += [_row("full grid's best", truth.best), _row("full grid's worst", truth.worst),
+        out += [_row("full grid's best", truth.best, skip), _row("full grid's worst", truth.worst, skip),
                 ("full grid's spread", "", fmt_estimate(truth.spread), "", "")]
         found = [truth.accuracies.get(v.name) for v in (r.best, r.worst)]
         if None not in found and truth.spread.value:
