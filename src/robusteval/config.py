@@ -37,6 +37,9 @@ class RunConfig:
     temperature: Annotated[float, Range(0, 10)] = 0.0
     top_p: Annotated[float, Range(0, 1, low_open=True)] = 1.0
     max_tokens: Annotated[int, Range(1, 10**7)] = 256
+    # strings that end a reply where they first appear (left out of it), e.g. "\n\n": the demo's replies
+    # end after their first paragraph instead of running on to --max-tokens (docs/performance.md)
+    stop: tuple[str, ...] = ()
     samples: Annotated[int, Range(1, MAX_SAMPLES)] = 1
     rpm: Annotated[float, Range(0, 10**9, low_open=True)] | None = None
     tpm: Annotated[float, Range(0, 10**12, low_open=True)] | None = None
