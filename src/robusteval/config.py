@@ -65,6 +65,7 @@ class RunConfig:
             (self.samples == 1 or self.temperature > 0,
              "--samples > 1 repeats identical greedy requests; set --temperature > 0"),
             (bool(self.models), "give at least one --model"),
+            (all(self.stop), "--stop: an empty string would end every reply before it starts; give some text"),
             (self.run_id is None or run_id_problem(self.run_id) is None,
              f"--run-id {self.run_id!r}: {run_id_problem(self.run_id or '')}"),
             (bool(self.cache_dir.strip()), "--cache-dir is empty; name the folder of the response store"),

@@ -49,3 +49,8 @@ def test_stop_strings_reach_the_request_and_its_cache_key(cli_run, stub, tmp_pat
     results, stopped = cli_run(*_mcq(stub, "stopped", "--families", "order", "--stop", "\\n\\n")).written()
     assert results["config"]["stop"] == ["\n\n"]
     assert len(plain) == len(stopped) and not {s["key"] for s in plain} & {s["key"] for s in stopped}
+    config = tmp_path / "empty.yaml"
+    config.write_text('stop: [""]\n', encoding="utf-8")
+    refused = cli_run(*_mcq(stub, "empty", "--config", config))
+    assert refused.code == 2 and "--stop: an empty string" in refused.err and "Traceback" not in refused.err
+    assert len(refused.err.strip().splitlines()) == 1
