@@ -45,8 +45,10 @@ browser:
 	@command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium) \
 	  || (echo "could not install chromium (needs root and Debian's apt); browser tests will be skipped" >&2)
 
+# Each reply ends at its first blank line (--stop), and the prompt cache reuses what consecutive variants of a
+# question share (cache_prompt=1: the same 200 replies as without it; docs/performance.md, "The demo's cost and reading").
 demo: setup
-	$(VENV)/bin/robusteval run mcq --families order,format --limit 20 --max-tokens 64
+	$(VENV)/bin/robusteval run mcq --families order,format --limit 20 --max-tokens 64 --stop '\n\n' --model 'llamacpp?cache_prompt=1'
 
 # ruff and mypy (pinned in the dev extra, configured in pyproject.toml); `make test` runs them first.
 lint: setup

@@ -37,6 +37,9 @@ class RunConfig:
     temperature: Annotated[float, Range(0, 10)] = 0.0
     top_p: Annotated[float, Range(0, 1, low_open=True)] = 1.0
     max_tokens: Annotated[int, Range(1, 10**7)] = 256
+    # strings that end a reply where they first appear (left out of it), e.g. "\n\n": the demo's replies
+    # end after their first paragraph instead of running on to --max-tokens (docs/performance.md)
+    stop: tuple[str, ...] = ()
     samples: Annotated[int, Range(1, MAX_SAMPLES)] = 1
     rpm: Annotated[float, Range(0, 10**9, low_open=True)] | None = None
     tpm: Annotated[float, Range(0, 10**12, low_open=True)] | None = None
@@ -62,6 +65,7 @@ class RunConfig:
             (self.samples == 1 or self.temperature > 0,
              "--samples > 1 repeats identical greedy requests; set --temperature > 0"),
             (bool(self.models), "give at least one --model"),
+            (all(self.stop), "--stop: an empty string would end every reply before it starts; give some text"),
             (self.run_id is None or run_id_problem(self.run_id) is None,
              f"--run-id {self.run_id!r}: {run_id_problem(self.run_id or '')}"),
             (bool(self.cache_dir.strip()), "--cache-dir is empty; name the folder of the response store"),

@@ -140,7 +140,7 @@ async def _execute(config: RunConfig, suite, console: Console, quiet: bool, repl
     (``ctx.samples``), the ones it returns (``SuiteResult.samples``) after them."""
     samples = samples if samples is not None else SampleWriter()
     params = GenParams(temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens,
-                       seed=config.seed)
+                       seed=config.seed, stop=config.stop)
     store = Store(Path(config.cache_dir).expanduser() / STORE_FILE)
     progress = RichProgress(f"{config.suite}", console=console, enabled=not quiet and console.is_terminal)
     engine = new_engine(store, config, use_cache=config.use_cache, progress=progress,
@@ -213,7 +213,7 @@ async def _dry_run(config: RunConfig, console: Console, *, stand_in: bool = Fals
     export must never hold a request built on a stand-in)."""
     suite = get_suite(config.suite)
     params = GenParams(temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens,
-                       seed=config.seed)
+                       seed=config.seed, stop=config.stop)
     store = Store(Path(config.cache_dir).expanduser() / STORE_FILE)
     if stand_in:  # an estimate: lengths and a sample of the planned requests, not all of them
         from robusteval.engine.estimate import EXACT_PROMPTS, stand_in_length

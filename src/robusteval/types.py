@@ -144,6 +144,11 @@ class Variant:
         return self.order[position]
 
 
+# How the default reader read a reply (`readers.content`), in the order its rules are tried: the
+# requested sentence, a label in another phrasing, an option's text, or nothing it could read.
+READ_AS = ("label", "phrase", "text", "invalid")
+
+
 @dataclass(frozen=True)
 class Answer:
     """What a reader made of a response: a shown position, or invalid (kept, counted wrong)."""
@@ -153,3 +158,5 @@ class Answer:
     position: int | None
     label: str | None
     status: str  # "ok" | "invalid" | "failed"
+    # how the default reader read it (one of `READ_AS`); None from the named readers
+    read_as: str | None = None

@@ -110,19 +110,27 @@ def test_the_results_say_how_they_were_read(scored):
     assert [a["anomalies"].get(AUTHORS_GOLD, 0) for a in results["data"]["sources"]] == [1, 0, 0]
 
 
-def test_the_default_reader_finds_almost_nothing_and_says_so(realdata, tmp_path, capsys):
-    """Read by robusteval's own rule ("The best answer is X"), the authors' replies ("The answer is
-    (X)") are nearly all unreadable: the terminal and the report warn, quote examples, and show the
-    sensitivity over the few valid replies beside the figures as scored."""
+def test_the_default_reader_reads_another_phrasing_and_says_so(realdata, tmp_path, capsys):
+    """The authors' replies say "The answer is (X)", not robusteval's "The best answer is X": its default
+    reader reads most of them by that phrasing, and says so beside the figures (terminal, results.json,
+    report). Chains of thought that name another option's text beside the stated label, or none that
+    can be read, stay invalid: over the warning's threshold, so the terminal and the report warn,
+    quote examples, and show the sensitivity over valid replies beside the figures as scored."""
     path = realdata / "mmlu-pro" / "outputs" / f"model_outputs_{MODELS[1]}_5shots.zip"
     assert main(["score", str(path), "--out", str(tmp_path), "--run-id", "d"]) == 0
     printed = capsys.readouterr()
     results = json.loads((tmp_path / "d" / "results.json").read_text())
     fm = results["metrics"][MODELS[1]]["released"]
-    assert (fm["samples"], fm["invalid"]) == (12032, 12028) and results["scored"]["reader"] == "robusteval"
-    assert results["invalid_replies"][MODELS[1]]["invalid"] == 12028
-    assert f"warning: {MODELS[1]}: 12028 of 12032 replies (100%) are invalid" in printed.out
+    assert (fm["samples"], fm["invalid"]) == (12032, 3121) and results["scored"]["reader"] == "robusteval"
+    # before the default reader read other phrasings and options' texts: 12028 invalid, 4 by the sentence
+    assert fm["read_as"] == {"label": 4, "phrase": 8588, "text": 319, "invalid": 3121}
+    assert results["invalid_replies"][MODELS[1]]["invalid"] == 3121
+    assert f"warning: {MODELS[1]}: 3121 of 12032 replies (26%) are invalid" in printed.out
+    read_as = (f"{MODELS[1]} · released: 12032 replies read: 4 by \"The best answer is [label]\" (0%), 8588 by a "
+               "label in another phrasing (71%), 319 by an option's text (3%), 3121 unread (invalid) (26%)")
+    assert read_as in " ".join(printed.out.split())
     assert "invalid reply 3:" in printed.out and "released (valid replies only)" in printed.out
     assert fm["sensitivity_valid"] is not None and fm["sensitivity"] is not None
     report = (tmp_path / "d" / "report.md").read_text()
-    assert "12028 of 12032 replies (100%) are invalid" in report and "valid replies only" in report
+    assert "3121 of 12032 replies (26%) are invalid" in report and "valid replies only" in report
+    assert read_as in report

@@ -105,9 +105,13 @@ def test_a_correctness_grid_gives_the_runs_metrics(stub_run, suffix):
     got = scored["metrics"]
     for model, families in want.items():
         for family, fm in families.items():
-            # a grid shows no labels: no position a reply chose; every other metric is the run's
-            assert got[model][family].pop("position_bias") == {}
-            assert_close(got[model][family], {k: v for k, v in fm.items() if k != "position_bias"},
+            # a grid shows no labels: no position a reply chose, and no reply read (no read_as); every
+            # other metric is the run's
+            assert got[model][family].pop("position_bias") == {} and "read_as" not in got[model][family]
+            # the stub writes "The best answer is X": each reply read by the sentence, or not at all
+            ways = {"label": fm["samples"] - fm["invalid"] - fm["failed"], "invalid": fm["invalid"]}
+            assert fm["read_as"] == {way: n for way, n in ways.items() if n}
+            assert_close(got[model][family], {k: v for k, v in fm.items() if k not in ("position_bias", "read_as")},
                          f"{model}.{family}")
 
 

@@ -90,6 +90,9 @@ def common_run_arguments(hidden: tuple[str, ...] = ()) -> argparse.ArgumentParse
     run.add_argument("--temperature", type=float, help="sampling temperature (default: 0, greedy)")
     run.add_argument("--top-p", dest="top_p", type=float, help="nucleus sampling mass (default: 1)")
     run.add_argument("--max-tokens", dest="max_tokens", type=int, help="reply length limit (default: 256)")
+    run.add_argument("--stop", action="append", type=escaped, metavar="TEXT",
+                     help="end each reply where TEXT first appears (repeatable; \\n is a line break), "
+                          "e.g. --stop '\\n\\n' ends it after its first paragraph")
     run.add_argument("--samples", type=int, help="replies per variant; needs --temperature > 0 (default: 1)")
     add_limit_arguments(run)
     run.add_argument("--max-retries", dest="max_retries", type=int,
@@ -126,6 +129,13 @@ def common_run_arguments(hidden: tuple[str, ...] = ()) -> argparse.ArgumentParse
                           "(vllm run-batch, Ray Data, a batch API); `robusteval import-results` brings the "
                           "answers back")
     return run
+
+
+def escaped(text: str) -> str:
+    """A ``--stop`` string as typed in a shell: ``\\n`` and ``\\t`` are a line break and a tab."""
+    if not text:
+        raise argparse.ArgumentTypeError("--stop needs a non-empty string")
+    return text.replace("\\n", "\n").replace("\\t", "\t")
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:

@@ -29,7 +29,7 @@ from robusteval.metrics.two_way import is_sampled, population
 from robusteval.probes.choices import LETTERS
 from robusteval.probes.design import crossed_name
 from robusteval.results.mcq import CategoryMetrics, FamilyMetrics, InvalidReplies, PositionShare, VariantMetrics
-from robusteval.types import Item
+from robusteval.types import READ_AS, Item
 
 
 class McqSample(Protocol):
@@ -100,6 +100,7 @@ class _FamilyTally:
         self.reference = np.full(n_items, -1)  # per item: the column of its unperturbed variant
         self.width = np.zeros(n_items, dtype=np.int32)  # per item: the most options shown (circular's rotations)
         self.logliks: dict[int, np.ndarray] = {}  # --scoring loglik: variant -> items x options
+        self.read_as: dict[str, int] = {}  # the default reader's ways of reading (`READ_AS`) -> replies
 
     def add(self, i: int, s: McqSample) -> None:
         variant = str(s.variant)
@@ -117,6 +118,7 @@ class _FamilyTally:
         self.invalid[j] += s.status == "invalid"
         self.invalid_by_item[i] += s.status == "invalid"
         self.failed[j] += s.status == "failed"
+        count_read_as(self.read_as, s)
         if is_unperturbed(variant, s.order):
             self.reference[i] = j
         if logliks := getattr(s, "logliks", ()):
@@ -235,6 +237,17 @@ class McqTally:
 EXAMPLES = 3  # invalid replies shown with the warning
 
 
+def count_read_as(counts: dict[str, int], s: McqSample) -> None:
+    """Count a sample's way of reading (the default reader's; other readers and loglik say none)."""
+    if way := getattr(s, "read_as", None):
+        counts[way] = counts.get(way, 0) + 1
+
+
+def in_order(counts: dict[str, int]) -> dict[str, int]:
+    """``counts`` in `READ_AS`'s order, the ways no reply took left out."""
+    return {way: counts[way] for way in READ_AS if counts.get(way)}
+
+
 def _clip(text: str, limit: int = 300) -> str:
     """A reply as the warning quotes it: its end, where the answer should be, when it is long."""
     return text if len(text) <= limit else "…" + text[-limit:]
@@ -327,6 +340,7 @@ def family_metrics_of(t: _FamilyTally, *, seed: int = 0, n_resamples: int = 1000
         # resampled together (metrics/two_way.py), beside the item-clustered accuracy above
         population=population(m.correct) if is_sampled(t.base_family) and n_vars > 1 else None,
         circular=circular_metrics(m.correct, t.width) if t.base_family == CIRCULAR else None,
+        read_as=in_order(t.read_as),
     )
 
 

@@ -19,6 +19,7 @@ llama.cpp's usual, non-reproducible setting.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib.util
 import json
 import threading
@@ -161,6 +162,7 @@ class LlamaCppBackend:
         self._load_error: UserError | None = None
         self._loading = asyncio.Lock()
         self._closing = threading.Event()  # set by close(): every decode in flight stops at its next token
+        self._prompts_seen: set[bytes] = set()  # with the prompt cache on: the prompts asked (`whole_if_repeated`)
 
     async def _ensure_loaded(self) -> XlServer:
         """Load the model on the first request that misses the cache: a fully cached rerun never pays
@@ -197,7 +199,7 @@ class LlamaCppBackend:
         process waits to exit (measured: docs/performance.md, "Stopping"). With log-probabilities
         it asks whole: llama.cpp's stream leaves out the end-of-text token's log-probability, which
         a plain reply lists, and the two must be the same reply."""
-        body = chat_body(messages, params)
+        body = whole_if_repeated(chat_body(messages, params), self._prompts_seen, self.cache_prompt)
         server = await self._ensure_loaded()
         cancelled = threading.Event()
         loop = asyncio.get_running_loop()
@@ -227,7 +229,8 @@ class LlamaCppBackend:
         with ``prefix``: the assistant turn is prefilled and the next token's distribution read.
         A label outside the top LOGLIK_TOP_K tokens gets the K-th log-probability, an upper bound."""
         turns = (*messages, Message("assistant", prefix)) if prefix else messages
-        body = chat_body(turns, GenParams(max_tokens=1, logprobs=True, top_logprobs=LOGLIK_TOP_K))
+        body = whole_if_repeated(chat_body(turns, GenParams(max_tokens=1, logprobs=True, top_logprobs=LOGLIK_TOP_K)),
+                                 self._prompts_seen, self.cache_prompt)
         server = await self._ensure_loaded()
         out = await asyncio.get_running_loop().run_in_executor(self._pool, server.handle_chat_completions, body)
         first = parse_chat_completion(out, source="llama.cpp").logprobs
@@ -260,6 +263,23 @@ def _flag(spec: ModelSpec, key: str, default: bool) -> bool:
     if raw.strip().lower() in ("0", "false", "no", "off"):
         return False
     raise UserError(f"model spec {spec.label!r}: option {key}={raw!r} must be 1 or 0 (or true/false)")
+
+
+def whole_if_repeated(body: dict[str, Any], seen: set[bytes], cache_prompt: bool) -> dict[str, Any]:
+    """``body``, told not to use the prompt cache where its prompt was asked before in this process.
+
+    With the cache on, a prompt that shares only a prefix with what is cached gets its other tokens
+    evaluated as one batch, which gave the same replies as a whole evaluation (docs/performance.md,
+    "Determinism"); a prompt found cached *whole* gets its last token evaluated alone, which rounds
+    differently (`check-determinism`'s second pass: 1 of 40 replies changed). Such a prompt, and only
+    such, is evaluated whole. ``seen`` holds digests of the prompts asked (updated here)."""
+    if not cache_prompt:
+        return body
+    digest = hashlib.sha256(json.dumps(body["messages"], sort_keys=True).encode()).digest()
+    if digest in seen:
+        return {**body, "cache_prompt": False}
+    seen.add(digest)
+    return body
 
 
 def _stream_chat(server: XlServer, body: dict[str, Any], stops: tuple[threading.Event, ...]) -> dict[str, Any] | None:

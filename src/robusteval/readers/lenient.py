@@ -35,6 +35,12 @@ def read(text: str | None, labels: tuple[str, ...]) -> Answer:
     strict = read_label(text, labels)
     if strict.status != "invalid" or text is None:
         return strict
+    return stated_label(text, labels) or strict
+
+
+def stated_label(text: str, labels: tuple[str, ...]) -> Answer | None:
+    """Rules 2 and 3 alone: the label a reply states in another phrasing than the requested
+    sentence, or None (the default reader reads these too, `readers.content`)."""
     for match in reversed(list(STATED.finditer(text))):
         if (answer := _label_at(text, match.end(), labels)) is not None:
             return answer
@@ -42,7 +48,7 @@ def read(text: str | None, labels: tuple[str, ...]) -> Answer:
     token = next((g for g in lead.groups() if g), None) if lead else None
     if token and (position := label_position(token, labels)) is not None:
         return Answer(position, labels[position], "ok")
-    return strict
+    return None
 
 
 def _label_at(text: str, start: int, labels: tuple[str, ...]) -> Answer | None:

@@ -1,10 +1,12 @@
-"""The `robusteval` reader (the default): the option label after the last "the best answer is".
+"""The `robusteval` reader (the default), its first rule: the option label after the last "the best
+answer is" (``read_as: label``), the sentence every template asks for and `probes.template_check`
+checks. A reply without it is read further by `readers.content` (a label in another common phrasing,
+or the one option whose text it names); nothing else is guessed.
 
-Strict on purpose: a reply without the phrase, or with something after it that is not a label
-of the shown options, is *invalid* (kept in the samples, counted wrong) rather than guessed at.
-Labels in another style than the one shown (``b`` or ``2`` or ``II`` for ``B``) are mapped back,
-since the model understood the question even if it mixed up the label style; so are the Unicode
-roman numerals (``Ⅳ``, a numbering of FormatSpread's grammar) and their ASCII spelling (``IV``).
+Strict on purpose: something after the phrase that is not a label of the shown options is not read
+as one. Labels in another style than the one shown (``b`` or ``2`` or ``II`` for ``B``) are mapped
+back, since the model understood the question even if it mixed up the label style; so are the
+Unicode roman numerals (``Ⅳ``, a numbering of FormatSpread's grammar) and their ASCII spelling (``IV``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ TOKEN = re.compile(r"""^[\s:\-=]*(?:option\s+|\*+|["'(\[{<]|\\boxed\{)*\s*([A-Za
 
 
 NAME = "robusteval"
-SUMMARY = 'the label after the last "The best answer is" (any label style mapped back); nothing else is guessed'
+SUMMARY = ('the label after the last "The best answer is" (any label style mapped back), else a label stated as '
+           "lenient reads it, else the one option whose text the reply names; disagreeing readings are invalid")
 
 
 def read_label(text: str | None, labels: tuple[str, ...]) -> Answer:

@@ -106,13 +106,28 @@ def headline_warnings(results: dict) -> list[str]:
     return [w for model, counts in invalid.items() if (w := counts.warning(model, reader))]
 
 
+def headline_notes(run: Run) -> list[str]:
+    """How the default reader read each mcq family's replies (by the requested sentence, another
+    phrasing, an option's text, or not at all), beside the headline so the reading rule stays visible."""
+    from robusteval.results.mcq import read_as_line
+
+    if run.suite != "mcq":
+        return []
+    try:
+        metrics = run.metrics or {}
+    except ValueError:  # a hand-edited results.json: the sections say what they can read
+        return []
+    return [line for model, families in metrics.items() for family, fm in families.items()
+            if (line := read_as_line(f"{model} · {family}", fm.read_as))]
+
+
 def render_html(run: Run) -> tuple[str, list]:
     """The report page and its sections (the sections' figures are also written as PNG files)."""
     built = sections(run)
     page = environment().get_template("report.html.j2").render(
         run=run, results=run.results, config=run.results.get("config", {}), versions=run.results.get("versions", {}),
         models=run.results.get("models", {}), sections=built, headlines=headlines(run),
-        warnings=headline_warnings(run.results),
+        warnings=headline_warnings(run.results), notes=headline_notes(run),
         explorer=build_explorer(run.samples), failures=run.results.get("failures", []), missing=run.missing)
     return page, built
 
@@ -124,6 +139,7 @@ def markdown_summary(run: Run, built: list) -> str:
              f"robusteval {r.get('versions', {}).get('robusteval', '?')}.", "", "## Headline metrics", "",
              *[f"> **Note:** {_md(note)}" for note in run.missing], *([""] if run.missing else []),
              *[f"> **Warning:** {_md(w)}" for w in headline_warnings(r)], *([""] if headline_warnings(r) else []),
+             *[f"{_md(note)}  " for note in headline_notes(run)], *([""] if headline_notes(run) else []),
              "| model | metric | value [95% CI] |", "|---|---|---|"]
     for h in headlines(run):
         ci = "" if h.low is None else f" [{h.low:.3f}, {h.high:.3f}]"

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 from robusteval.report.terminal import Table
+from robusteval.results.mcq import read_as_line
 
 if TYPE_CHECKING:  # annotations only: printing needs no statistics library
     from robusteval.estimate import Estimate
@@ -89,6 +90,8 @@ def print_mcq(console: Console, model: str, metrics: dict[str, FamilyMetrics]) -
                            ("std of variant accuracies", fm.std_across_variants)):
             table.add_row(Text(label, style="bold"), fmt_estimate(est), *pad, "", "", "", *tail)
         console.print(table)
+        if read_as := read_as_line(f"{model} · {family}", fm.read_as):  # the reading rule beside its figures
+            console.print(Text(read_as))
         bias = Table(title=Text(f"{model} · {family} · position bias"), title_justify="left")
         bias.add_column("position")
         bias.add_column("chosen [95% CI]")

@@ -123,10 +123,28 @@ class FamilyMetrics:
     population: PopulationAccuracy | None = None
     # the circular family's CircularEval figures (all rotations right, at least j of n); None for others
     circular: CircularMetrics | None = None
+    # how the default reader read the replies (`types.READ_AS`: label, phrase, text, invalid) -> replies;
+    # empty under another reader, loglik scoring, and in older runs
+    read_as: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """This family's JSON, as in results.json."""
         return _drop_absent_macro(encode(self))
+
+
+# what each way of reading means in `read_as_line` (`readers.content` has the rules)
+READ_AS_NAMES = {"label": 'by "The best answer is [label]"', "phrase": "by a label in another phrasing",
+                 "text": "by an option's text", "invalid": "unread (invalid)"}
+
+
+def read_as_line(title: str, counts: dict[str, int]) -> str | None:
+    """How the default reader read a family's replies (`FamilyMetrics.read_as`), one line beside its
+    accuracy so the reading rule stays visible; None where nothing was recorded (another reader)."""
+    total = sum(counts.values())
+    if not total:
+        return None
+    ways = ", ".join(f"{n} {READ_AS_NAMES.get(way, way)} ({n / total:.0%})" for way, n in counts.items())
+    return f"{title}: {total} replies read: {ways}"
 
 
 # model -> family name (as in samples.jsonl: "order", "format×order", "order/loglik-label") -> metrics
@@ -149,8 +167,9 @@ def _drop_absent_macro(family: dict[str, Any]) -> dict[str, Any]:
     for key in ("sensitivity", "sensitivity_valid", "accuracy_valid", "population", "circular"):
         if family.get(key) is None:
             family.pop(key, None)
-    if not family.get("categories"):
-        family.pop("categories", None)
+    for key in ("categories", "read_as"):
+        if not family.get(key):
+            family.pop(key, None)
     for v in family["variants"].values():
         if v.get("macro_accuracy") is None:
             v.pop("macro_accuracy", None)

@@ -41,6 +41,9 @@ class Sample(SampleBase):
     gold_label: str = ""
     correct: bool | None = None  # None when the request failed
     logliks: tuple[float, ...] = ()  # --scoring loglik: each shown option's score (POSIX reads them)
+    # how the default reader read the reply: label, phrase, text or invalid (`readers.content`);
+    # None for the named readers, log-likelihood scoring and failed requests
+    read_as: str | None = None
 
 
 async def ask_each(ctx: SuiteContext, model: str, items: list[Item], families: tuple[str, ...], params: GenParams,
@@ -136,9 +139,9 @@ async def ask_loglik(ctx: SuiteContext, model: str, items: list[Item], families:
             emit(sample)
 
 
-def _shown_options(item: Item, v: Variant) -> list[str]:
+def _shown_options(item: Item, v: Variant) -> tuple[str, ...]:
     """The option texts in the order the variant shows them (the item's own texts)."""
-    return [item.options[i] for i in v.order]
+    return tuple(item.options[i] for i in v.order)
 
 
 def _loglik_sample(model: str, item: Item, v: Variant, rule: str, responses: list[Response]) -> Sample:
@@ -151,7 +154,8 @@ def _loglik_sample(model: str, item: Item, v: Variant, rule: str, responses: lis
                         cached=all(r.cached for r in responses))
     # the reply is written here, in the base template's phrase: robusteval's reader reads it whatever --reader
     sample = _sample(model, item, replace(v, family=f"{v.family}/{LOGLIK}{rule}"), 0, response)
-    return replace(sample, response=text, base_family=v.family, rule=rule, logliks=() if failed else tuple(scores))
+    return replace(sample, response=text, base_family=v.family, rule=rule, logliks=() if failed else tuple(scores),
+                   read_as=None)  # nothing was written to read
 
 
 def make_sample(model: str, item: Item, variant: Variant, k: int, response: Response,
@@ -163,7 +167,7 @@ def make_sample(model: str, item: Item, variant: Variant, k: int, response: Resp
 
 def _sample(model: str, item: Item, variant: Variant, k: int, response: Response,
             reader: Reader | None = None) -> Sample:
-    answer = (reader or get_reader()).read(response.text, variant.labels)
+    answer = (reader or get_reader()).read_reply(response.text, variant.labels, _shown_options(item, variant))
     option = None
     if answer.position is not None and answer.position >= len(variant.order):
         # a label past the options shown ("J" of 9, `readers.mmlu_pro`): a wrong answer, the same one
@@ -184,7 +188,7 @@ def _sample(model: str, item: Item, variant: Variant, k: int, response: Response
         response=response.text, error=response.error, status=answer.status, answer_label=answer.label,
         answer_option=option, gold_option=gold, gold_label=variant.labels[gold_position],
         correct=None if answer.status == "failed" else option == gold, cached=response.cached,
-        key=response.key,
+        key=response.key, read_as=answer.read_as,
     )
 
 
