@@ -139,6 +139,10 @@ class Variant:
     # A sampled draw of the ``seeds`` family: asked at the family's temperature as sample ``draw``
     # (its own cache key and backend seed); None: asked with the run's own decoding.
     draw: int | None = None
+    # The option texts as shown, in the order shown, where they are not the item's own (a copy that
+    # adds an option or rewrites them: add_distractor, option_paraphrase): what a reply naming an
+    # option's text is compared with. Empty: ``item.options`` in ``order``.
+    options: tuple[str, ...] = ()
 
     def original_index(self, position: int) -> int:
         return self.order[position]

@@ -54,3 +54,25 @@ def test_stop_strings_reach_the_request_and_its_cache_key(cli_run, stub, tmp_pat
     refused = cli_run(*_mcq(stub, "empty", "--config", config))
     assert refused.code == 2 and "--stop: an empty string" in refused.err and "Traceback" not in refused.err
     assert len(refused.err.strip().splitlines()) == 1
+
+
+def test_a_reply_naming_an_option_a_copy_shows_is_read_against_the_copys_texts():
+    """add_distractor shows one more option and option_paraphrase rewrites them: a reply naming an
+    option's text is compared with the texts the model saw, not the item's own (before: an IndexError
+    on the added option, and a paraphrased option's text never matched)."""
+    from robusteval.probes.design import Copy, Design, expand
+    from robusteval.suites.mcq.ask import make_sample
+    from robusteval.types import Item, Response
+
+    item = Item("q1", "Which planet is closest to the Sun?", ("Venus", "Mercury", "Earth", "Mars"), 1)
+    design = Design(copies={"q1": {"add_distractor": (Copy("add_distractor#1", item.question,
+                                                            (*item.options, "Jupiter")),),
+                                   "option_paraphrase": (Copy("option_paraphrase#1", item.question,
+                                                              ("Planet Venus", "Planet Mercury", "Planet Earth",
+                                                               "Planet Mars")),)}})
+    added = next(v for v in expand(item, ("add_distractor",), design) if v.name == "add_distractor#1")
+    wrong = make_sample("m", item, added, 0, Response(key="k", text="It is Jupiter, the largest."))
+    assert (wrong.read_as, wrong.correct, wrong.answer_option) == ("text", False, 4)
+    rewritten = next(v for v in expand(item, ("option_paraphrase",), design) if v.name == "option_paraphrase#1")
+    right = make_sample("m", item, rewritten, 0, Response(key="k", text="Planet Mercury."))
+    assert (right.read_as, right.correct) == ("text", True)

@@ -197,4 +197,5 @@ def _build(item: Item, family: str, s: _Setting, design: Design) -> Variant:
             # the shot answers in the template's own words ("The best answer is B.", "The answer is (B).")
             examples.append((shot_prompt, example_answer(template, shot_labels[shot.answer])))
         messages = fewshot_messages(examples, prompt, multiturn=design.multiturn)
-    return Variant(item.id, family, s.name, labels, order, messages, draw=s.draw)
+    own = tuple(shown.options[i] for i in order) if s.options is not None else ()
+    return Variant(item.id, family, s.name, labels, order, messages, draw=s.draw, options=own)

@@ -140,8 +140,8 @@ async def ask_loglik(ctx: SuiteContext, model: str, items: list[Item], families:
 
 
 def _shown_options(item: Item, v: Variant) -> tuple[str, ...]:
-    """The option texts in the order the variant shows them (the item's own texts)."""
-    return tuple(item.options[i] for i in v.order)
+    """The option texts in the order the variant shows them (a copy's own texts where it has them)."""
+    return v.options or tuple(item.options[i] for i in v.order)
 
 
 def _loglik_sample(model: str, item: Item, v: Variant, rule: str, responses: list[Response]) -> Sample:
