@@ -311,7 +311,7 @@ def family_metrics_of(t: _FamilyTally, *, seed: int = 0, n_resamples: int = 1000
         macro_accuracy=macro(category_sums(m.correct, m.categories)) if has_categories else None,
         sensitivity=measures(t.reference, t.loglik_tensor(), m.variants, m.correct, m.answers, seed=seed,
                              n_resamples=n_resamples),
-        categories=per_category(m.categories, *t.item_counts()) if has_categories else {},
+        categories=per_category(m.categories, *t.item_counts()) if has_categories else None,
         # the same measures with format failures apart: a question's invalid replies left out, so
         # what remains is the answer changing, not the reply failing to say one (arXiv 2509.01790)
         sensitivity_valid=measures(t.reference, t.loglik_tensor(), m.variants, m.correct_valid,

@@ -33,7 +33,7 @@ from robusteval.metrics.stability import (
 )
 from robusteval.metrics.stats import bootstrap, finite as _finite
 from robusteval.probes.persona import Context
-from robusteval.results.codec import decode
+from robusteval.results.codec import decode, encode
 from robusteval.results.persona import BoardEntry, Game, ModelStability, PersonaBoard
 
 # Errors that say a prompt did not fit the model's window (llama.cpp, OpenAI, vLLM wordings).
@@ -280,7 +280,7 @@ def persona_board(metrics: Mapping[str, ModelStability | dict], contexts: list[s
 
 def leaderboard(metrics: Mapping[str, ModelStability | dict], contexts: list[str]) -> dict:
     """`persona_board` as results.json holds it."""
-    return persona_board(metrics, contexts).encode()
+    return encode(persona_board(metrics, contexts))
 
 
 def model_record(*args, **kwargs) -> ModelStability:

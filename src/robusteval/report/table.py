@@ -131,7 +131,7 @@ CATEGORY_COLUMNS = ("category", "accuracy [95% CI]", "questions", "right", "wron
 def category_rows(fm: FamilyMetrics) -> tuple[tuple[str, ...], ...]:
     """One row per category: accuracy, questions, and replies right, wrong (readable) and unreadable."""
     return tuple((name, fmt_estimate(c.accuracy), str(c.items), _count(c.correct), _count(c.wrong), str(c.invalid))
-                 for name, c in fm.categories.items())
+                 for name, c in (fm.categories or {}).items())
 
 
 def _count(x: float) -> str:

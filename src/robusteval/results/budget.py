@@ -35,7 +35,8 @@ BudgetEstimates = dict[str, dict[str, BudgetEstimate]]
 
 
 def budget_json(estimates: BudgetEstimates) -> dict[str, Any]:
-    return {model: {family: encode(e) for family, e in families.items()} for model, families in estimates.items()}
+    data: dict[str, Any] = encode(estimates, BudgetEstimates)
+    return data
 
 
 def read_budget(extra: dict[str, Any], key: str = "budget") -> BudgetEstimates:

@@ -3,17 +3,16 @@
 Per judge: the items × models table of 0-5 similarity ratings, the per-item mean (difficulty) and
 per model the sum and mean with CIs over items; with two or more judges, their agreement; what the
 prompt-set loader repaired or left out; and, for generated prompt sets (``--variations``), how many
-variants each variation gave and how many were rejected. `encode()` gives the JSON shape runs have
-always had (keys that a run did not measure are absent, not null).
+variants each variation gave and how many were rejected. Keys that a run did not measure are absent
+in results.json, not null (`OmitNone`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from robusteval.estimate import Estimate
-from robusteval.results.codec import encode
+from robusteval.results.codec import OmitNone
 
 
 @dataclass(frozen=True)
@@ -49,9 +48,9 @@ class ModelSimilarity:
     rated: int = 0
     missing: int = 0
     by_variation: dict[str, VariationMean] = field(default_factory=dict)
-    sampling_mean: Estimate | None = None  # with --samples K: the same variant's K answers among themselves
-    style_effect: Estimate | None = None  # variants' rating minus the samples' rating
-    sensitivity: ScoreSensitivity | None = None
+    sampling_mean: OmitNone[Estimate] = None  # with --samples K: the same variant's K answers among themselves
+    style_effect: OmitNone[Estimate] = None  # variants' rating minus the samples' rating
+    sensitivity: OmitNone[ScoreSensitivity] = None
 
 
 @dataclass(frozen=True)
@@ -103,16 +102,6 @@ class Generation:
 @dataclass(frozen=True)
 class ConsistencyMetrics:
     judges: dict[str, JudgeSimilarity]
-    agreement: Agreement | None = None
-    loader: LoaderReport | None = None
-    generation: Generation | None = None
-
-    def encode(self) -> dict[str, Any]:
-        """results.json ``metrics``: today's shape, keys a run did not measure left out (not null)."""
-        out = {k: v for k, v in encode(self).items() if v is not None or k == "judges"}
-        for judge in out["judges"].values():
-            for model, stats in judge["models"].items():
-                judge["models"][model] = {k: v for k, v in stats.items()
-                                          if v is not None or k not in ("sampling_mean", "style_effect",
-                                                                        "sensitivity")}
-        return out
+    agreement: OmitNone[Agreement] = None
+    loader: OmitNone[LoaderReport] = None
+    generation: OmitNone[Generation] = None

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from robusteval.errors import UserError
 from robusteval.files import atomic_write
-from robusteval.results.records import encode_metrics
+from robusteval.results.records import FORMAT_VERSION, encode_metrics
 from robusteval.results.samples_file import SampleWriter
 
 if TYPE_CHECKING:  # config decodes settings with results.codec
@@ -308,6 +308,7 @@ def write_run(run_dir: Path, *, config: RunConfig, models: dict[str, dict[str, A
     results = {
         "run_id": run_dir.name,
         "suite": config.suite,
+        "format_version": FORMAT_VERSION,
         "config": asdict(config),
         "versions": versions(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),

@@ -41,7 +41,8 @@ LmEvalFigures = dict[str, list[LmEvalFigure]]  # model -> figures
 
 
 def lm_eval_json(figures: LmEvalFigures) -> dict[str, Any]:
-    return {model: [encode(f) for f in rows] for model, rows in figures.items()}
+    data: dict[str, Any] = encode(figures, LmEvalFigures)
+    return data
 
 
 def read_lm_eval_figures(extra: dict[str, Any]) -> LmEvalFigures:

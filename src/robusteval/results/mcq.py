@@ -1,8 +1,8 @@
 """The mcq suite's typed results: metrics per model and family, the perturbed copies' counts, and
 the sample rows ``compare`` reads.
 
-`to_json` gives exactly the JSON results.json has always held (``macro_accuracy`` appears only
-where the items have two or more categories); `decode(McqMetrics, data)` reads it back.
+The codec writes them by these declared types (``macro_accuracy`` and ``categories`` appear only
+where the items have two or more categories: `OmitNone`); `decode(McqMetrics, data)` reads them back.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from robusteval.estimate import Estimate
-from robusteval.results.codec import decode, encode
+from robusteval.results.codec import OmitNone, decode, encode
 from robusteval.results.sensitivity import Sensitivity
 
 
@@ -26,7 +26,7 @@ class VariantMetrics:
     invalid: int
     invalid_rate: Estimate
     failed: int
-    macro_accuracy: Estimate | None = None  # mean of the categories' accuracies (two or more categories)
+    macro_accuracy: OmitNone[Estimate] = None  # mean of the categories' accuracies (two or more categories)
 
 
 @dataclass(frozen=True)
@@ -95,51 +95,33 @@ class FamilyMetrics:
     invalid: int = 0
     failed: int = 0
     position_bias: dict[str, PositionShare] = field(default_factory=dict)
-    macro_accuracy: Estimate | None = None
+    macro_accuracy: OmitNone[Estimate] = None
     # every sensitivity measure (docs/metrics.md); None in results written before they were measured
-    sensitivity: Sensitivity | None = None
+    sensitivity: OmitNone[Sensitivity] = None
     # accuracy per category, in the items' order of first appearance (two or more categories only)
-    categories: dict[str, CategoryMetrics] = field(default_factory=dict)
+    categories: OmitNone[dict[str, CategoryMetrics]] = None
     # the same over valid replies only (a question's invalid variants left out); None without invalid replies
-    sensitivity_valid: Sensitivity | None = None
+    sensitivity_valid: OmitNone[Sensitivity] = None
     # accuracy over valid replies only (invalid ones left out, not counted wrong), beside ``accuracy``
     # so a tiny model's headline says how it answers when it answers; None without invalid replies
-    accuracy_valid: Estimate | None = None
+    accuracy_valid: OmitNone[Estimate] = None
     # the population mean over items and variants together, for a family whose variants are a
     # sample (`metrics.two_way.is_sampled`); None for a fixed design (format, order) and in older runs
-    population: PopulationAccuracy | None = None
+    population: OmitNone[PopulationAccuracy] = None
 
     def as_dict(self) -> dict[str, Any]:
-        """This family's JSON, as in results.json."""
-        return _drop_absent_macro(encode(self))
+        """This family's JSON, as results.json holds it (the codec's, by this type)."""
+        data: dict[str, Any] = encode(self)
+        return data
 
 
 # model -> family name (as in samples.jsonl: "order", "format×order", "order/loglik-label") -> metrics
 McqMetrics = dict[str, dict[str, FamilyMetrics]]
 
 
-def to_json(metrics: McqMetrics) -> dict[str, Any]:
-    """``metrics`` as results.json holds them."""
-    return {model: {family: fm.as_dict() for family, fm in families.items()} for model, families in metrics.items()}
-
-
 def read_metrics(data: Any) -> McqMetrics:
     """results.json's ``metrics`` of an mcq run, typed."""
     return decode(McqMetrics, data or {})
-
-
-def _drop_absent_macro(family: dict[str, Any]) -> dict[str, Any]:
-    if family.get("macro_accuracy") is None:
-        family.pop("macro_accuracy", None)
-    for key in ("sensitivity", "sensitivity_valid", "accuracy_valid", "population"):
-        if family.get(key) is None:
-            family.pop(key, None)
-    if not family.get("categories"):
-        family.pop("categories", None)
-    for v in family["variants"].values():
-        if v.get("macro_accuracy") is None:
-            v.pop("macro_accuracy", None)
-    return family
 
 
 WARN_INVALID = 0.10  # above this share of invalid replies a run says so, with examples
