@@ -138,6 +138,23 @@ def _negated(key: str) -> str:
     return key.translate(_REVERSE_HEX)
 
 
+def new_engine(store: Store, *, keep: int = 0, **kwargs: Any) -> Engine:
+    """A run's engine: one that keeps ``keep`` of its greedy requests to ask again
+    (``--check-determinism N``), or a plain `Engine` (``keep`` 0); kwargs: `Engine`'s keywords."""
+    if keep:
+        return RecordingEngine(store, keep=keep, **kwargs)
+    return Engine(store, **kwargs)
+
+
+async def measure_models(engine: Engine, models: list[str], *, rpm: float | None = None, tpm: float | None = None,
+                         concurrency: int | None = None) -> dict[str, dict[str, Any]]:
+    """``--check-determinism N`` on a run: ask the requests ``engine`` (a `new_engine` with ``keep``)
+    kept of each model again, bypassing the store; results.json records the counts under ``determinism``."""
+    assert isinstance(engine, RecordingEngine)
+    return {model: (await measure_recorded(engine, model, rpm=rpm, tpm=tpm, concurrency=concurrency,
+                                           retry=engine.retry)).as_dict() for model in models}
+
+
 _REVERSE_HEX = str.maketrans("0123456789abcdef", "fedcba9876543210")
 
 

@@ -15,6 +15,7 @@ from typing import Protocol
 import numpy as np
 
 from robusteval.estimate import Estimate
+from robusteval.labels import LETTERS
 from robusteval.metrics.consistency import (
     agreeing_pairs,
     category_sums,
@@ -25,7 +26,6 @@ from robusteval.metrics.consistency import (
 from robusteval.metrics.mcq_sensitivity import is_unperturbed, measures
 from robusteval.metrics.stats import bootstrap_sums, proportion, share_bootstrap, spread_interval
 from robusteval.metrics.two_way import is_sampled, population
-from robusteval.probes.choices import LETTERS
 from robusteval.probes.design import crossed_name
 from robusteval.results.mcq import CategoryMetrics, FamilyMetrics, InvalidReplies, PositionShare, VariantMetrics
 from robusteval.types import Item

@@ -17,8 +17,8 @@ from typing import Protocol
 
 import numpy as np
 
+from robusteval.labels import BASE_STYLE
 from robusteval.metrics.sensitivity import sensitivity
-from robusteval.probes.choices import BASE_STYLE
 from robusteval.probes.design import ORIGINAL
 from robusteval.probes.templates import BASE
 from robusteval.results.sensitivity import Sensitivity

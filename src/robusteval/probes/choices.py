@@ -13,36 +13,8 @@ answer can be mapped back to content before consistency is computed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from robusteval.labels import LETTERS, LabelStyle
 from robusteval.types import Item
-
-LETTERS = "ABCDEFGHIJKLMNOP"
-ROMAN = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII", "XIII", "XIV", "XV", "XVI")
-
-
-@dataclass(frozen=True)
-class LabelStyle:
-    name: str
-    labels: tuple[str, ...]
-    separator: str
-
-    def take(self, n: int) -> tuple[str, ...]:
-        return self.labels[:n]
-
-
-LABEL_STYLES: dict[str, LabelStyle] = {
-    s.name: s
-    for s in (
-        LabelStyle("A:", tuple(LETTERS), ":"),
-        LabelStyle("A)", tuple(LETTERS), ")"),
-        LabelStyle("A.", tuple(LETTERS), "."),
-        LabelStyle("1.", tuple(str(i) for i in range(1, 17)), "."),
-        LabelStyle("a:", tuple(LETTERS.lower()), ":"),
-        LabelStyle("I:", ROMAN, ":"),
-    )
-}
-BASE_STYLE = LABEL_STYLES["A."]
 
 
 def identity(item: Item) -> tuple[int, ...]:

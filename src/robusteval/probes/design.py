@@ -19,7 +19,8 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from robusteval.probes.choices import BASE_STYLE, LABEL_STYLES, LabelStyle, format_options, gold_swaps, identity
+from robusteval.labels import BASE_STYLE, LABEL_STYLES, LabelStyle
+from robusteval.probes.choices import format_options, gold_swaps, identity
 from robusteval.probes.fewshot import ShotPool, fewshot_messages
 from robusteval.probes.registry import SAMPLING
 from robusteval.probes.templates import BASE, Template, example_answer, render
