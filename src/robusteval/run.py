@@ -114,7 +114,8 @@ async def run_suite(config: RunConfig, *, console: Console | None = None, quiet:
         if not quiet and console.is_terminal:  # the last stage, which the progress rows do not count
             console.print(Text(f"{config.suite} · writing results and report to {run_dir}"))
         write_run(run_dir, config=config, models=model_info, metrics=result.metrics, samples=samples,
-                  started=started, finished=time.time(), extra=result.extra)
+                  started=started, finished=time.time(), extra=result.extra, data=result.data,
+                  determinism=result.determinism)
         result.written += [run_dir / "results.json", run_dir / "samples.jsonl"]
         result.written += result.write_files(run_dir)
         report_error = None
@@ -155,9 +156,9 @@ async def _execute(config: RunConfig, suite, console: Console, quiet: bool, repl
         with progress:
             result = await suite.execute(ctx)
         samples.write_all(result.samples)
-        result.extra["data"] = ctx.audit.as_dict()
+        result.data = ctx.audit.as_dict()
         if config.check_determinism:
-            result.extra["determinism"] = await measure_models(engine, labels, rpm=config.rpm, tpm=config.tpm,
+            result.determinism = await measure_models(engine, labels, rpm=config.rpm, tpm=config.tpm,
                                                                concurrency=config.concurrency)
         model_info = {label: {"spec": spec_text, "fingerprint": engine.fingerprint(label),
                               "role": "under test" if label in labels else "helper",

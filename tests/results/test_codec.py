@@ -105,3 +105,18 @@ def test_results_json_says_its_format_version_and_older_files_read(tmp_path):
     for read in (read_run, read_results):
         with pytest.raises(UserError, match=f"format_version {FORMAT_VERSION + 1}: written by a newer robusteval"):
             read(folder)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_suites_extra_keys_round_trip_as_its_typed_record(name):
+    """The keys a suite writes beside its metrics read back as the record its `SuiteSpec.extra` names,
+    and that record writes them back as they were."""
+    from robusteval.results.records import decode_extra, encode_extra
+
+    suite = name.split("-")[0]
+    written = json.loads((GOLDEN / f"{name}.json").read_text())["results"]
+    extra = decode_extra(suite, written)
+    assert isinstance(extra, SUITES[suite].extra_type())
+    keys = encode_extra(suite, extra)
+    assert keys and keys == {k: written[k] for k in keys}  # each key as the run wrote it
+    assert set(written) - set(keys) <= {"suite", "metrics", "failures"}  # and every one of the suite's keys

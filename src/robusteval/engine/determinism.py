@@ -248,11 +248,11 @@ class _Started:
         pass
 
 
-def summaries(results: dict[str, Any], model: str | None = None) -> list[str]:
-    """The determinism lines of a run (``results.json``'s, or a suite result's ``extra``), of every
-    model or of ``model``; none if the run did not measure it."""
+def summaries(determinism: dict[str, dict[str, Any]] | None, model: str | None = None) -> list[str]:
+    """The determinism lines of a run (results.json's ``determinism``, by model), of every model or
+    of ``model``; none if the run did not measure it."""
     return [DeterminismResult.from_dict(name, data).summary()
-            for name, data in (results.get("determinism") or {}).items() if model is None or name == model]
+            for name, data in (determinism or {}).items() if model is None or name == model]
 
 
 NOISE_NOTE = ("Backend noise floor (--check-determinism): the same greedy request asked twice, the second time "

@@ -14,7 +14,7 @@ from typing import Any
 
 from robusteval.files import slug
 from robusteval.report.table import fmt_estimate
-from robusteval.results.records import decode_metrics
+from robusteval.results.records import RunRecord, run_record
 
 __all__ = ["estimate_text", "fmt_estimate", "slug"]  # re-exported: the sections import them from here
 
@@ -73,10 +73,20 @@ class Run:
         return self.results.get("run_id", getattr(self.path, "name", "?"))
 
     @cached_property
+    def record(self) -> RunRecord:
+        """results.json as its typed record, decoded once for every section and headline
+        (`results.records.run_record`)."""
+        return run_record(self.results)
+
+    @property
     def metrics(self) -> Any:
-        """results.json's ``metrics`` as the suite's typed record, decoded once for every section and
-        headline (`results.records.decode_metrics`; None where the run holds none)."""
-        return decode_metrics(self.suite, self.results.get("metrics"))
+        """The suite's typed metrics record (None where the run holds none: an --estimate, a tree build)."""
+        return self.record.metrics or None
+
+    @property
+    def extra(self) -> Any:
+        """The suite's typed extra record (its `SuiteSpec.extra`; plain JSON for a suite without one)."""
+        return self.record.extra
 
 
 # The one value-with-interval formatter, under the name the report sections use.

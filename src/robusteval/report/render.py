@@ -93,17 +93,15 @@ def render_leaderboard(runs_dir: Path) -> str:
         boards=board.boards, left_out=board.left_out, runs_dir=str(runs_dir))
 
 
-def headline_warnings(results: dict) -> list[str]:
+def headline_warnings(run: Run) -> list[str]:
     """What the reader must know before the headline figures: models whose replies were mostly
     unreadable (mcq's `InvalidReplies` over its threshold), so each of those counted as wrong."""
-    from robusteval.results.mcq import read_invalid
+    from robusteval.results.mcq import McqExtra
 
-    reader = (results.get("design") or {}).get("reader")
-    try:
-        invalid = read_invalid(results)
-    except ValueError:  # a hand-edited results.json: the sections say what they can read
+    extra = run.extra
+    if not isinstance(extra, McqExtra):
         return []
-    return [w for model, counts in invalid.items() if (w := counts.warning(model, reader))]
+    return [w for model, counts in (extra.invalid_replies or {}).items() if (w := counts.warning(model, extra.reader))]
 
 
 def render_html(run: Run) -> tuple[str, list]:
@@ -112,7 +110,7 @@ def render_html(run: Run) -> tuple[str, list]:
     page = environment().get_template("report.html.j2").render(
         run=run, results=run.results, config=run.results.get("config", {}), versions=run.results.get("versions", {}),
         models=run.results.get("models", {}), sections=built, headlines=headlines(run),
-        warnings=headline_warnings(run.results),
+        warnings=headline_warnings(run),
         explorer=build_explorer(run.samples), failures=run.results.get("failures", []), missing=run.missing)
     return page, built
 
@@ -123,7 +121,7 @@ def markdown_summary(run: Run, built: list) -> str:
              f"Started {r.get('started', '?')}, wall time {r.get('wall_time_s', '?')} s, "
              f"robusteval {r.get('versions', {}).get('robusteval', '?')}.", "", "## Headline metrics", "",
              *[f"> **Note:** {_md(note)}" for note in run.missing], *([""] if run.missing else []),
-             *[f"> **Warning:** {_md(w)}" for w in headline_warnings(r)], *([""] if headline_warnings(r) else []),
+             *[f"> **Warning:** {_md(w)}" for w in headline_warnings(run)], *([""] if headline_warnings(run) else []),
              "| model | metric | value [95% CI] |", "|---|---|---|"]
     for h in headlines(run):
         ci = "" if h.low is None else f" [{h.low:.3f}, {h.high:.3f}]"

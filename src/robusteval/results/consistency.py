@@ -10,6 +10,7 @@ in results.json, not null (`OmitNone`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from robusteval.estimate import Estimate
 from robusteval.results.codec import OmitNone
@@ -105,3 +106,19 @@ class ConsistencyMetrics:
     agreement: OmitNone[Agreement] = None
     loader: OmitNone[LoaderReport] = None
     generation: OmitNone[Generation] = None
+
+
+@dataclass(frozen=True)
+class ConsistencyExtra:
+    """The consistency suite's keys beside its metrics in results.json (its `SuiteSpec.extra`)."""
+
+    items: int = 0  # prompt sets asked
+    variants: int = 0  # their variants, all together
+    # judge -> what it was (``class``, ``model``, ``mode``, ...; ``local_model_s`` for a local model's time)
+    judges: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def local_time(self, judge: str) -> tuple[float, int] | None:
+        """Seconds and calls a local judge's model spent (None: a judge through the engine, or not recorded)."""
+        info = self.judges.get(judge) or {}
+        seconds = info.get("local_model_s")
+        return None if seconds is None else (float(seconds), int(info.get("local_model_calls") or 0))

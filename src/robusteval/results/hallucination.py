@@ -184,5 +184,27 @@ class HallucinationMetrics:
 
 
 
-__all__ = ["Agreement", "DetectorMetrics", "GeneratorMetrics", "GroupScores", "HallucinationMetrics",
-           "JudgeVerdicts", "MatrixCell", "PairAgreement", "PositionBias", "StepMetrics", "one_sided"]
+@dataclass(frozen=True)
+class RunInfo:
+    """How a hallucination run was set up (results.json ``hallucination``)."""
+
+    steps: list[str] = field(default_factory=list)
+    items: int = 0
+    detector_configs: list[str] = field(default_factory=list)
+    ensembles: list[str] = field(default_factory=list)
+    tie_break: str | None = None
+    judge: str | None = None
+    nli_model: str | None = None
+    unlabelled: OmitNone[bool] = None  # True: detection on unlabelled items (the scores are n/a)
+
+
+@dataclass(frozen=True)
+class HallucinationExtra:
+    """The hallucination suite's keys beside its metrics in results.json (its `SuiteSpec.extra`)."""
+
+    hallucination: RunInfo = field(default_factory=RunInfo)
+
+
+__all__ = ["Agreement", "DetectorMetrics", "GeneratorMetrics", "GroupScores", "HallucinationExtra",
+           "HallucinationMetrics",
+           "JudgeVerdicts", "MatrixCell", "PairAgreement", "PositionBias", "RunInfo", "StepMetrics", "one_sided"]

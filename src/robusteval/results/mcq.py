@@ -13,7 +13,9 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from robusteval.estimate import Estimate
+from robusteval.results.budget import BudgetEstimates
 from robusteval.results.codec import OmitNone, decode, encode
+from robusteval.results.lm_eval import LmEvalFigures
 from robusteval.results.sensitivity import Sensitivity
 
 
@@ -151,11 +153,6 @@ class InvalidReplies:
                 "model: look at the replies, try another --reader, and see the sensitivity over valid replies only.")
 
 
-def read_invalid(extra: dict[str, Any]) -> dict[str, InvalidReplies]:
-    """results.json's ``invalid_replies`` per model (absent in older runs)."""
-    return decode(dict[str, InvalidReplies], extra.get("invalid_replies") or {})
-
-
 @dataclass(frozen=True)
 class CopyCounts:
     """What became of one perturbation family's copies (``--families typo,paraphrase``): asked
@@ -173,9 +170,29 @@ class CopyCounts:
     rewriter: str | None = None
 
 
-def read_copy_counts(extra: dict[str, Any]) -> list[CopyCounts]:
-    """results.json's ``perturbations`` (absent in runs without perturbation families)."""
-    return decode(list[CopyCounts], list((extra.get("perturbations") or {}).values()))
+@dataclass(frozen=True)
+class McqExtra:
+    """The mcq suite's keys beside its metrics in results.json (its `SuiteSpec.extra`), each present
+    only where the run has it."""
+
+    # the design: templates, ``reader``, ``template_set``, ``base_template``, ... (docs/results.md)
+    design: dict[str, Any] = field(default_factory=dict)
+    perturbations: OmitNone[dict[str, CopyCounts]] = None  # by family: perturbation families' copies
+    invalid_replies: OmitNone[dict[str, InvalidReplies]] = None  # by model, where some reply was unreadable
+    budget: OmitNone[BudgetEstimates] = None  # --budget
+    budget_truth: OmitNone[BudgetEstimates] = None  # score GRID --budget: the full grid's own figures
+    lm_eval: OmitNone[LmEvalFigures] = None  # score on lm-eval's output with its results_*.json
+    scored: OmitNone[dict[str, Any]] = None  # a folder written by `score`: kind, files, reader
+
+    @property
+    def reader(self) -> str | None:
+        """The reader the replies were read with (None: the default, or an older run)."""
+        reader = self.design.get("reader")
+        return None if reader is None else str(reader)
+
+    @property
+    def copy_counts(self) -> list[CopyCounts]:
+        return list((self.perturbations or {}).values())
 
 
 @dataclass(frozen=True)

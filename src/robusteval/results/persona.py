@@ -160,5 +160,19 @@ class PersonaBoard:
     na_reason: OmitNone[str] = None
 
 
+@dataclass(frozen=True)
+class PersonaExtra:
+    """The persona suite's keys beside its metrics in results.json (its `SuiteSpec.extra`)."""
+
+    leaderboard: PersonaBoard | None = None
+    population: list[dict[str, Any]] = field(default_factory=list)  # the simulated personas
+    contexts: list[ContextInfo] = field(default_factory=list)
+    questionnaire: dict[str, Any] = field(default_factory=dict)  # name, items, scale
+    turns: int | None = None
+    scoring: str = "generate"
+    context_max_tokens: int | None = None
+    mds: str = "classic"
+
+
 __all__ = ["BoardEntry", "CFAResult", "ContextInfo", "ContextValidity", "Game", "LostContext", "MDSFit", "MeanFit",
-           "ModelStability", "PersonaBoard", "PersonaMetrics", "StabilityMatrix", "decode_metrics"]
+           "ModelStability", "PersonaBoard", "PersonaExtra", "PersonaMetrics", "StabilityMatrix", "decode_metrics"]

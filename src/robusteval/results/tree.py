@@ -8,6 +8,7 @@ have defaults so that partial results (an older or a hand-trimmed file) still de
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from robusteval.estimate import Estimate
 from robusteval.results.codec import OmitNone
@@ -103,3 +104,20 @@ class TreeModelMetrics:
 
 TreeMetrics = dict[str, TreeModelMetrics]  # by model: the type its SuiteSpec names
 
+
+
+@dataclass(frozen=True)
+class TreeExtra:
+    """The tree suite's keys beside its metrics in results.json (its `SuiteSpec.extra`): how the trees
+    were built (``trees``: settings, ``full_tree_nodes``, ``build_cost``...), their shapes
+    (``tree_shapes``: ``trees``, ``nodes``, ``evaluated``...) and what building and answering cost
+    (``cost``: ``build``, ``evaluate`` by model, ``setup``; absent in a build-only run)."""
+
+    trees: dict[str, Any] = field(default_factory=dict)
+    tree_shapes: dict[str, Any] = field(default_factory=dict)
+    cost: OmitNone[dict[str, Any]] = None
+
+    @property
+    def costs(self) -> dict[str, Any]:
+        """``cost``, or for a build-only run the build's own cost."""
+        return self.cost if self.cost is not None else {"build": self.trees.get("build_cost")}

@@ -35,6 +35,7 @@ from robusteval.report.consistency_files import (
 )
 from robusteval.report.model import slug
 from robusteval.results.consistency import (
+    ConsistencyExtra,
     ConsistencyMetrics,
     Generation,
     LoaderReport,
@@ -235,8 +236,8 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
         png = heatmap_png(judge_metrics, items, ctx.models, name)
         if png is not None:
             files[f"heatmap-{name}.png"] = png
-    extra = {"items": len(items), "variants": sum(len(i.variants) for i in items),
-             "judges": {name: _judge_info(j) for name, j in judges.items()}}
+    extra = ConsistencyExtra(items=len(items), variants=sum(len(i.variants) for i in items),
+                             judges={name: _judge_info(j) for name, j in judges.items()})
     return SuiteResult(metrics=record, samples=[], extra=extra, files=files)
 
 
@@ -387,5 +388,5 @@ def _rating(judge: SimilarityJudge, group: _Group, rating: Rating, *, status: st
 def print_summary(console, result: SuiteResult) -> None:
     from robusteval.report.terminal_consistency import print_consistency
 
-    print_consistency(console, result.metrics, result.extra)
-    print_noise_floor(console, result.extra)
+    print_consistency(console, result.metrics, result.extra, result.determinism)
+    print_noise_floor(console, result.determinism)

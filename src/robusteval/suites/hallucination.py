@@ -38,7 +38,9 @@ from robusteval.results.hallucination import (
     NLI_CONFIG,
     VOTE_PREFIX,
     GeneratorMetrics,
+    HallucinationExtra,
     HallucinationMetrics,
+    RunInfo,
     StepMetrics,
 )
 from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg
@@ -528,12 +530,12 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
             for name in dict.fromkeys(r.config for r in found):
                 files[f"detection-{slug(name)}.csv"] = detection_csv(found, name)
     record = HallucinationMetrics(generation=generation, **step_records)
-    extra = {"hallucination": {"steps": list(steps), "items": len(items), "detector_configs": configs,
-                               "ensembles": [f"{VOTE_PREFIX}{ENSEMBLE_SEP.join(m)})" for m in ensembles],
-                               "tie_break": options.tie_break,
-                               "judge": options.judge, "nli_model": options.nli_model}}
-    if "detection" in steps and not any(i.labelled for i in items):
-        extra["hallucination"]["unlabelled"] = True  # the scores are n/a: the files hold the predictions
+    extra = HallucinationExtra(RunInfo(
+        steps=list(steps), items=len(items), detector_configs=configs,
+        ensembles=[f"{VOTE_PREFIX}{ENSEMBLE_SEP.join(m)})" for m in ensembles], tie_break=options.tie_break,
+        judge=options.judge, nli_model=options.nli_model,
+        # the scores are n/a: the files hold the predictions
+        unlabelled=True if "detection" in steps and not any(i.labelled for i in items) else None))
     result = SuiteResult(metrics=record, samples=[], extra=extra, files=files)
     result.files["summary.md"] = summary_markdown(record)
     if record.cross is not None:

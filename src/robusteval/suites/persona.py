@@ -51,7 +51,7 @@ from robusteval.ranges import Range
 from robusteval.readers.scale import read_scale, read_scale_logprobs
 from robusteval.report.terminal_persona import print_tables
 from robusteval.results.codec import decode
-from robusteval.results.persona import ModelStability, PersonaBoard
+from robusteval.results.persona import ContextInfo, ModelStability, PersonaBoard, PersonaExtra
 from robusteval.results.spool import Spool
 from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg
 from robusteval.types import GenParams, Message, Response
@@ -199,20 +199,17 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
                 conversations.write(json.dumps(_conv_dict(talk)) + "\n")
         metrics[model] = model_record(tally, simulated, contexts, questionnaire, seed=config.seed,
                                        n_resamples=options.n_resamples, mds_method=mds_method)
-    extra = {
-        "leaderboard": leaderboard(metrics, [c.name for c in contexts]),
-        "population": [asdict(p) for p in simulated],
-        "contexts": [{"name": c.name, "kind": c.kind} for c in contexts],
-        "questionnaire": {"name": questionnaire.name, "items": len(questionnaire.items),
-                          "scale": list(questionnaire.scale)},
-        "turns": options.turns,
-        "scoring": options.scoring,
-        "context_max_tokens": options.context_max_tokens,
-        "mds": mds_method,
-    }
+    extra = PersonaExtra(
+        # as JSON holds it: a figure that is not finite (NaN: undefined) is null
+        leaderboard=decode(PersonaBoard, json_safe(leaderboard(metrics, [c.name for c in contexts]))),
+        population=json_safe([asdict(p) for p in simulated]),
+        contexts=[ContextInfo(c.name, c.kind) for c in contexts],
+        questionnaire={"name": questionnaire.name, "items": len(questionnaire.items),
+                       "scale": list(questionnaire.scale)},
+        turns=options.turns, scoring=options.scoring, context_max_tokens=options.context_max_tokens, mds=mds_method)
     files: dict[str, Any] = {"conversations.jsonl": conversations.chunks,
                              "value_scores.csv": scores_csv(tallies, simulated, contexts, questionnaire)}
-    return SuiteResult(metrics=metrics, samples=[], extra=json_safe(extra), files=files)
+    return SuiteResult(metrics=metrics, samples=[], extra=extra, files=files)
 
 
 def load_context(spec: str, openers, personas: list[Persona], seed: int, max_tokens: int | None,
@@ -378,9 +375,8 @@ def scores_csv(tallies: dict[str, PersonaTally], personas: list[Persona], contex
 
 
 def print_summary(console, result: SuiteResult) -> None:
-    board = result.extra.get("leaderboard")
-    print_tables(console, result.metrics, None if board is None else decode(PersonaBoard, board),
-                 mds=result.extra.get("mds") or "classic")
+    extra: PersonaExtra = result.extra
+    print_tables(console, result.metrics, extra.leaderboard, mds=extra.mds)
 
 
 __all__ = ["ANSWER_PREFIX", "DEFAULT_CONTEXTS", "NAME", "SCORINGS", "Options", "Sample", "add_arguments",

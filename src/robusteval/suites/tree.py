@@ -50,6 +50,7 @@ from robusteval.rag.ner import checkable_subject, ner_messages, parse_entities, 
 from robusteval.rag.pipeline import attribute, closed_messages, context_has_answer, rag_messages, search
 from robusteval.rag.retrievers import RETRIEVERS, make_retriever
 from robusteval.ranges import Range
+from robusteval.results.tree import TreeExtra
 from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg
 from robusteval.types import GenParams, Message, Response
 
@@ -438,7 +439,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
             save_trees(o.save_trees, trees, info)
     if not trees:
         raise UserError("no trees to evaluate")
-    extra = {"trees": dict(info), "tree_shapes": shape_table(trees)}
+    extra = TreeExtra(trees=dict(info), tree_shapes=shape_table(trees))
     if o.build_only:
         return SuiteResult(metrics={}, samples=[], extra=extra, files=files)
 
@@ -469,8 +470,8 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     finally:
         if kb is not None and hasattr(kb, "close"):
             await kb.close()
-    extra["cost"] = {"build": info.get("build_cost"), "evaluate": eval_cost,
-                     **({"setup": {"local_models": setup.summary()}} if setup.spent else {})}
+    extra = replace(extra, cost={"build": info.get("build_cost"), "evaluate": eval_cost,
+                                 **({"setup": {"local_models": setup.summary()}} if setup.spent else {})})
     return SuiteResult(metrics=metrics_by_model, samples=[], extra=extra, files=files)
 
 

@@ -18,13 +18,13 @@ def _module(suite: str):
 def sections(run: Run) -> list[Section]:
     module = _module(run.suite)
     built = module.sections(run) if module else [generic_section(run.results)]
-    data = data_section(run.results)
+    data = data_section(run.record.data)
     return [*built, data] if data else built  # results first: the audit is shown folded after them
 
 
-def data_section(results: dict) -> Section | None:
-    """What the run read, left out, repaired or assumed (``results["data"]``, the run's data audit)."""
-    audit = DataAudit.from_dict(results.get("data"))
+def data_section(data: dict | None) -> Section | None:
+    """What the run read, left out, repaired or assumed (results.json's ``data``, the run's data audit)."""
+    audit = DataAudit.from_dict(data)
     if not audit:
         return None
     rows = []

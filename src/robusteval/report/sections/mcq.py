@@ -11,20 +11,13 @@ from robusteval.report.model import Figure, Headline, Run, Section, TableData, s
 from robusteval.report.plots import bars_with_ci, has_value
 from robusteval.report.sections.sensitivity import NOTE as SENSITIVITY_NOTE, measures_table, variants_table
 from robusteval.report.table import CATEGORY_COLUMNS, category_rows, fmt_estimate, fmt_shares, sensitivity_columns
-from robusteval.results.mcq import (
-    CopyCounts,
-    FamilyMetrics,
-    InvalidReplies,
-    McqMetrics,
-    read_copy_counts,
-    read_invalid,
-)
+from robusteval.results.mcq import CopyCounts, FamilyMetrics, InvalidReplies, McqExtra, McqMetrics
 
 
 def sections(run: Run) -> list[Section]:
     out = []
-    invalid = read_invalid(run.results)
-    reader = (run.results.get("design") or {}).get("reader")
+    extra: McqExtra = run.extra
+    invalid, reader = extra.invalid_replies or {}, extra.reader
     metrics: McqMetrics = run.metrics or {}
     for model, families in metrics.items():
         figures, summary_rows = [], []
@@ -51,7 +44,7 @@ def sections(run: Run) -> list[Section]:
         table = TableData(f"{model}: robustness per family",
                           ("family", "accuracy", "consistency rate", "pooled CR", "spread (max-min)", "invalid",
                            "failed"), tuple(summary_rows))
-        noise = summaries(run.results, model)
+        noise = summaries(run.record.determinism, model)
         sensitivity = sensitivity_tables(model, families)
         notes = ((SENSITIVITY_NOTE,) if sensitivity else ()) + ((NOISE_NOTE, *noise) if noise else ())
         if any(fm.sensitivity_valid is not None for fm in families.values()):
@@ -67,7 +60,7 @@ def sections(run: Run) -> list[Section]:
                             *sensitivity, *variant_tables(model, families),
                             *category_tables(model, families)),
                            notes))
-    copies = copies_section(read_copy_counts(run.results))
+    copies = copies_section(extra.copy_counts)
     budget = budget_section(run)  # --budget: the estimate of the full grid
     lm_eval = lm_eval_section(run)  # score on lm-eval's output: its figures beside ours
     return [*out, *([lm_eval] if lm_eval else []), *([budget] if budget else []), *([copies] if copies else [])]

@@ -4,7 +4,7 @@ fit of those answers is least sure), tallied as the samples stream, and the full
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from robusteval.metrics.budget import (
@@ -19,9 +19,8 @@ from robusteval.metrics.budget_covariates import Covariates, family_covariates
 from robusteval.metrics.mcq import McqTally
 from robusteval.probes.design import Design
 from robusteval.probes.variant_texts import variant_texts
-from robusteval.results.budget import BudgetEstimate, budget_json
-from robusteval.results.codec import encode
-from robusteval.results.mcq import InvalidReplies
+from robusteval.results.budget import BudgetEstimate
+from robusteval.results.mcq import InvalidReplies, McqExtra
 from robusteval.suites.base import SuiteContext, SuiteResult
 from robusteval.suites.mcq.ask import LOGLIK, Sample
 from robusteval.suites.mcq.options import Options
@@ -103,13 +102,11 @@ class Asked:
     budget: dict[str, dict[str, BudgetEstimate]] = field(default_factory=dict)
     invalid: dict[str, InvalidReplies] = field(default_factory=dict)
 
-    def result(self, extra: dict[str, Any]) -> SuiteResult:
-        """The suite's result: ``extra`` (the design...) and the budget and invalid-reply keys that apply."""
-        if self.budget:
-            extra["budget"] = budget_json(self.budget)
-        if any(counts.invalid for counts in self.invalid.values()):  # only where some reply was unreadable
-            extra["invalid_replies"] = {model: encode(counts) for model, counts in self.invalid.items()
-                                        if counts.invalid}
+    def result(self, extra: McqExtra) -> SuiteResult:
+        """The suite's result: ``extra`` (the design...) with the budget and the invalid replies that apply."""
+        invalid = {model: counts for model, counts in self.invalid.items() if counts.invalid}
+        extra = replace(extra, budget=self.budget or None,
+                        invalid_replies=invalid or None)  # only where some reply was unreadable
         return SuiteResult(metrics=self.metrics, samples=[], extra=extra)
 
 
