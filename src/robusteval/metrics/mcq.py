@@ -353,12 +353,12 @@ def position_bias(m: FamilyMatrices) -> dict[str, PositionShare]:
 
 
 def _ratio(sums: np.ndarray) -> np.ndarray:
-    return sums[:, 0] / sums[:, 1]
+    return np.asarray(sums[:, 0] / sums[:, 1])
 
 
 def _accuracies(sums: np.ndarray, n_vars: int) -> np.ndarray:
     """Per-variant accuracies from the column sums of (correct | answered) per variant."""
-    return sums[:, :n_vars] / sums[:, n_vars:]
+    return np.asarray(sums[:, :n_vars] / sums[:, n_vars:])
 
 
 def metrics(samples: Sequence[McqSample], items: list[Item], families: Sequence[str] | None = None, *,
