@@ -264,7 +264,7 @@ def compare_sensitivity(a: list[SampleRow], b: list[SampleRow], item_ids: list[s
 
 def load_item_values(run: str) -> tuple[str, list[ItemValues]]:
     """A run folder's suite and its measures' per-item values (`report.item_values`)."""
-    from robusteval.report.render import read_results
+    from robusteval.results.records import read_results
 
     folder = Path(run).parent if Path(run).is_file() else Path(run)
     samples_file = folder / "samples.jsonl"

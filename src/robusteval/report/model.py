@@ -60,17 +60,17 @@ class Run:
     """A finished run as read back from its folder."""
 
     path: Path
-    results: dict
-    samples: list[dict] = field(default_factory=list)  # the explorer's rows: the first items' samples
+    results: dict[str, Any]
+    samples: list[dict[str, Any]] = field(default_factory=list)  # the explorer's rows: the first items' samples
     missing: tuple[str, ...] = ()  # what the folder lacks (e.g. samples.jsonl), said in the report
 
     @property
     def suite(self) -> str:
-        return self.results.get("suite", "?")
+        return str(self.results.get("suite", "?"))
 
     @property
     def run_id(self) -> str:
-        return self.results.get("run_id", getattr(self.path, "name", "?"))
+        return str(self.results.get("run_id", getattr(self.path, "name", "?")))
 
     @cached_property
     def record(self) -> RunRecord:
@@ -93,7 +93,7 @@ class Run:
 estimate_text = fmt_estimate
 
 
-def headline_from(model: str, metric: str, est: dict | None, higher_is_better: bool = True) -> Headline:
+def headline_from(model: str, metric: str, est: dict[str, Any] | None, higher_is_better: bool = True) -> Headline:
     est = est or {}
     return Headline(model, metric, est.get("value"), est.get("ci_low"), est.get("ci_high"), higher_is_better,
                     est.get("n"))

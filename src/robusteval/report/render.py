@@ -14,13 +14,14 @@ import base64
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from robusteval.errors import UserError
 from robusteval.files import atomic_write, iter_jsonl
 from robusteval.report.explorer import build_explorer, explorer_samples
-from robusteval.report.model import Run
+from robusteval.report.model import Run, Section
 from robusteval.report.sections import headlines, sections
 from robusteval.results.records import read_results
 
@@ -104,7 +105,7 @@ def headline_warnings(run: Run) -> list[str]:
     return [w for model, counts in (extra.invalid_replies or {}).items() if (w := counts.warning(model, extra.reader))]
 
 
-def render_html(run: Run) -> tuple[str, list]:
+def render_html(run: Run) -> tuple[str, list[Section]]:
     """The report page and its sections (the sections' figures are also written as PNG files)."""
     built = sections(run)
     page = environment().get_template("report.html.j2").render(
@@ -115,7 +116,7 @@ def render_html(run: Run) -> tuple[str, list]:
     return page, built
 
 
-def markdown_summary(run: Run, built: list) -> str:
+def markdown_summary(run: Run, built: list[Any]) -> str:
     r = run.results
     lines = [f"# robusteval {run.suite} run `{run.run_id}`", "",
              f"Started {r.get('started', '?')}, wall time {r.get('wall_time_s', '?')} s, "
@@ -157,7 +158,7 @@ def write_report(run_dir: str | Path) -> ReportFiles:
     return ReportFiles(html, markdown, tuple(plots), run.missing)
 
 
-def _md(text) -> str:
+def _md(text: object) -> str:
     """Text safe inside a Markdown table cell (pipes and newlines would break the row; HTML is escaped)."""
     return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
             .replace("|", "\\|").replace("\n", " "))

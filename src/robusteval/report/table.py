@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # annotations only: printing needs no statistics library
     from robusteval.results.sensitivity import Sensitivity
 
 
-def fmt_estimate(est: Estimate | Mapping | Sequence | float | None, digits: int = 3) -> str:
+def fmt_estimate(est: Estimate | Mapping[str, Any] | Sequence[Any] | float | None, digits: int = 3) -> str:
     """A value with its interval as text: "value [low, high]", "value" without an interval, "n/a"
     without a value. The one copy of this formatting (terminal tables, report sections, compare):
     ``est`` is an `Estimate`, its JSON form (``{value, ci_low, ci_high}``), a ``(value, low, high)``
@@ -188,7 +188,7 @@ def print_copy_counts(console: Console, counts: list[CopyCounts]) -> None:
     console.print(table)
 
 
-def estimates(node: object, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Mapping]]:
+def estimates(node: object, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Mapping[str, Any]]]:
     """(path, estimate) for every ``{"value", "ci_low", ...}`` leaf of a metrics tree (results.json's
     form): what a suite with no tables of its own shows (`print_estimates`, the generic report section)."""
     if isinstance(node, Mapping):

@@ -41,10 +41,10 @@ def print_consistency(console: Console, metrics: ConsistencyMetrics, extra: Cons
         if any(jm.models[m].sensitivity is not None for m in models):
             shares = [jm.models[m].sensitivity for m in models]
             threshold = next(ss.threshold for ss in shares if ss is not None)
-            for label, pick in ((f"share rated >= {threshold:g} [95% CI]", lambda ss: ss.consistent_share),
-                                ("spread across variations", lambda ss: ss.spread),
-                                ("std across variations", lambda ss: ss.std)):
-                table.add_row(Text(label, style="bold"), *[_fmt(pick(ss), 2) if ss else "n/a" for ss in shares], "")
+            for label, measure in ((f"share rated >= {threshold:g} [95% CI]", "consistent_share"),
+                                   ("spread across variations", "spread"), ("std across variations", "std")):
+                table.add_row(Text(label, style="bold"),
+                              *[_fmt(getattr(ss, measure), 2) if ss else "n/a" for ss in shares], "")
         if noise := determinism:
             from robusteval.engine.determinism import noise_cell
 

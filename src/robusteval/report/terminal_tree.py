@@ -3,6 +3,8 @@ and what building and answering cost (model requests and local-model time)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.text import Text
 
@@ -65,7 +67,7 @@ def print_tree(console: Console, metrics: TreeMetrics, extra: TreeExtra) -> None
                            f"~{e['extrapolated_to_dataset']['tokens']} tokens"))
 
 
-def _local(cost: dict) -> str:
+def _local(cost: dict[str, Any]) -> str:
     """" (local models: embedding 1.20 s, ner 0.31 s)" where the summary has them."""
     spent = cost.get("local_models") or {}
     if not spent:

@@ -4,6 +4,8 @@ Reads the run's typed record (`results.consistency.ConsistencyMetrics`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from robusteval.engine.determinism import NOISE_NOTE, noise_cell, summaries
@@ -73,7 +75,7 @@ def sections(run: Run) -> list[Section]:
     return [Section("consistency: same request, different style", tuple(figures), tuple(tables), tuple(notes))]
 
 
-def sensitivity_table(judge: str, models: dict) -> TableData | None:
+def sensitivity_table(judge: str, models: dict[str, Any]) -> TableData | None:
     """The measures that apply to whole-item ratings (docs/metrics.md): the share of items rated at or
     above the threshold, and the spread, std and mean per variation type, per model (in points)."""
     rows = [(m, s.sensitivity) for m, s in models.items() if s.sensitivity is not None]
