@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from rich.console import Console
+
 from robusteval.data.math import is_math_source
 from robusteval.data.mcq import load_items, parse_columns
 from robusteval.probes.apply import Rewriter
@@ -101,7 +103,7 @@ def _item_id(item: Item) -> str:
     return item.id
 
 
-def print_summary(console, result: SuiteResult) -> None:
+def print_summary(console: Console, result: SuiteResult) -> None:
     from robusteval.report.budget import print_budget
     from robusteval.report.lm_eval import print_lm_eval
     from robusteval.report.table import print_copy_counts, print_invalid_warning, print_mcq

@@ -61,7 +61,7 @@ def _asked_cells(grids: dict[str, Grid] | None) -> set[tuple[str, str, str]] | N
 
 
 async def ask_budgeted(grids: dict[str, Grid], ask_cells: Callable[[set[tuple[str, str, str]]], Awaitable[None]],
-                       answered: list) -> dict[str, Grid]:
+                       answered: list[Any]) -> dict[str, Grid]:
     """``--budget``'s two stages for one model: the grids' first-stage cells, then (`metrics.budget.grow`)
     the cells where the fit of those answers is least sure. ``ask_cells`` asks a set of cells and
     appends their answers to ``answered``; returns the grids with both stages. Under ``--estimate``
@@ -75,12 +75,12 @@ async def ask_budgeted(grids: dict[str, Grid], ask_cells: Callable[[set[tuple[st
     return grown
 
 
-def _answers(answered: Iterable, *families: str) -> Iterator[tuple[str, str, bool | None]]:
+def _answers(answered: Iterable[Any], *families: str) -> Iterator[tuple[str, str, bool | None]]:
     """The (item id, variant name, correct) answers of any of ``families``."""
     return ((c.item_id, str(c.variant), c.correct) for c in answered if c.family in families)
 
 
-def budget_estimates(grids: dict[str, Grid], samples: list, budget: float, seed: int) -> dict[str, BudgetEstimate]:
+def budget_estimates(grids: dict[str, Grid], samples: list[Any], budget: float, seed: int) -> dict[str, BudgetEstimate]:
     """Per family answered, the full grid's estimate from the cells this model answered: under
     --scoring loglik each rule's family (``order/loglik-text``) on its grid's (``order``) cells."""
     out = {}

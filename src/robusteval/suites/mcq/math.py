@@ -65,7 +65,7 @@ class MathSample(Sample):
     extraction: str | None = None
 
 
-async def ask_math(ctx: SuiteContext, model: str, problems: list[MathItem], families: tuple[str, ...],
+async def ask_math(ctx: SuiteContext[Any], model: str, problems: list[MathItem], families: tuple[str, ...],
                    params: GenParams, samples: int, design: Design, emit: Callable[[Sample], None],
                    cells: set[tuple[str, str, str]] | None = None) -> None:
     """Ask every variant of every problem (``cells``: only those), read the final answers and hand
