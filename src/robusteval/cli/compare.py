@@ -253,9 +253,10 @@ def _valid_only_table(result: dict, a: str, b: str):
 def _print_persona_board(out: Console, board, out_dir: str | None) -> None:
     """The leaderboard's aggregation across runs: cardinal score, win rate, diversity, sensitivity."""
     from robusteval.report.terminal_persona import print_board_across_runs
+    from robusteval.results.codec import encode
 
     print_board_across_runs(out, board)
     if out_dir:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
-        atomic_write(Path(out_dir) / "persona_leaderboard.json", json.dumps(board.encode(), indent=2))
+        atomic_write(Path(out_dir) / "persona_leaderboard.json", json.dumps(encode(board), indent=2))
         out.print(f"wrote {Path(out_dir) / 'persona_leaderboard.json'}")

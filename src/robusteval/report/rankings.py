@@ -6,6 +6,8 @@ are a sample of a population (`metrics.two_way.is_sampled`): the share of a fixe
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from robusteval.metrics.rank_stability import PairShare, RankStability, pair_share, rank_stability
@@ -33,7 +35,7 @@ def from_metrics(metrics: McqMetrics, models: list[str] | None = None) -> dict[s
     return out
 
 
-def variant_scores(results: dict, model: str, family: str) -> dict[str, float]:
+def variant_scores(results: dict[str, Any], model: str, family: str) -> dict[str, float]:
     """variant -> the stored accuracy of ``model`` under it in ``family`` of an mcq run's results.json
     (empty where the run has none, or the family is no sample of a population)."""
     from robusteval.results.codec import RecordError

@@ -9,7 +9,9 @@ inside a string that may carry someone else's text.
 
 from __future__ import annotations
 
-from rich.console import Console
+from typing import Any
+
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table as RichTable
 from rich.text import Text
 
@@ -33,7 +35,7 @@ class Table(RichTable):
     instead of being cut, and, when even the numbers do not fit side by side, draws itself
     transposed: one block per row, a line per column (`transposed`)."""
 
-    def __rich_console__(self, console, options):
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = options.max_width
         if not self.columns or self.__rich_measure__(console, options).maximum <= width:
             yield from super().__rich_console__(console, options)
@@ -46,7 +48,7 @@ class Table(RichTable):
         yield from super().__rich_console__(console, options)
 
 
-def _cell_text(cell) -> str:
+def _cell_text(cell: Any) -> str:
     return cell.plain if isinstance(cell, Text) else str(cell)
 
 
