@@ -149,4 +149,4 @@ def test_end_to_end_with_the_embedded_model(tmp_path):
     again = build_config({}, {**flags, "run_id": "two"})
     _, result2, usage2 = asyncio.run(run_suite(again, quiet=True))
     assert usage2["llamacpp"]["new"] == 0
-    assert result2.metrics.encode()["judges"] == encode(result.metrics)["judges"]
+    assert encode(result2.metrics)["judges"] == encode(result.metrics)["judges"]
