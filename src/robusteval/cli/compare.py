@@ -103,19 +103,11 @@ def _rank_stability(runs: list[str]) -> dict:
 
 
 def _print_stability(out: Console, stability: dict) -> None:
-    from rich.text import Text
-
     from robusteval.report.rank_stability import NOTE, table
-    from robusteval.report.terminal import Table
+    from robusteval.report.terminal import print_table_data
 
     for family, rs in stability.items():
-        data = table(f"{family}: variants won", rs)
-        rich = Table(title=Text(data.title), title_justify="left")
-        for column in data.columns:
-            rich.add_column(column)
-        for row in data.rows:
-            rich.add_row(*(Text(cell) for cell in row))
-        out.print(rich)
+        print_table_data(out, table(f"{family}: variants won", rs))
     if stability:
         out.print(NOTE)
 

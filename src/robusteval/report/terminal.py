@@ -9,11 +9,14 @@ inside a string that may carry someone else's text.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table as RichTable
 from rich.text import Text
+
+if TYPE_CHECKING:  # report.model imports report.table, which imports this module
+    from robusteval.report.model import TableData
 
 
 def literal_console(*, stderr: bool = False, width: int | None = None) -> Console:
@@ -100,3 +103,14 @@ def transposed(table: RichTable) -> RichTable:
             out.add_row(Text(header or ("row" if j == 0 else ""), style="bold"), cell,
                         end_section=j == len(headers) - 1 and i < len(rows) - 1)
     return out
+
+
+def print_table_data(console: Console, data: TableData) -> None:
+    """A report table (`report.model.TableData`: title, columns, rows of text) in the terminal, as
+    the report shows it; every cell literal."""
+    table = Table(title=Text(data.title), title_justify="left")
+    for column in data.columns:
+        table.add_column(column)
+    for row in data.rows:
+        table.add_row(*(Text(cell) for cell in row))
+    console.print(table)
