@@ -175,7 +175,7 @@ def boards_from(runs: list[tuple[str, dict[str, Any]]], folders: dict[str, Path]
     for (suite, dataset, size), rows in sorted(by_board.items(), key=lambda kv: (*kv[0][:2], _larger_first(kv[0][2]))):
         metrics = tuple(metric_order.get((suite, dataset, size), {}))
         ranked = _ranked(rows, metrics[0], folders or {}, dict(runs)) if metrics else rows
-        if suite == "mcq" and metrics:
+        if metrics:  # the runs whose records hold per-variant accuracies (mcq's), else unchanged
             ranked = _across_variants(ranked, metrics[0], dict(runs))
         out.append(Board(suite, metrics, tuple(ranked), dataset, size))
     return out
