@@ -1,6 +1,7 @@
-"""docs/extending.md's sixth suite (`shout`), taken from the page and run as it stands: its module and
-its spec line are all it adds, and it runs end to end through the deterministic stub, then through
-``report``, ``compare`` and the leaderboard like the five suites."""
+"""docs/extending.md's sixth suite (`shout`), taken from the page and run as it stands: its typed record,
+its module and its spec line are all it adds (no encoder), and it runs end to end through the
+deterministic stub, then through ``report``, ``compare`` and the leaderboard like the five suites,
+each showing its intervals."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from robusteval.types import GenParams, Message
 
 DOC = Path(__file__).parents[1] / "docs" / "extending.md"
 MODULE = "robusteval.suites.shout"
+RECORDS = "robusteval.results.shout"
 
 
 def _block(marker: str) -> str:
@@ -28,8 +30,12 @@ def _block(marker: str) -> str:
 
 @pytest.fixture
 def shout(monkeypatch):
-    """The page's module, importable under the name its spec gives, and its spec line run (both
-    undone after the test)."""
+    """The page's record and module, importable under the names its spec gives, and its spec line run
+    (all undone after the test)."""
+    records = types.ModuleType(RECORDS)
+    records.__file__ = str(DOC)
+    monkeypatch.setitem(sys.modules, RECORDS, records)
+    exec(compile(_block("class ShoutScores"), "docs/extending.md (record)", "exec"), records.__dict__)
     module = types.ModuleType(MODULE)
     module.__file__ = str(DOC)
     monkeypatch.setitem(sys.modules, MODULE, module)
@@ -70,18 +76,22 @@ def test_the_sixth_suite_runs_with_report_compare_and_leaderboard(shout, cli_run
     kept, accuracy = _expected_kept(shout, mcq_file, "stub")
     metrics = first.results()["metrics"]["openai:stub"]
     assert metrics["kept"]["value"] == pytest.approx(kept)
-    assert metrics["accuracy written"]["value"] == pytest.approx(accuracy)
-    assert metrics["kept"]["ci_low"] <= kept <= metrics["kept"]["ci_high"]
-    assert "shout metrics" in first.out and "kept" in first.out  # the default terminal table
+    assert metrics["accuracy_written"]["value"] == pytest.approx(accuracy)
+    # the record has no encoder: the codec writes it by its declared type, intervals and all
+    assert set(metrics["kept"]) == {"value", "ci_low", "ci_high", "n"} and metrics["kept"]["n"] == n
+    assert metrics["kept"]["ci_low"] < kept < metrics["kept"]["ci_high"]
+    interval = f"{kept:.3f} [{metrics['kept']['ci_low']:.3f}, {metrics['kept']['ci_high']:.3f}]"
+    assert "shout metrics" in first.out and interval in first.out  # the default terminal table
     assert second.results()["config"]["options"] == {"shout_options": True}
 
     report = cli_run("report", first.folder)
     assert report.code == 0, report.err
     html = (first.folder / "report.html").read_text(encoding="utf-8")
-    assert "shout metrics" in html and "accuracy shouted" in html
+    assert "shout metrics" in html and "accuracy_shouted" in html and interval in html
 
     compared = cli_run("compare", first.folder, second.folder)
     assert compared.code == 0, compared.err
+    assert interval in compared.out  # each run's headline with its interval
     kept_b, _ = _expected_kept(shout, mcq_file, "other", shout.Options(shout_options=True))
     paired = next(line for line in compared.out.splitlines() if line.split("│")[1:2] == [" kept   "])
     assert "question" in paired and f"{kept_b - kept:.3f}" in paired  # B - A over the questions
@@ -91,3 +101,5 @@ def test_the_sixth_suite_runs_with_report_compare_and_leaderboard(shout, cli_run
     assert all(r.rank is not None for r in board.rows)
     kept_values = {r.model: r.values["kept"][0] for r in board.rows}
     assert kept_values == pytest.approx({"openai:stub": kept, "openai:other": kept_b})
+    low, high = next(r.values["kept"][1:] for r in board.rows if r.model == "openai:stub")
+    assert f"{low:.3f}" == f"{metrics['kept']['ci_low']:.3f}" and f"{high:.3f}" == f"{metrics['kept']['ci_high']:.3f}"

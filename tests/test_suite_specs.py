@@ -24,7 +24,6 @@ def test_every_part_a_spec_names_exists(name):
     section = spec.section_module()
     assert section is None or (callable(section.sections) and callable(section.headlines))
     assert spec.metrics is None or spec.metrics_type() is not None
-    assert spec.encoder is None or callable(spec.encoder_of())
     assert spec.item_values is None or callable(spec.item_values_of())
     assert spec.checker is None or callable(spec.checker_of())
     # common settings: RunConfig's, and mcq's design settings (which users put in any config)

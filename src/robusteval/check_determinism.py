@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 # Imported lazily: the command line builds this command's parser on every start.
 if TYPE_CHECKING:
     from robusteval.config import RunConfig
-    from robusteval.engine import Engine, Store
     from robusteval.engine.determinism import DeterminismResult
     from robusteval.engine.progress import RichProgress
     from robusteval.types import Request
@@ -99,26 +98,3 @@ async def check(config: RunConfig, spec_text: str, n: int, progress: RichProgres
         await engine.close()
         store.close()
 
-
-def new_engine(store: Store, config: RunConfig, **kwargs) -> Engine:
-    """The run's engine: one that keeps a sample of its greedy requests when the run measures determinism."""
-    from robusteval.engine import Engine
-    from robusteval.engine.determinism import RecordingEngine
-
-    if config.check_determinism:
-        return RecordingEngine(store, keep=config.check_determinism, **kwargs)
-    return Engine(store, **kwargs)
-
-
-async def measure_models(engine: Engine, models: list[str], config: RunConfig) -> dict[str, dict]:
-    """``--check-determinism N`` on a run: ask N of each model's greedy requests again, bypassing the
-    store; results.json records the counts under ``determinism``."""
-    from robusteval.engine.determinism import RecordingEngine, measure_recorded
-
-    assert isinstance(engine, RecordingEngine)
-    out = {}
-    for model in models:
-        result = await measure_recorded(engine, model, rpm=config.rpm, tpm=config.tpm,
-                                        concurrency=config.concurrency, retry=engine.retry)
-        out[model] = result.as_dict()
-    return out

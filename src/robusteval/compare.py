@@ -264,7 +264,7 @@ def compare_sensitivity(a: list[SampleRow], b: list[SampleRow], item_ids: list[s
 
 def load_item_values(run: str) -> tuple[str, list[ItemValues]]:
     """A run folder's suite and its measures' per-item values (`report.item_values`)."""
-    from robusteval.report.render import read_results
+    from robusteval.results.records import read_results
 
     folder = Path(run).parent if Path(run).is_file() else Path(run)
     samples_file = folder / "samples.jsonl"
@@ -430,22 +430,14 @@ def persona_leaderboard(runs: list[str]) -> PersonaBoard | None:
     contestant (a model, or one model under other settings), scored on the same games. None when
     the runs are not persona runs; an error when their contexts differ (the games would not match)."""
     from robusteval.metrics.persona import persona_board
-    from robusteval.results.codec import RecordError, decode
-    from robusteval.results.persona import ContextInfo
-    from robusteval.results.records import read_results, run_record
+    from robusteval.results.records import read_run
 
     folders = [Path(r).parent if Path(r).is_file() else Path(r) for r in runs]
-    loaded = [(f, read_results(f)) for f in folders if (f / "results.json").is_file()]
-    if len(loaded) != len(folders) or any(r.get("suite") != "persona" for _, r in loaded):
+    loaded = [read_run(f) for f in folders if (f / "results.json").is_file()]
+    if len(loaded) != len(folders) or any(r.suite != "persona" for r in loaded):
         return None
-    records = []
-    for folder, results in loaded:
-        try:
-            record = run_record(results)
-            contexts = tuple(c.name for c in decode(list[ContextInfo], record.extra.get("contexts", [])))
-        except RecordError as exc:
-            raise UserError(f"{folder / 'results.json'}: not a persona run's results ({exc})") from None
-        records.append((folder.name, record, contexts))
+    records = [(folder.name, record, tuple(c.name for c in record.extra.contexts))
+               for folder, record in zip(folders, loaded)]
     if len({contexts for _, _, contexts in records}) != 1:
         raise UserError("these persona runs have different contexts; their games cannot be compared: "
                         + "; ".join(sorted({",".join(contexts) for _, _, contexts in records})))

@@ -94,7 +94,7 @@ def check_data(records: list[RunRecord]) -> list[str]:
     read: dict[str, dict[str, list[str]]] = {}  # file -> sha256 -> the shards that read it
     unhashed = []
     for r in records:
-        hashes = DataAudit.from_dict(r.extra.get("data")).hashes()
+        hashes = DataAudit.from_dict(r.data).hashes()
         if not hashes and names_a_file(str(r.config.get("data") or "")):
             unhashed.append(r.run_id)
         for file, digest in hashes.values():

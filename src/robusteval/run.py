@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
-from robusteval.check_determinism import measure_models, new_engine
 from robusteval.config import RunConfig
 from robusteval.data.audit import DataAudit
 from robusteval.engine import Engine, RetryPolicy, Store
+from robusteval.engine.determinism import measure_models, new_engine
 from robusteval.engine.progress import RichProgress
 from robusteval.engine.store import STORE_FILE
 from robusteval.errors import UserError
@@ -114,7 +114,8 @@ async def run_suite(config: RunConfig, *, console: Console | None = None, quiet:
         if not quiet and console.is_terminal:  # the last stage, which the progress rows do not count
             console.print(Text(f"{config.suite} · writing results and report to {run_dir}"))
         write_run(run_dir, config=config, models=model_info, metrics=result.metrics, samples=samples,
-                  started=started, finished=time.time(), extra=result.extra)
+                  started=started, finished=time.time(), extra=result.extra, data=result.data,
+                  determinism=result.determinism)
         result.written += [run_dir / "results.json", run_dir / "samples.jsonl"]
         result.written += result.write_files(run_dir)
         report_error = None
@@ -143,7 +144,7 @@ async def _execute(config: RunConfig, suite, console: Console, quiet: bool, repl
                        seed=config.seed, stop=config.stop)
     store = Store(Path(config.cache_dir).expanduser() / STORE_FILE)
     progress = RichProgress(f"{config.suite}", console=console, enabled=not quiet and console.is_terminal)
-    engine = new_engine(store, config, use_cache=config.use_cache, progress=progress,
+    engine = new_engine(store, keep=config.check_determinism, use_cache=config.use_cache, progress=progress,
                         retry=RetryPolicy(max_retries=config.max_retries, timeout_s=config.timeout))
     add_model = ModelStarter(engine, config, replay)
     started_models = add_model.started
@@ -155,9 +156,10 @@ async def _execute(config: RunConfig, suite, console: Console, quiet: bool, repl
         with progress:
             result = await suite.execute(ctx)
         samples.write_all(result.samples)
-        result.extra["data"] = ctx.audit.as_dict()
+        result.data = ctx.audit.as_dict()
         if config.check_determinism:
-            result.extra["determinism"] = await measure_models(engine, labels, config)
+            result.determinism = await measure_models(engine, labels, rpm=config.rpm, tpm=config.tpm,
+                                                               concurrency=config.concurrency)
         model_info = {label: {"spec": spec_text, "fingerprint": engine.fingerprint(label),
                               "role": "under test" if label in labels else "helper",
                               "usage": _usage(engine, label, (replay or {}).get(spec_text))}

@@ -41,11 +41,11 @@ class SuiteSpec:
 
     - ``module``: its module under ``suites/`` (``Options``, ``add_arguments``, ``validate``,
       ``execute``; ``print_summary`` optional: without it the terminal shows every estimate);
-    - ``metrics``: the record results.json's ``metrics`` decode to (None: plain JSON), which the
-      suite hands back in `SuiteResult.metrics`;
-    - ``encoder``: what turns that record into results.json's JSON, once, as the run is written
-      (None: the codec's plain `encode`);
-    - ``extra``: the record of its keys beside the metrics in results.json (None: plain JSON);
+    - ``metrics``: the record type results.json's ``metrics`` are written from and read back as, by
+      the one codec (`results.codec`: no encoder of its own; None: plain JSON), which the suite hands
+      back in `SuiteResult.metrics`;
+    - ``extra``: the record of its keys beside the metrics in results.json, written and read by the
+      same codec (the suite hands it back in `SuiteResult.extra`; None: plain JSON);
     - ``section``: its report module (``sections(run)``, ``headlines(metrics)``, from the typed record; None: every
       estimate in one table, and each model's estimates as headlines);
     - ``item_values``: its per-item values for ``compare`` and the leaderboard (None: none);
@@ -59,7 +59,6 @@ class SuiteSpec:
     summary: str  # one line of ``robusteval run --help``
     module: str
     metrics: str | None = None
-    encoder: str | None = None
     extra: str | None = None
     section: str | None = None
     item_values: str | None = None
@@ -79,9 +78,6 @@ class SuiteSpec:
     def metrics_type(self) -> Any | None:
         return None if self.metrics is None else _attribute(self.metrics)
 
-    def encoder_of(self) -> Callable[[Any], Any] | None:
-        return None if self.encoder is None else _attribute(self.encoder)
-
     def extra_type(self) -> Any | None:
         return None if self.extra is None else _attribute(self.extra)
 
@@ -99,30 +95,30 @@ _VALUES = "robusteval.report.item_values"
 SUITES: dict[str, SuiteSpec] = {spec.name: spec for spec in (
     SuiteSpec("mcq", "multiple choice under option formats, orders, templates and few-shot (SCORE)",
               "robusteval.suites.mcq", metrics="robusteval.results.mcq:McqMetrics",
-              encoder="robusteval.results.mcq:to_json",
+              extra="robusteval.results.mcq:McqExtra",
               section="robusteval.report.sections.mcq", item_values=f"{_VALUES}:mcq_values",
               checker="robusteval.data.check:check_mcq"),
     SuiteSpec("consistency", "same request in other styles or languages: are the answers the same? (ELOQUENT 2024)",
               "robusteval.suites.consistency", metrics="robusteval.results.consistency:ConsistencyMetrics",
-              encoder="robusteval.results.consistency:ConsistencyMetrics.encode",
+              extra="robusteval.results.consistency:ConsistencyExtra",
               section="robusteval.report.sections.consistency", item_values=f"{_VALUES}:consistency_values",
               values_from_samples=False,
               unused=MCQ_ONLY),
     # one reply per prompt (no --samples); agreement is measured across detectors
     SuiteSpec("hallucination", "generate, detect and cross-evaluate hallucinations (CLEF 2024 HalluciGen)",
               "robusteval.suites.hallucination", metrics="robusteval.results.hallucination:HallucinationMetrics",
-              encoder="robusteval.results.hallucination:HallucinationMetrics.encode",
+              extra="robusteval.results.hallucination:HallucinationExtra",
               section="robusteval.report.sections.hallucination", item_values=f"{_VALUES}:hallucination_values",
               unused=("samples", *MCQ_ONLY)),
     SuiteSpec("tree", "accuracy as a question drifts through paraphrase and typo trees, with RAG (LexEval)",
               "robusteval.suites.tree", metrics="robusteval.results.tree:TreeMetrics",
-              encoder="robusteval.results.tree:encode_metrics",
+              extra="robusteval.results.tree:TreeExtra",
               section="robusteval.report.sections.tree", item_values=f"{_VALUES}:tree_values",
               unused=("samples", *MCQ_ONLY)),
     # --population / --personas choose who is asked (no --data, --limit)
     SuiteSpec("persona", "do simulated personas keep their values across contexts? (Stick To Your Role!)",
               "robusteval.suites.persona", metrics="robusteval.results.persona:PersonaMetrics",
-              encoder="robusteval.results.persona:encode_metrics",
+              extra="robusteval.results.persona:PersonaExtra",
               section="robusteval.report.sections.persona", item_values=f"{_VALUES}:persona_values",
               values_from_samples=False,
               unused=("data", "limit", "samples", *MCQ_ONLY)),

@@ -38,10 +38,10 @@ def test_round_trip_and_report_section():
     audit = _audit()
     back = DataAudit.from_dict(json.loads(json.dumps(audit.as_dict())))
     assert back.lines() == audit.lines()
-    section = data_section({"data": audit.as_dict()})
+    section = data_section(audit.as_dict())
     assert section is not None and section.title == "Data"
     rows = section.tables[0].rows
     assert ("x.jsonl", "rows read / used", "10 / 7") in rows
     assert ("x.jsonl", "left out: fewer than 2 options", "7") in rows
     assert ("x.jsonl", "assumed language", "sv (file name)") in rows
-    assert data_section({}) is None
+    assert data_section({}) is None and data_section(None) is None

@@ -165,8 +165,8 @@ def test_interval_summary_and_cell():
                                 "(0.0%, 95% CI 0.0%-8.8%)")
     noisy = DeterminismResult("m", asked=100, differ=17)
     assert noisy.as_dict()["share"] == 0.17 and noisy.as_dict()["ci_low"] == pytest.approx(0.109, abs=1e-3)
-    results = {"determinism": {"m": noisy.as_dict(), "llamacpp": result.as_dict()}}
-    assert summaries(results, "m") == [noisy.summary()] and len(summaries(results)) == 2
-    assert summaries({}) == []
-    assert noise_cell(results["determinism"]["m"]) == "17/100 (17%)" and noise_cell(None) == ""
+    determinism = {"m": noisy.as_dict(), "llamacpp": result.as_dict()}
+    assert summaries(determinism, "m") == [noisy.summary()] and len(summaries(determinism)) == 2
+    assert summaries({}) == [] and summaries(None) == []
+    assert noise_cell(determinism["m"]) == "17/100 (17%)" and noise_cell(None) == ""
     assert DeterminismResult.from_dict("m", noisy.as_dict()) == noisy

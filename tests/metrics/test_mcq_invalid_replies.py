@@ -9,7 +9,8 @@ from robusteval.probes.design import expand
 from robusteval.report.sections.mcq import headlines
 from robusteval.report.table import print_mcq
 from robusteval.report.terminal import literal_console
-from robusteval.results.mcq import InvalidReplies, to_json
+from robusteval.results.codec import encode
+from robusteval.results.mcq import InvalidReplies, McqMetrics
 from robusteval.suites.mcq.ask import _sample
 from robusteval.types import Item, Response
 
@@ -56,7 +57,7 @@ def test_accuracy_over_valid_replies_beside_the_one_as_scored():
     assert fm.accuracy.value == pytest.approx(2 / 6)
     assert fm.accuracy_valid is not None and fm.accuracy_valid.value == pytest.approx(2 / 3)
     assert fm.accuracy_valid.low < 2 / 3 < fm.accuracy_valid.high  # a 95% interval around it
-    assert to_json({"m": {"format": fm}})["m"]["format"]["accuracy_valid"]["value"] == pytest.approx(2 / 3)
+    assert encode({"m": {"format": fm}}, McqMetrics)["m"]["format"]["accuracy_valid"]["value"] == pytest.approx(2 / 3)
     names = [h.metric for h in headlines({"m": {"format": fm}})]
     assert names == ["format accuracy", "format accuracy (valid replies only)", "format consistency rate"]
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from robusteval.probes.choices import LABEL_STYLES, format_options, gold_swaps, identity
+from robusteval.labels import LABEL_STYLES
+from robusteval.probes.choices import format_options, gold_swaps, identity
 from robusteval.probes.design import expand
 from robusteval.probes.templates import BASE_TEMPLATE, render
 from robusteval.types import Item

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from robusteval.probes.choices import LABEL_STYLES
+from robusteval.labels import LABEL_STYLES
 from robusteval.probes.design import Design
 from robusteval.probes.templates import BASE, load_templates
 from robusteval.probes.variant_texts import EXAMPLE, variant_texts

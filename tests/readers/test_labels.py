@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from robusteval.probes.choices import LABEL_STYLES
+from robusteval.labels import LABEL_STYLES
 from robusteval.readers.robusteval import label_position, read_label
 from robusteval.types import Answer
 

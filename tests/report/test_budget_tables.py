@@ -69,16 +69,18 @@ def test_a_run_written_before_the_counts_keeps_its_intervals():
 def test_the_reports_section_carries_the_full_grid_and_the_trust_line(tmp_path):
     from robusteval.report.budget import budget_section
     from robusteval.report.model import Run
-    from robusteval.results.budget import budget_json
+    from robusteval.results.budget import BudgetEstimates
+    from robusteval.results.codec import encode
 
     e = _estimate([40, 40])
     truth = BudgetEstimate(variants={"t0": Estimate(0.52), "t1": Estimate(0.48)}, spread=Estimate(0.04),
                            asked=e.cells, cells=e.cells)
-    results = {"budget": budget_json({"m": {"prompt": e}}), "budget_truth": budget_json({"m": {"prompt": truth}})}
+    results = {"suite": "mcq", "budget": encode({"m": {"prompt": e}}, BudgetEstimates),
+               "budget_truth": encode({"m": {"prompt": truth}}, BudgetEstimates)}
     section = budget_section(Run(tmp_path, results))
     (table,) = section.tables
     assert table.columns[-1] == "full grid" and table.rows[0][-1] == "0.520"
     assert any("m · prompt: asked cells per variant: 40-40; quantiles and spread need" in n for n in section.notes)
     assert section.notes[0].startswith("score --budget")
-    plain = budget_section(Run(tmp_path, {"budget": results["budget"]}))
+    plain = budget_section(Run(tmp_path, {"suite": "mcq", "budget": results["budget"]}))
     assert plain.tables[0].columns[-1] == "asked cells" and plain.notes[0].startswith("--budget")

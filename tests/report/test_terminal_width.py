@@ -28,8 +28,9 @@ def _summary(case: Path, width: int) -> str:
     results = json.loads(results) if isinstance(results, str) else results
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, markup=False, emoji=False, highlight=False, soft_wrap=True)
-    get_suite(results["suite"]).print_summary(console, SuiteResult(metrics=run_record(results).metrics, samples=[],
-                                                                   extra=dict(results)))
+    record = run_record(results)
+    get_suite(results["suite"]).print_summary(console, SuiteResult(metrics=record.metrics, samples=[],
+                                                                   extra=record.extra))
     return buffer.getvalue()
 
 

@@ -14,7 +14,8 @@ import pytest
 
 from robusteval.cli import main
 from robusteval.data.mcq import REPEATED_GOLD_TEXT
-from robusteval.results.lm_eval import LmEvalFigure, read_lm_eval_figures
+from robusteval.results.lm_eval import LmEvalFigure
+from robusteval.results.records import decode_extra
 from robusteval.scoring.flow import REPEATED_REPLY
 from robusteval.scoring.lm_eval import HALF_SWAP, NO_REASON, OLDER_LOG, OLDER_RESULTS
 from robusteval.scoring.replies import PAST_OPTIONS, SHOWN_ORDER, task_dataset
@@ -33,7 +34,7 @@ def score(tmp_path: Path, *paths: Path | str, capsys=None, quiet: bool = True) -
 
 
 def figures(results: dict) -> dict[tuple[str, str], LmEvalFigure]:
-    return {(f.task, f.metric): f for f in read_lm_eval_figures(results)["stub"]}
+    return {(f.task, f.metric): f for f in decode_extra("mcq", results).lm_eval["stub"]}
 
 
 @pytest.mark.parametrize("given", ["folder", "model folder", "files", "folder and a file in it"])
@@ -199,7 +200,7 @@ def test_non_greedy_runs_one_folder_per_seed_are_draws_beside_lm_evals_figures(t
 
     folder = OUT.parent / "non_greedy"
     results = score(tmp_path, folder, capsys=capsys)
-    by = {(f.task, f.variant): f for f in read_lm_eval_figures(results)["stub"]}
+    by = {(f.task, f.variant): f for f in decode_extra("mcq", results).lm_eval["stub"]}
     tasks = ("non_greedy_robustness_agieval_sat_math", "score_non_greedy_robustness_mmlu_pro")
     assert set(by) == {(t, s) for t in tasks for s in ("seed1", "seed2")}
     assert all(f.agrees for f in by.values())

@@ -9,6 +9,8 @@ import json
 import numpy as np
 import pytest
 
+from robusteval.results.codec import encode
+
 
 def _grid(tmp_path, items: int = 80, variants: int = 12):
     rng = np.random.default_rng(5)
@@ -81,5 +83,5 @@ def test_the_api_replays_the_search_as_the_command_does(tmp_path):
     record = robusteval.score(path, model="m", search="best-worst", calls=0.25, method="uniform", seed=2,
                               out_dir=str(tmp_path / "runs"), run_id="api")
     found = json.loads((tmp_path / "runs" / "api" / "results.json").read_text())["search"]["m"]["prompt"]
-    assert record.run_id == "api" and record.extra["search"]["m"]["prompt"] == found
+    assert record.run_id == "api" and encode(record.extra.search["m"]["prompt"]) == found
     assert (found["method"], found["best"]["name"], found["worst"]["name"]) == ("uniform", "t3", "t8")

@@ -6,12 +6,13 @@ import pytest
 from robusteval.data.consistency import PromptSet, PromptVariant
 from robusteval.metrics import similarity
 from robusteval.report.consistency_files import answers_file, answers_markdown, submission
+from robusteval.results.codec import encode
 from robusteval.suites.consistency import AnswerSample, RatingSample, _rating_groups
 
 
 def summarise(*args, **kw):
     """The typed record as results.json holds it."""
-    return similarity.summarise(*args, **kw).encode()
+    return encode(similarity.summarise(*args, **kw))
 
 
 ITEMS = [PromptSet(f"i{n}", "formality" if n < 2 else "spelling",
@@ -135,11 +136,11 @@ def test_end_to_end_with_the_embedded_model(tmp_path):
                  "heatmap-oracle.png", "heatmap-embedding.png"):
         assert (run_dir / name).stat().st_size > 0, name
     assert (run_dir / "heatmap-oracle.png").read_bytes()[:4] == b"\x89PNG"
-    table = result.metrics.encode()["judges"]["embedding"]["table"]
+    table = encode(result.metrics)["judges"]["embedding"]["table"]
     assert set(table) == {"s1", "s2"} and all(0 <= v["llamacpp"] <= 5 for v in table.values())
-    oracle = result.metrics.encode()["judges"]["oracle"]["models"]["llamacpp"]
+    oracle = encode(result.metrics)["judges"]["oracle"]["models"]["llamacpp"]
     assert oracle["rated"] + oracle["missing"] == 2
-    assert "agreement" in result.metrics.encode()
+    assert "agreement" in encode(result.metrics)
     results = json.loads((run_dir / "results.json").read_text())
     assert results["judges"]["embedding"]["calibrations"]  # the calibration used is on record
     lines = [json.loads(x) for x in (run_dir / "samples.jsonl").read_text().splitlines()]
@@ -148,4 +149,4 @@ def test_end_to_end_with_the_embedded_model(tmp_path):
     again = build_config({}, {**flags, "run_id": "two"})
     _, result2, usage2 = asyncio.run(run_suite(again, quiet=True))
     assert usage2["llamacpp"]["new"] == 0
-    assert result2.metrics.encode()["judges"] == result.metrics.encode()["judges"]
+    assert encode(result2.metrics)["judges"] == encode(result.metrics)["judges"]

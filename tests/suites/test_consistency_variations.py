@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from robusteval.probes.apply import perturb_text
+from robusteval.results.codec import encode
 from robusteval.results.records import read_run
 from robusteval.testing.openai_stub import StubServer
 
@@ -94,7 +95,7 @@ def test_generated_sets_exact_counts_metrics_and_files(runs):
     assert "Time in local judge models" in report
     record = read_run(folder)  # the typed record reads back what was written
     assert record.metrics.generation.variations["ocr"].reasons == {"unchanged": 1}
-    assert record.metrics.encode() == results["metrics"]
+    assert encode(record.metrics) == results["metrics"]
 
 
 def test_sensitivity_of_the_ratings_through_the_stub(runs):

@@ -18,7 +18,7 @@ from robusteval.data.hallucigen import load_items
 from robusteval.engine import Engine, Store
 from robusteval.errors import UserError
 from robusteval.report.terminal_hallucination import matrix_csv, summary_markdown
-from robusteval.results.codec import decode
+from robusteval.results.codec import decode, encode
 from robusteval.results.hallucination import HallucinationMetrics
 from robusteval.results.samples_file import SampleWriter
 from robusteval.suites.base import SuiteContext
@@ -103,7 +103,7 @@ def test_all_steps_with_known_behaviour(tmp_path):
     options = Options(detectors=("oracle", "first"), prompts=("incorrect", "meaning"), orders="both", judge="judge",
                       ensembles=("oracle/incorrect+first/incorrect", "oracle/incorrect+oracle/meaning+first/meaning"))
     result = asyncio.run(_execute(tmp_path, options))
-    m = result.metrics.encode()
+    m = encode(result.metrics)
     steps = [s.step for s in result.samples]
     assert steps.count("generation") == 6 and steps.count("judge") == 12
     # 6 items, both orders, 4 configs + 2 votes
@@ -150,8 +150,8 @@ def test_seeded_single_order_and_separate_steps(tmp_path):
     assert {s.step for s in result.samples} == {"detection"} and len(result.samples) == 20
     orders = [s.order for s in result.samples]
     assert 0 < orders.count("21") < 20  # seeded coin per item
-    d = result.metrics.encode()["detection"]["detectors"]["first/support"]
-    assert "order_consistency" not in d and set(result.metrics.encode()) == {"detection"}
+    d = encode(result.metrics)["detection"]["detectors"]["first/support"]
+    assert "order_consistency" not in d and set(encode(result.metrics)) == {"detection"}
     # always-first is right exactly where the gold was shown first
     right = sum((s.gold == "hyp1") == (s.order == "12") for s in result.samples)
     assert d["accuracy"]["value"] == pytest.approx(right / 20)
@@ -166,7 +166,7 @@ def test_joint_generation_and_unparsed_outputs_skip_cross(tmp_path):
     gen = [s for s in result.samples if s.step == "generation"]
     # the scripted generator does not write hyp+:/hyp-: lines: every output is invalid, nothing to cross
     assert [s.status for s in gen] == ["invalid"] * 3 and all(s.reason == "no hyp+" for s in gen)
-    m = result.metrics.encode()
+    m = encode(result.metrics)
     assert m["cross"]["matrix"] == {} and m["generation"]["gen"]["judges"] == {}
     assert m["generation"]["gen"]["invalid_reasons"] == {"no hyp+": 3}
     assert "matrix.csv" in result.files
@@ -181,7 +181,7 @@ def test_generation_step_needs_sources_only(tmp_path):
     assert [(g.item_id, g.status, g.type) for g in gen] == [("s1", "ok", "date"), ("s2", "ok", None)]
     assert gen[0].hyp_plus == "Snow fell all night. Indeed." and gen[1].hyp_minus == "Es schneit seit Montag. Not."
     assert "type date" in gen[0].prompts[1] and "translation into English" in gen[1].prompts[0]
-    assert set(result.metrics.encode()) == {"generation"} and "matrix.csv" not in result.files
+    assert set(encode(result.metrics)) == {"generation"} and "matrix.csv" not in result.files
     with pytest.raises(UserError, match="detection needs both hypotheses, hyp1 and hyp2"):
         asyncio.run(_execute(tmp_path, Options(step="detection"), limit=None, data=str(path)))
 
@@ -284,6 +284,6 @@ def test_nli_judge_and_baseline_on_a_tiny_model(tmp_path, tiny_nli_model):
         assert s.predicted == nli_detect(p1, p2) and s.correct == (s.predicted == item.label)
         shown_first = "hyp2" if s.order == "21" else "hyp1"
         assert s.predicted_position == (1 if s.predicted == shown_first else 2)
-    assert "nli" in result.metrics.encode()["cross"]["detectors"]
-    assert "vote(nli+oracle/incorrect)" in result.metrics.encode()["detection"]["detectors"]
-    assert result.metrics.encode()["detection"]["agreement"]["configs"] == ["oracle/incorrect", "nli"]
+    assert "nli" in encode(result.metrics)["cross"]["detectors"]
+    assert "vote(nli+oracle/incorrect)" in encode(result.metrics)["detection"]["detectors"]
+    assert encode(result.metrics)["detection"]["agreement"]["configs"] == ["oracle/incorrect", "nli"]

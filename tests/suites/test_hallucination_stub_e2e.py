@@ -13,6 +13,7 @@ from robusteval.cli import main
 from robusteval.report.leaderboard import boards_from
 from robusteval.report.render import load_run
 from robusteval.report.sections import headlines, sections
+from robusteval.results.codec import encode
 from robusteval.results.records import read_run
 from robusteval.testing.openai_stub import StubServer
 
@@ -66,7 +67,7 @@ def test_exact_metrics(stub_run):
     assert list(m["cross"]["matrix"]) == [MODEL] and list(m["cross"]["matrix"][MODEL]) == [*CONFIGS, VOTE]
     assert "matrix" not in m["detection"]
     # the typed record reads back and encodes to exactly what was written
-    assert read_run(stub_run).metrics.encode() == m
+    assert encode(read_run(stub_run).metrics) == m
 
 
 def test_headlines_file_each_detector_under_its_whole_label(stub_run):

@@ -10,6 +10,7 @@ import pytest
 from robusteval.data.persona import Persona, load_questionnaire
 from robusteval.metrics.persona import PersonaTally, answer_matrix, games, leaderboard, model_metrics
 from robusteval.probes.persona import Context
+from robusteval.results.codec import encode
 from robusteval.suites.persona import Sample, scores_csv
 
 FIX = Path(__file__).parent.parent / "fixtures" / "persona"
@@ -126,7 +127,7 @@ def test_leaderboard_across_runs_scores_each_run_and_model(tmp_path):
         (tmp_path / run / "results.json").write_text(json.dumps(
             {"suite": "persona", "contexts": [{"name": c} for c in contexts], "metrics": {"m": metrics}}))
     board = persona_leaderboard([str(tmp_path / "r1"), str(tmp_path / "r2")])
-    assert board.encode() == leaderboard({"r1/m": stable, "r2/m": flipped}, names)
+    assert encode(board) == leaderboard({"r1/m": stable, "r2/m": flipped}, names)
     assert board.models["r1/m"].cardinal > board.models["r2/m"].cardinal
     with pytest.raises(UserError, match="different contexts"):
         persona_leaderboard([str(tmp_path / "r1"), str(tmp_path / "r3")])

@@ -13,8 +13,7 @@ import pytest
 from robusteval.cli import main
 from robusteval.report.render import load_run
 from robusteval.report.sections import headlines, sections
-from robusteval.results.persona import encode_metrics
-from robusteval.results.records import read_run
+from robusteval.results.records import encode_metrics, read_run
 from robusteval.testing.openai_stub import StubServer
 
 FIX = Path(__file__).parent.parent / "fixtures" / "persona"
@@ -76,7 +75,7 @@ def test_exact_metrics(stub_runs):
     assert (board["kendalls_w"], board["diversity"]) == pytest.approx((0.04, 0.96))
     assert (board["sensitivity_win_rate"], board["sensitivity_cardinal"]) == (1, 0)
     # the typed record reads back and encodes to exactly what was written
-    assert encode_metrics(read_run(folder).metrics) == results["metrics"]
+    assert encode_metrics("persona", read_run(folder).metrics) == results["metrics"]
     rerun = json.loads((stub_runs[1] / "results.json").read_text())
     assert rerun["metrics"] == results["metrics"] and rerun["models"][A]["usage"]["new"] == 0
 

@@ -29,7 +29,7 @@ FIXTURES = Path(__file__).parent.parent / "fixtures"
 REPO = FIXTURES.parent.parent  # named REPO in the captures: a checkout's own path is not what a run found
 GOLDEN = FIXTURES / "streaming"
 # results.json keys that name this run, its time or its machine, not what it found
-VOLATILE = {"run_id", "config", "versions", "started", "wall_time_s", "models", "data", "cost"}
+VOLATILE = {"run_id", "format_version", "config", "versions", "started", "wall_time_s", "models", "data", "cost"}
 SETS = [{"id": "s1", "variation": "formality", "variants": [{"language": "en", "prompt": "Name a primary colour."},
                                                           {"language": "en", "prompt": "pls name a primary color"},
                                                           {"language": "en", "prompt": "Name one primary colour!"}]},

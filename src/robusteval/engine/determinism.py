@@ -138,6 +138,23 @@ def _negated(key: str) -> str:
     return key.translate(_REVERSE_HEX)
 
 
+def new_engine(store: Store, *, keep: int = 0, **kwargs: Any) -> Engine:
+    """A run's engine: one that keeps ``keep`` of its greedy requests to ask again
+    (``--check-determinism N``), or a plain `Engine` (``keep`` 0); kwargs: `Engine`'s keywords."""
+    if keep:
+        return RecordingEngine(store, keep=keep, **kwargs)
+    return Engine(store, **kwargs)
+
+
+async def measure_models(engine: Engine, models: list[str], *, rpm: float | None = None, tpm: float | None = None,
+                         concurrency: int | None = None) -> dict[str, dict[str, Any]]:
+    """``--check-determinism N`` on a run: ask the requests ``engine`` (a `new_engine` with ``keep``)
+    kept of each model again, bypassing the store; results.json records the counts under ``determinism``."""
+    assert isinstance(engine, RecordingEngine)
+    return {model: (await measure_recorded(engine, model, rpm=rpm, tpm=tpm, concurrency=concurrency,
+                                           retry=engine.retry)).as_dict() for model in models}
+
+
 _REVERSE_HEX = str.maketrans("0123456789abcdef", "fedcba9876543210")
 
 
@@ -231,11 +248,11 @@ class _Started:
         pass
 
 
-def summaries(results: dict[str, Any], model: str | None = None) -> list[str]:
-    """The determinism lines of a run (``results.json``'s, or a suite result's ``extra``), of every
-    model or of ``model``; none if the run did not measure it."""
+def summaries(determinism: dict[str, dict[str, Any]] | None, model: str | None = None) -> list[str]:
+    """The determinism lines of a run (results.json's ``determinism``, by model), of every model or
+    of ``model``; none if the run did not measure it."""
     return [DeterminismResult.from_dict(name, data).summary()
-            for name, data in (results.get("determinism") or {}).items() if model is None or name == model]
+            for name, data in (determinism or {}).items() if model is None or name == model]
 
 
 NOISE_NOTE = ("Backend noise floor (--check-determinism): the same greedy request asked twice, the second time "

@@ -9,6 +9,7 @@ per-unit agreement, 1 − mean |a − b| / 5 over judge pairs.
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +39,7 @@ def unit_agreement(scores: np.ndarray, scale_max: float = SCALE_MAX) -> float | 
     return 1 - float(np.mean(gaps)) / scale_max
 
 
-def agreement_report(judge_scores: dict[str, np.ndarray], unit_names: list[str]) -> dict:
+def agreement_report(judge_scores: dict[str, np.ndarray], unit_names: list[str]) -> dict[str, Any]:
     """Overall alpha, pairwise Spearman, and per-unit agreement for judges' aligned score vectors."""
     names = list(judge_scores)
     matrix = np.vstack([judge_scores[n] for n in names])

@@ -88,7 +88,7 @@ def text_covariates(texts: Sequence[str], embed: Callable[[list[str]], np.ndarra
         return None
     held = np.cumsum(sv**2) / np.sum(sv**2)
     k = min(int(np.searchsorted(held, share)) + 1, max(1, len(texts) // 3))
-    return u[:, :k] * sv[:k]
+    return np.asarray(u[:, :k] * sv[:k])
 
 
 def gold_covariates(variants: Sequence[str]) -> np.ndarray | None:

@@ -99,7 +99,7 @@ class Fit:
         """items x GRID: each item's posterior over the ability grid, given the variant effects."""
         log_right, log_wrong = _log_p(b)
         lp = np.asarray(self.right @ log_right + self.wrong @ log_wrong) + np.log(self.pi)[None, :]
-        return np.exp(lp - logsumexp(lp, axis=1, keepdims=True))
+        return np.asarray(np.exp(lp - logsumexp(lp, axis=1, keepdims=True)))
 
     def _em(self, iterations: int) -> None:
         for _ in range(iterations):
@@ -163,7 +163,7 @@ class Fit:
 
     def expected(self) -> np.ndarray:
         """items x variants: the fitted probability of every cell (abilities integrated out)."""
-        return self._item_posterior(self.b) @ expit(GRID[:, None] + self.b[None, :])
+        return np.asarray(self._item_posterior(self.b) @ expit(GRID[:, None] + self.b[None, :]))
 
 
 def _prior_on_effects(prior_mean: np.ndarray, tau: np.ndarray) -> np.ndarray:
@@ -175,7 +175,7 @@ def _prior_on_effects(prior_mean: np.ndarray, tau: np.ndarray) -> np.ndarray:
     z = (EFFECTS[None, None, :] - prior_mean[None, :, None]) / tau[:, None, None]
     log_d = -0.5 * z**2
     d = np.exp(log_d - log_d.max(axis=2, keepdims=True))
-    return d / d.sum(axis=2, keepdims=True)
+    return np.asarray(d / d.sum(axis=2, keepdims=True))
 
 
 def _draw_tau(lik: np.ndarray, prior_mean: np.ndarray, log_prior: np.ndarray, rng: np.random.Generator) -> float:
@@ -190,7 +190,7 @@ def _draw_tau(lik: np.ndarray, prior_mean: np.ndarray, log_prior: np.ndarray, rn
 
 def _draw_effects(lik: np.ndarray, prior_mean: np.ndarray, tau2: float, rng: np.random.Generator) -> np.ndarray:
     """Each variant's effect given the abilities, tau and gamma: exact, on EFFECTS."""
-    return EFFECTS[draw_rows(_prior_on_effects(prior_mean, np.array([np.sqrt(tau2)]))[0] * lik, rng)]
+    return np.asarray(EFFECTS[draw_rows(_prior_on_effects(prior_mean, np.array([np.sqrt(tau2)]))[0] * lik, rng)])
 
 
 def draw_rows(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -198,7 +198,7 @@ def draw_rows(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     with probability proportional to the row's weights: how the sampler draws an ability or an
     effect on its grid."""
     cdf = np.cumsum(weights, axis=1)
-    return np.minimum((cdf < rng.random((len(weights), 1)) * cdf[:, -1:]).sum(axis=1), weights.shape[1] - 1)
+    return np.asarray(np.minimum((cdf < rng.random((len(weights), 1)) * cdf[:, -1:]).sum(axis=1), weights.shape[1] - 1))
 
 
 def _standardise(covariates: np.ndarray | None, n_vars: int) -> np.ndarray:

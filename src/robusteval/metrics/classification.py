@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Sequence
+from typing import Any
 
 import numpy as np
 from sklearn.metrics import cohen_kappa_score, matthews_corrcoef
@@ -27,7 +28,7 @@ def _valid(gold: np.ndarray, pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return gold[keep], pred[keep]
 
 
-def scores(gold, pred) -> dict[str, float]:
+def scores(gold: Any, pred: Any) -> dict[str, float]:
     """Accuracy and macro-averaged precision, recall and F1 over the classes that occur (in the
     gold labels or the valid predictions), as scikit-learn computes them with ``zero_division=0``.
     NaN for every score when nothing is left to score."""
@@ -50,7 +51,7 @@ def scores(gold, pred) -> dict[str, float]:
             "recall": float(recall.mean()), "f1": float(f1.mean())}
 
 
-def _paired(a: Sequence[Hashable], b: Sequence[Hashable]) -> tuple[list, list]:
+def _paired(a: Sequence[Hashable], b: Sequence[Hashable]) -> tuple[list[Any], list[Any]]:
     """The positions both raters answered (None = missing), as strings for scikit-learn."""
     kept = [(str(x), str(y)) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
     return [x for x, _ in kept], [y for _, y in kept]

@@ -12,10 +12,10 @@ import warnings
 import numpy as np
 
 
-def _nanmean(x: np.ndarray, axis=None):
+def _nanmean(x: np.ndarray, axis: int | None = None) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices give NaN, which we want
-        return np.nanmean(x, axis=axis)
+        return np.asarray(np.nanmean(x, axis=axis))
 
 
 def variant_accuracy(correct: np.ndarray) -> np.ndarray:

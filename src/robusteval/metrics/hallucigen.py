@@ -29,7 +29,7 @@ SCORES = ("accuracy", "precision", "recall", "f1")
 GOLD, PRED12, PRED21, POS12, POS21 = range(5)
 
 
-def detection_rows(samples: Sequence) -> tuple[list[str], np.ndarray]:
+def detection_rows(samples: Sequence[Any]) -> tuple[list[str], np.ndarray]:
     """Items x [gold, prediction shown 12, prediction shown 21, chosen position 12, chosen position 21].
 
     Predictions are label codes (0 = hyp1, 1 = hyp2, -1 invalid); NaN where an order was not asked
@@ -69,14 +69,14 @@ def order_consistency(rows: np.ndarray) -> float:
     return float(np.mean((both[:, PRED12] == both[:, PRED21]) & (both[:, PRED12] != INVALID)))
 
 
-def _boot(rows: np.ndarray, stat: Callable[[np.ndarray], float], seed: int, n_resamples: int) -> dict:
+def _boot(rows: np.ndarray, stat: Callable[[np.ndarray], float], seed: int, n_resamples: int) -> dict[str, Any]:
     if not len(rows):
         return Estimate(None).as_dict()
     return bootstrap(rows, stat, n_resamples=n_resamples, seed=seed).as_dict()
 
 
 def classification_block(rows: np.ndarray, *, seed: int = 0, n_resamples: int = 1000,
-                         which: Sequence[str] = SCORES) -> dict:
+                         which: Sequence[str] = SCORES) -> dict[str, Any]:
     """The scores of ``which`` with bootstrap CIs clustered by item; n/a without gold (the task's
     unlabelled test files: the predictions are all there is)."""
     if len(rows) and np.isnan(rows[:, GOLD]).all():
@@ -84,8 +84,8 @@ def classification_block(rows: np.ndarray, *, seed: int = 0, n_resamples: int = 
     return {name: _boot(rows, _score(name), seed, n_resamples) for name in which}
 
 
-def _group_blocks(samples: Sequence, attribute: str, *, seed: int, n_resamples: int) -> dict:
-    groups: dict[str, list] = {}
+def _group_blocks(samples: Sequence[Any], attribute: str, *, seed: int, n_resamples: int) -> dict[str, Any]:
+    groups: dict[str, list[Any]] = {}
     for s in samples:
         groups.setdefault(getattr(s, attribute) or "unknown", []).append(s)
     return {name: {**classification_block(detection_rows(group)[1], seed=seed, n_resamples=n_resamples,
@@ -94,8 +94,8 @@ def _group_blocks(samples: Sequence, attribute: str, *, seed: int, n_resamples: 
             for name, group in sorted(groups.items())}
 
 
-def detector_metrics(samples: Sequence, *, seed: int = 0, n_resamples: int = 1000,
-                     breakdowns: Sequence[str] = ("scenario", "lang", "type")) -> dict:
+def detector_metrics(samples: Sequence[Any], *, seed: int = 0, n_resamples: int = 1000,
+                     breakdowns: Sequence[str] = ("scenario", "lang", "type")) -> dict[str, Any]:
     """One detector configuration: overall scores, breakdowns, invalid and failed counts, position bias."""
     _, rows = detection_rows(samples)
     answered = [s for s in samples if s.status != "failed"]
@@ -120,15 +120,15 @@ def detector_metrics(samples: Sequence, *, seed: int = 0, n_resamples: int = 100
     return out
 
 
-def _key(s) -> tuple:
+def _key(s: Any) -> tuple[Any, ...]:
     return (s.generator, s.item_id, s.order)
 
 
-def agreement(samples: Sequence, configs: Sequence[str]) -> dict:
+def agreement(samples: Sequence[Any], configs: Sequence[str]) -> dict[str, Any]:
     """Agreement between detector configurations on the same shown pairs: Cohen's kappa and
     Matthews correlation for each pair (over the pairs both answered), Fleiss' kappa over the pairs
     all answered. A reply is hyp1, hyp2 or "invalid"; failed requests are left out."""
-    verdicts: dict[str, dict[tuple, str]] = {c: {} for c in configs}
+    verdicts: dict[str, dict[tuple[Any, ...], str]] = {c: {} for c in configs}
     for s in samples:
         if s.config in verdicts and s.status != "failed":
             verdicts[s.config][_key(s)] = s.predicted or "invalid"
@@ -148,9 +148,9 @@ def agreement(samples: Sequence, configs: Sequence[str]) -> dict:
             "configs": list(configs)}
 
 
-def matrix(samples: Sequence, configs: Sequence[str], *, seed: int = 0, n_resamples: int = 1000) -> dict:
+def matrix(samples: Sequence[Any], configs: Sequence[str], *, seed: int = 0, n_resamples: int = 1000) -> dict[str, Any]:
     """generator -> detector configuration -> scores of that detector on that generator's pairs."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     for generator in dict.fromkeys(s.generator for s in samples):
         out[generator] = {}
         for config in configs:
@@ -163,7 +163,7 @@ def matrix(samples: Sequence, configs: Sequence[str], *, seed: int = 0, n_resamp
     return out
 
 
-def share_block(values: Sequence[float | None], *, seed: int = 0, n_resamples: int = 1000) -> dict:
+def share_block(values: Sequence[float | None], *, seed: int = 0, n_resamples: int = 1000) -> dict[str, Any]:
     """Mean of 0/1 judgements, one per item (None = not judged, left out), with Wilson's interval
     (a plain proportion: unlike a bootstrap it does not collapse when every judgement agrees).
     ``seed`` and ``n_resamples`` are kept for the callers; Wilson needs neither."""
@@ -173,7 +173,8 @@ def share_block(values: Sequence[float | None], *, seed: int = 0, n_resamples: i
     return proportion(given, np.ones(len(given))).as_dict()
 
 
-def generation_metrics(generated: Sequence, judged: Sequence, *, seed: int = 0, n_resamples: int = 1000) -> dict:
+def generation_metrics(generated: Sequence[Any], judged: Sequence[Any], *, seed: int = 0,
+                       n_resamples: int = 1000) -> dict[str, Any]:
     """Per generator: how many outputs parsed, and per judge the share of hyp+ judged faithful and
     of hyp− judged hallucinated (overall and per requested hallucination type).
 
@@ -209,7 +210,7 @@ def generation_metrics(generated: Sequence, judged: Sequence, *, seed: int = 0, 
     return out
 
 
-def step_metrics(samples: Sequence, configs: Sequence[str], *, seed: int = 0, n_resamples: int = 1000,
+def step_metrics(samples: Sequence[Any], configs: Sequence[str], *, seed: int = 0, n_resamples: int = 1000,
                  cross: bool = False) -> StepMetrics:
     """The typed record of a detection or cross step: every configuration found in ``samples``
     (``configs`` order the agreement), with the detector's model label and prompt variant stored
@@ -229,7 +230,7 @@ def step_metrics(samples: Sequence, configs: Sequence[str], *, seed: int = 0, n_
         "matrix": matrix(samples, names, seed=seed, n_resamples=n_resamples) if cross else None})
 
 
-def generation_record(generated: Sequence, judged: Sequence, *, seed: int = 0,
+def generation_record(generated: Sequence[Any], judged: Sequence[Any], *, seed: int = 0,
                       n_resamples: int = 1000) -> dict[str, GeneratorMetrics]:
     """`generation_metrics` as typed records, by generator."""
     return decode(dict[str, GeneratorMetrics], generation_metrics(generated, judged, seed=seed,

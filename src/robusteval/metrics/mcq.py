@@ -15,6 +15,7 @@ from typing import Protocol
 import numpy as np
 
 from robusteval.estimate import Estimate
+from robusteval.labels import LETTERS
 from robusteval.metrics.circular import CIRCULAR, circular_metrics
 from robusteval.metrics.consistency import (
     agreeing_pairs,
@@ -26,7 +27,6 @@ from robusteval.metrics.consistency import (
 from robusteval.metrics.mcq_sensitivity import is_unperturbed, measures
 from robusteval.metrics.stats import bootstrap_sums, proportion, share_bootstrap, spread_interval
 from robusteval.metrics.two_way import is_sampled, population
-from robusteval.probes.choices import LETTERS
 from robusteval.probes.design import crossed_name
 from robusteval.results.mcq import CategoryMetrics, FamilyMetrics, InvalidReplies, PositionShare, VariantMetrics
 from robusteval.types import READ_AS, Item
@@ -327,7 +327,7 @@ def family_metrics_of(t: _FamilyTally, *, seed: int = 0, n_resamples: int = 1000
         macro_accuracy=macro(category_sums(m.correct, m.categories)) if has_categories else None,
         sensitivity=measures(t.reference, t.loglik_tensor(), m.variants, m.correct, m.answers, seed=seed,
                              n_resamples=n_resamples),
-        categories=per_category(m.categories, *t.item_counts()) if has_categories else {},
+        categories=per_category(m.categories, *t.item_counts()) if has_categories else None,
         # the same measures with format failures apart: a question's invalid replies left out, so
         # what remains is the answer changing, not the reply failing to say one (arXiv 2509.01790)
         sensitivity_valid=measures(t.reference, t.loglik_tensor(), m.variants, m.correct_valid,
@@ -340,7 +340,7 @@ def family_metrics_of(t: _FamilyTally, *, seed: int = 0, n_resamples: int = 1000
         # resampled together (metrics/two_way.py), beside the item-clustered accuracy above
         population=population(m.correct) if is_sampled(t.base_family) and n_vars > 1 else None,
         circular=circular_metrics(m.correct, t.width) if t.base_family == CIRCULAR else None,
-        read_as=in_order(t.read_as),
+        read_as=in_order(t.read_as) or None,
     )
 
 
@@ -371,12 +371,12 @@ def position_bias(m: FamilyMatrices) -> dict[str, PositionShare]:
 
 
 def _ratio(sums: np.ndarray) -> np.ndarray:
-    return sums[:, 0] / sums[:, 1]
+    return np.asarray(sums[:, 0] / sums[:, 1])
 
 
 def _accuracies(sums: np.ndarray, n_vars: int) -> np.ndarray:
     """Per-variant accuracies from the column sums of (correct | answered) per variant."""
-    return sums[:, :n_vars] / sums[:, n_vars:]
+    return np.asarray(sums[:, :n_vars] / sums[:, n_vars:])
 
 
 def metrics(samples: Sequence[McqSample], items: list[Item], families: Sequence[str] | None = None, *,

@@ -13,12 +13,12 @@ give POSIX.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
+from robusteval.labels import BASE_STYLE
 from robusteval.metrics.sensitivity import sensitivity
-from robusteval.probes.choices import BASE_STYLE
 from robusteval.probes.design import ORIGINAL
 from robusteval.probes.templates import BASE
 from robusteval.results.sensitivity import Sensitivity
@@ -66,7 +66,7 @@ def reference_name(ref: np.ndarray, variants: list[str]) -> str | None:
     return named.pop() if len(named) == 1 else "unperturbed (published order)"
 
 
-def loglik_tensor(rows: Sequence, variants: list[str], item_ids: list[str]) -> np.ndarray | None:
+def loglik_tensor(rows: Sequence[Any], variants: list[str], item_ids: list[str]) -> np.ndarray | None:
     """Items x variants x options: the log-probability of each original option under each variant's
     prompt (from the samples' ``logliks``, in shown order); None when no sample has them."""
     scored = [s for s in rows if getattr(s, "logliks", ())]

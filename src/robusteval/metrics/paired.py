@@ -9,6 +9,7 @@ questions, unlike a McNemar test over individual answers).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -26,7 +27,7 @@ class PairedDifference:
     p_value: float | None
     n: int
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
 
 

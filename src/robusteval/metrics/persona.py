@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -33,7 +33,7 @@ from robusteval.metrics.stability import (
 )
 from robusteval.metrics.stats import bootstrap, finite as _finite
 from robusteval.probes.persona import Context
-from robusteval.results.codec import decode
+from robusteval.results.codec import decode, encode
 from robusteval.results.persona import BoardEntry, Game, ModelStability, PersonaBoard
 
 # Errors that say a prompt did not fit the model's window (llama.cpp, OpenAI, vLLM wordings).
@@ -66,7 +66,7 @@ class PersonaTally:
     def _context(self) -> _ContextTally:
         return _ContextTally(len(self.row), len(self.col))
 
-    def add(self, s) -> None:
+    def add(self, s: Any) -> None:
         self.count += 1
         self.invalid += s.status == "invalid"
         self.failed += s.status == "failed"
@@ -84,7 +84,7 @@ class PersonaTally:
         if s.answer is not None and s.persona_id in self.row:
             c.answers[self.row[s.persona_id], self.col[s.item_id]] = s.answer
 
-    def add_all(self, samples) -> PersonaTally:
+    def add_all(self, samples: Iterable[Any]) -> PersonaTally:
         for s in samples:
             self.add(s)
         return self
@@ -94,17 +94,18 @@ class PersonaTally:
         return np.full((len(self.row), len(self.col)), np.nan) if c is None else c.answers.copy()
 
 
-def _tally(samples, personas: list[Persona], contexts: list[str], questionnaire: Questionnaire) -> PersonaTally:
+def _tally(samples: Iterable[Any], personas: list[Persona], contexts: list[str],
+           questionnaire: Questionnaire) -> PersonaTally:
     return PersonaTally(personas, contexts, questionnaire).add_all(samples)
 
 
-def answer_matrix(samples: Sequence, personas: list[Persona], context: str,
+def answer_matrix(samples: Sequence[Any], personas: list[Persona], context: str,
                   questionnaire: Questionnaire) -> np.ndarray:
     """Personas x items answers (1..n) in one context; NaN for invalid or failed."""
     return _tally(samples, personas, [context], questionnaire).matrix(context)
 
 
-def context_scores(samples: Sequence | PersonaTally, personas: list[Persona], contexts: list[str],
+def context_scores(samples: Sequence[Any] | PersonaTally, personas: list[Persona], contexts: list[str],
                    questionnaire: Questionnaire) -> list[np.ndarray]:
     """Value scores per context (personas x values), from the samples or a tally of them."""
     tally = samples if isinstance(samples, PersonaTally) else _tally(samples, personas, contexts, questionnaire)
@@ -113,7 +114,7 @@ def context_scores(samples: Sequence | PersonaTally, personas: list[Persona], co
                          questionnaire.values, reverse=reverse, n_points=len(questionnaire.scale)) for c in contexts]
 
 
-def lost_contexts(samples: Sequence | PersonaTally, contexts: list[str]) -> dict[str, dict]:
+def lost_contexts(samples: Sequence[Any] | PersonaTally, contexts: list[str]) -> dict[str, dict[str, Any]]:
     """Contexts with failed answers (a request or a conversation turn that failed): how many of
     how many, and the first error. A figure over such a context would be computed from what is
     left, so it is reported n/a instead."""
@@ -121,7 +122,7 @@ def lost_contexts(samples: Sequence | PersonaTally, contexts: list[str]) -> dict
     return _lost(tally, contexts)
 
 
-def _lost(tally: PersonaTally, contexts: list[str]) -> dict[str, dict]:
+def _lost(tally: PersonaTally, contexts: list[str]) -> dict[str, dict[str, Any]]:
     out = {}
     for name in contexts:
         c = tally.contexts.get(name)
@@ -130,7 +131,7 @@ def _lost(tally: PersonaTally, contexts: list[str]) -> dict[str, dict]:
     return out
 
 
-def lost_message(lost: dict[str, dict]) -> str:
+def lost_message(lost: dict[str, dict[str, Any]]) -> str:
     """Why figures are n/a, and how to fix it (a window too small for the context, or failures a
     rerun retries)."""
     parts = [f"context {name} lost {d['failed']} of {d['answers']} answers ({d['error']})" for name, d in lost.items()]
@@ -146,9 +147,9 @@ def lost_message(lost: dict[str, dict]) -> str:
 NA_FIT = {"cfi": None, "srmr": None, "rmsea": None}
 
 
-def model_metrics(samples: Sequence | PersonaTally, personas: list[Persona], contexts: list[Context],
+def model_metrics(samples: Sequence[Any] | PersonaTally, personas: list[Persona], contexts: list[Context],
                   questionnaire: Questionnaire, *, seed: int = 0, n_resamples: int = 1000,
-                  mds_method: str = "classic") -> dict:
+                  mds_method: str = "classic") -> dict[str, Any]:
     """Stability (with a persona bootstrap CI), the context matrix, per-value stability and validity.
 
     A context that lost answers (failed requests) makes every figure involving it n/a (None, with
@@ -229,7 +230,7 @@ def _rate(invalid: int, failed: int, rows: int) -> float | None:
     return invalid / answered if answered else None
 
 
-def games(metrics: Mapping[str, ModelStability | dict],
+def games(metrics: Mapping[str, ModelStability | dict[str, Any]],
           contexts: list[str]) -> tuple[list[Game], np.ndarray, list[list[int]]]:
     """The models x games table (higher is better: SRMR, RMSEA and Stress-1 enter as 1 - x), its
     games, and for each context the columns of the games that involve it (read from each game's
@@ -254,7 +255,7 @@ def games(metrics: Mapping[str, ModelStability | dict],
     return columns, table, groups
 
 
-def persona_board(metrics: Mapping[str, ModelStability | dict], contexts: list[str]) -> PersonaBoard:
+def persona_board(metrics: Mapping[str, ModelStability | dict[str, Any]], contexts: list[str]) -> PersonaBoard:
     """Cardinal score and win rate per model, and the benchmark's diversity and sensitivity
     (undefined figures are None).
 
@@ -278,17 +279,18 @@ def persona_board(metrics: Mapping[str, ModelStability | dict], contexts: list[s
         na_reason="; ".join(f"{m}: {reason}" for m, reason in lost.items()) if lost else None)
 
 
-def leaderboard(metrics: Mapping[str, ModelStability | dict], contexts: list[str]) -> dict:
+def leaderboard(metrics: Mapping[str, ModelStability | dict[str, Any]], contexts: list[str]) -> dict[str, Any]:
     """`persona_board` as results.json holds it."""
-    return persona_board(metrics, contexts).encode()
+    data: dict[str, Any] = encode(persona_board(metrics, contexts))
+    return data
 
 
-def model_record(*args, **kwargs) -> ModelStability:
+def model_record(*args: Any, **kwargs: Any) -> ModelStability:
     """`model_metrics` as a typed record."""
     return decode(ModelStability, json_safe(model_metrics(*args, **kwargs)))
 
 
-def json_safe(x):
+def json_safe(x: Any) -> Any:
     if isinstance(x, dict):
         return {k: json_safe(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -124,8 +125,8 @@ class MDSResult:
     error: str | None = None
     method: str = "classic"
 
-    def as_dict(self, item_ids: tuple[str, ...] = ()) -> dict:
-        out: dict = {"stress1": self.stress1, "method": self.method, "error": self.error}
+    def as_dict(self, item_ids: tuple[str, ...] = ()) -> dict[str, Any]:
+        out: dict[str, Any] = {"stress1": self.stress1, "method": self.method, "error": self.error}
         if self.dropped:
             out["dropped_items"] = [item_ids[i] if item_ids else i for i in self.dropped]
         return out
@@ -197,7 +198,7 @@ class CFAFit:
     n: int = 0
     error: str | None = None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"cfi": self.cfi, "srmr": self.srmr, "rmsea": self.rmsea, "n": self.n, "error": self.error}
 
 

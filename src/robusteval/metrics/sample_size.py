@@ -18,6 +18,7 @@ items reaches the target (`floor`), which is the planner's first answer for a pr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -63,7 +64,7 @@ def floor(c: Components, k: int, *, level: float = 0.95) -> float:
     return planned_width(c, MAX_ITEMS, k, level=level)
 
 
-def fewest_items(width_at, target: float) -> int | None:
+def fewest_items(width_at: Callable[..., float], target: float) -> int | None:
     """The fewest items n >= 2 with ``width_at(n) <= target`` (a width falling with n), None when even
     `MAX_ITEMS` do not reach it."""
     if width_at(MAX_ITEMS) > target:

@@ -27,8 +27,9 @@ bootstrap over items.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +49,7 @@ class VariantSensitivity:
     drop_rate: Estimate
     flip_rate: Estimate
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"accuracy": self.accuracy.as_dict(), "drop_rate": self.drop_rate.as_dict(),
                 "flip_rate": self.flip_rate.as_dict()}
 
@@ -77,7 +78,7 @@ class SensitivityReport:
     posix: Estimate  # mean over items of POSIX's psi (Chatterjee et al.)
     per_variant: tuple[VariantSensitivity, ...]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """The JSON form the results use: every measure as ``Estimate.as_dict()``."""
         measures = ("consistency_rate", "consistency_rate_pooled", "flip_rate", "spread", "std", "worst_case",
                     "best_case", "drop_rate", "prompt_sensi_score", "max_p", "avg_p", "cps", "posix")
@@ -114,7 +115,7 @@ def sensitivity(correct: np.ndarray, *, answers: np.ndarray | None = None, refer
     ref = _reference(reference, names, n_items)
     a = None if answers is None else _answers(answers, n_items, n_vars)
 
-    def boot(per_item: np.ndarray, statistic) -> Estimate:
+    def boot(per_item: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray]) -> Estimate:
         return bootstrap_sums(per_item, statistic, n_resamples=n_resamples, seed=seed)
 
     answered = ~np.isnan(c)
@@ -340,7 +341,7 @@ def posix(loglik: np.ndarray, answers: np.ndarray | None, n_variants: int, *, n_
 
 
 def _ratio(sums: np.ndarray) -> np.ndarray:
-    return sums[:, 0] / sums[:, 1]
+    return np.asarray(sums[:, 0] / sums[:, 1])
 
 
 def drop_rates(variant: np.ndarray, reference: np.ndarray) -> np.ndarray:
@@ -364,14 +365,14 @@ def _mean_drop(sums: np.ndarray) -> np.ndarray:
     variants that happen to be defined would be a mean of other variants in each bootstrap resample,
     and the undefined share of resamples (`stats.MAX_UNDEFINED`) decides whether it gets an interval."""
     k = sums.shape[1] // 2
-    return drop_rates(sums[:, :k], sums[:, k:]).mean(axis=1)
+    return np.asarray(drop_rates(sums[:, :k], sums[:, k:]).mean(axis=1))
 
 
 def _accuracies(sums: np.ndarray, n_vars: int) -> np.ndarray:
-    return sums[:, :n_vars] / sums[:, n_vars:]
+    return np.asarray(sums[:, :n_vars] / sums[:, n_vars:])
 
 
-def _avg_p(n_vars: int):
+def _avg_p(n_vars: int) -> Callable[[np.ndarray], np.ndarray]:
     """AvgP (Mizrahi et al. 2024), the mean variant accuracy, from per-variant (correct | answered) sums."""
 
     def avg_p(sums: np.ndarray) -> np.ndarray:
@@ -380,10 +381,10 @@ def _avg_p(n_vars: int):
     return avg_p
 
 
-def _nanmean(x: np.ndarray, axis=None):
+def _nanmean(x: np.ndarray, axis: int | None = None) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows give NaN, which we want
-        return np.nanmean(x, axis=axis)
+        return np.asarray(np.nanmean(x, axis=axis))
 
 
 # -- input checks -----------------------------------------------------------------------------------

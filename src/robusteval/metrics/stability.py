@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 from scipy.stats import rankdata, spearmanr
@@ -81,7 +82,7 @@ def cardinal_scores(table: np.ndarray) -> np.ndarray:
     """Each model's mean over its defined games (table: models x games, higher is better)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmean(np.asarray(table, dtype=float), axis=1)
+        return np.asarray(np.nanmean(np.asarray(table, dtype=float), axis=1))
 
 
 def win_rate_table(table: np.ndarray) -> np.ndarray:
@@ -126,10 +127,11 @@ def kendalls_w(table: np.ndarray) -> float:
 def ranking(scores: np.ndarray) -> np.ndarray:
     """Rank of each model, 1 = best (ties share the better rank)."""
     s = tie_safe(scores)
-    return rankdata(-np.where(np.isfinite(s), s, -np.inf), method="min").astype(int)
+    return np.asarray(rankdata(-np.where(np.isfinite(s), s, -np.inf), method="min").astype(int))
 
 
-def max_rank_change(table: np.ndarray, groups: list[list[int]], score=win_rates) -> int | None:
+def max_rank_change(table: np.ndarray, groups: list[list[int]],
+                    score: Callable[[np.ndarray], np.ndarray] = win_rates) -> int | None:
     """Largest |rank change| of any model when the games in one group (e.g. the games involving one
     context) are removed and the models are scored again. None below 2 models or groups."""
     t = np.asarray(table, dtype=float)

@@ -20,8 +20,8 @@ Which interval, and why (docs/statistics.md has the coverage figures behind each
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Literal
+from collections.abc import Callable, Iterator
+from typing import Any, Literal
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -31,7 +31,7 @@ from robusteval.estimate import Estimate
 Method = Literal["bca", "percentile"]
 
 
-def _student_t():
+def _student_t() -> Any:
     """scipy's t distribution, imported on first use: importing scipy.stats costs over a second of
     start-up on a busy 2-core machine, and many runs never need a t-quantile."""
     from scipy.stats import t
@@ -120,7 +120,7 @@ def bootstrap(rows: np.ndarray, statistic: Callable[[np.ndarray], float], *, n_r
 BLOCK_CELLS = 1_000_000
 
 
-def _index_blocks(rng: np.random.Generator, n: int, n_resamples: int):
+def _index_blocks(rng: np.random.Generator, n: int, n_resamples: int) -> Iterator[np.ndarray]:
     """The resamples' item indices (resamples x n, as ``rng.integers(0, n, (n_resamples, n))``
     draws them), in blocks of rows."""
     step = max(1, BLOCK_CELLS // max(1, n))
@@ -295,15 +295,15 @@ def spread_interval(numerators: np.ndarray, denominators: np.ndarray, *, n_resam
 class _quiet:
     """Silence NumPy's warnings about all-NaN slices (a pair with no finite draw is left out)."""
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         import warnings
 
         self._catch = warnings.catch_warnings()
         self._catch.__enter__()
         warnings.simplefilter("ignore", RuntimeWarning)
 
-    def __exit__(self, *exc):
-        return self._catch.__exit__(*exc)
+    def __exit__(self, *exc: Any) -> None:
+        self._catch.__exit__(*exc)
 
 
 def simultaneous_bounds(numerators: np.ndarray, denominators: np.ndarray, *, n_resamples: int = 1000,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from robusteval.readers.aliases import alias_match, normalize_answer
 
@@ -34,7 +35,7 @@ def sentence_bleu(prediction: str, reference: str) -> float:
 
 
 @functools.lru_cache(maxsize=1)
-def _rouge():
+def _rouge() -> Any:
     from rouge_score import rouge_scorer
 
     return rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=False)
@@ -60,7 +61,7 @@ class AnswerScore:
     rouge1: float
     rougeL: float
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 

@@ -13,7 +13,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -113,7 +113,7 @@ class TreeRow(NamedTuple):
     failure_stage: str | None
 
     @classmethod
-    def of(cls, s) -> TreeRow:
+    def of(cls, s: Any) -> TreeRow:
         return cls(*(getattr(s, name) for name in cls._fields))
 
 
@@ -169,7 +169,7 @@ def mode_metrics(rows: Sequence[TreeSample], item_ids: Sequence[str], *, seed: i
     def acc(subset: Sequence[TreeSample]) -> Pooled:
         return pooled(subset, item_ids, correct, seed=seed)
 
-    def groups(key: Callable[[TreeSample], object]) -> dict:
+    def groups(key: Callable[[TreeSample], object]) -> dict[Any, list[TreeSample]]:
         out = defaultdict(list)
         for s in rows:
             if (k := key(s)) is not None:
@@ -254,7 +254,7 @@ def metrics(samples: Sequence[TreeSample], trees: Sequence[Tree], *, seed: int =
     return TreeModelMetrics({m: mode_metrics(rows, item_ids, seed=seed) for m, rows in by_mode.items()}, comparisons)
 
 
-def shape_table(trees: Sequence[Tree]) -> dict:
+def shape_table(trees: Sequence[Tree]) -> dict[str, Any]:
     """How many trees and nodes there are, how many can be evaluated, by level and kind."""
     nodes = [n for t in trees for n in t.nodes]
     return {"trees": len(trees), "nodes": len(nodes), "evaluated": sum(n.status == "ok" for n in nodes),
@@ -263,7 +263,7 @@ def shape_table(trees: Sequence[Tree]) -> dict:
 
 
 def cost_summary(by_tree: Mapping[str, Cost], n_trees: int, dataset_size: int, wall_s: float, price_in: float,
-                 price_out: float, local: Mapping[str, Mapping[str, float]] | None = None) -> dict:
+                 price_out: float, local: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, Any]:
     """Totals, per tree, mean per tree, and the mean scaled to the whole dataset. ``local``: the
     seconds local models (embeddings, spaCy, retrievers) took, by kind (engine/local.py)."""
     total = sum(by_tree.values(), Cost())

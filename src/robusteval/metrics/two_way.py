@@ -101,7 +101,8 @@ def complete(cells: np.ndarray) -> np.ndarray:
     y = np.asarray(cells, dtype=float)
     y = y.reshape(len(y), -1)
     y = y[:, np.isfinite(y).any(axis=0)]
-    return y[np.isfinite(y).all(axis=1)]
+    full: np.ndarray = y[np.isfinite(y).all(axis=1)]
+    return full
 
 
 def components(y: np.ndarray) -> Components:

@@ -19,16 +19,8 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from robusteval.probes.choices import (
-    BASE_STYLE,
-    LABEL_STYLES,
-    Labelling,
-    LabelStyle,
-    format_options,
-    gold_swaps,
-    identity,
-    rotations,
-)
+from robusteval.labels import BASE_STYLE, LABEL_STYLES, Labelling, LabelStyle
+from robusteval.probes.choices import format_options, gold_swaps, identity, rotations
 from robusteval.probes.fewshot import ShotPool, fewshot_messages
 from robusteval.probes.formats import GrammarFormat, formats_count
 from robusteval.probes.registry import SAMPLING

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 from robusteval.errors import UserError
-from robusteval.probes.choices import LETTERS, ROMAN
+from robusteval.labels import LETTERS, ROMAN
 from robusteval.probes.templates import INSTRUCTION, Template
 
 # the grammar's value lists (grammar_definition.py); ' -- ' is listed twice in the spacings, as there

@@ -24,7 +24,7 @@ from robusteval.data.persona import (
 from robusteval.engine.estimate import CHARS_PER_TOKEN
 from robusteval.errors import UserError
 from robusteval.files import slug
-from robusteval.probes.choices import LETTERS
+from robusteval.labels import LETTERS
 from robusteval.types import Message
 
 CONTEXT_HELP = ("no_conv | chunk[:K] (our opening posts, assignment K) | hub:K (leaderboard Reddit chunk K) | "

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from robusteval.errors import UserError
-from robusteval.probes.choices import Labelling
+from robusteval.labels import Labelling
 from robusteval.probes.templates import Template, answer_phrases, example_answer
 from robusteval.readers.registry import READERS, Reader
 

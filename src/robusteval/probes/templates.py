@@ -17,7 +17,7 @@ from typing import Any
 
 from robusteval.errors import UserError
 from robusteval.files import parse_yaml, read_text
-from robusteval.probes.choices import LABEL_STYLES
+from robusteval.labels import LABEL_STYLES
 
 # what every bundled prompt asks (the base template and the `formats` family's formats begin with it)
 INSTRUCTION = ("Answer the following multiple-choice question. End your reply with the sentence "

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from robusteval.probes.choices import LETTERS
+from robusteval.labels import LETTERS
 from robusteval.types import Answer
 
 NAME = "mmlu-pro"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from robusteval.probes.choices import LETTERS, ROMAN
+from robusteval.labels import LETTERS, ROMAN
 from robusteval.types import Answer
 
 PHRASE = re.compile(r"the best answer is", re.IGNORECASE)

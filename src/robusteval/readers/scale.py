@@ -14,7 +14,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from robusteval.probes.choices import LETTERS
+from robusteval.labels import LETTERS
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from robusteval.estimate import Estimate
 from robusteval.report.model import Run, Section, TableData
 from robusteval.report.table import fmt_estimate
 from robusteval.report.terminal import Table
-from robusteval.results.budget import BudgetEstimate, read_budget
+from robusteval.results.budget import BudgetEstimate
 
 NOTE = ("--budget: only the cells counted as asked were asked; the rest are predicted by a Rasch model "
         "(logit = item + variant) whose items' and variants' spreads are fitted to them (empirical Bayes), and "
@@ -131,10 +131,10 @@ def print_budget(console: Console, model: str, estimates: dict[str, BudgetEstima
 
 def budget_section(run: Run) -> Section | None:
     """The report's section for a budgeted run (None for a full run)."""
-    truths = read_budget(run.results, "budget_truth")
+    truths = run.extra.budget_truth or {}
     tables = []
     notes = [SCORE_NOTE if truths else NOTE]
-    for model, families in read_budget(run.results).items():
+    for model, families in (run.extra.budget or {}).items():
         for family, e in families.items():
             truth = truths.get(model, {}).get(family)
             tables.append(TableData(_title(model, family, e), _columns(truth is not None), tuple(rows(e, truth))))

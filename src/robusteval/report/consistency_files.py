@@ -71,7 +71,7 @@ def answers_chunks(answered: Iterable[tuple[PromptSet, list[str | None]]], model
         for item, said in answered))
 
 
-def _chunks(key: str, head: dict, entries: Iterable[dict]) -> Iterator[str]:
+def _chunks(key: str, head: dict[str, Any], entries: Iterable[dict[str, Any]]) -> Iterator[str]:
     """``json.dumps({key: head}, indent=2)`` with ``entries`` streamed into ``head["items"]``."""
     text = json.dumps({key: head}, indent=2, ensure_ascii=False)
     before, after = text.split('"items": []')

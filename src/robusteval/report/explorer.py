@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 PROMPT_KEYS = ("prompt", "question", "source", "text")
 RESPONSE_KEYS = ("response", "answer", "output")
@@ -83,7 +84,7 @@ def word_diff(base: str, other: str) -> tuple[DiffPart, ...]:
     return tuple(parts)
 
 
-def verdict(sample: dict) -> str:
+def verdict(sample: dict[str, Any]) -> str:
     if sample.get("status") == "failed":
         return "failed"
     if "correct" in sample and sample["correct"] is not None:
@@ -96,7 +97,7 @@ def verdict(sample: dict) -> str:
     return sample.get("status") or ""
 
 
-def _label(sample: dict) -> str:
+def _label(sample: dict[str, Any]) -> str:
     """The row's own ``label`` (each suite's Sample names the fields that tell its rows apart); runs
     written before samples carried one show model and variant."""
     if sample.get("label"):
@@ -109,11 +110,12 @@ MAX_ROWS = 100  # rows it shows of one item (a persona run's questionnaire item 
 ITEM_ROWS = "_item_rows"  # set on an item's first row when rows were left out: how many it has
 
 
-def explorer_samples(samples: Iterable[dict], *, max_items: int = MAX_ITEMS, max_rows: int = MAX_ROWS) -> list[dict]:
+def explorer_samples(samples: Iterable[dict[str, Any]], *, max_items: int = MAX_ITEMS,
+                     max_rows: int = MAX_ROWS) -> list[dict[str, Any]]:
     """The samples `build_explorer` shows (the first ``max_rows`` rows of each of the first
     ``max_items`` items), picked while reading: a report of a million samples holds only these."""
     counts: dict[str, int] = {}
-    first: dict[str, dict] = {}
+    first: dict[str, dict[str, Any]] = {}
     rows = []
     for s in samples:
         item_id = str(s.get("item_id", "?"))
@@ -131,8 +133,8 @@ def explorer_samples(samples: Iterable[dict], *, max_items: int = MAX_ITEMS, max
     return rows
 
 
-def build_explorer(samples: list[dict], *, max_items: int = MAX_ITEMS) -> list[ExplorerItem]:
-    groups: dict[str, list[dict]] = {}
+def build_explorer(samples: list[dict[str, Any]], *, max_items: int = MAX_ITEMS) -> list[ExplorerItem]:
+    groups: dict[str, list[dict[str, Any]]] = {}
     for s in samples:
         groups.setdefault(str(s.get("item_id", "?")), []).append(s)
     items = []
@@ -148,7 +150,7 @@ def build_explorer(samples: list[dict], *, max_items: int = MAX_ITEMS) -> list[E
     return items
 
 
-def _first(sample: dict, keys: tuple[str, ...]) -> str | None:
+def _first(sample: dict[str, Any], keys: tuple[str, ...]) -> str | None:
     for key in keys:
         value = sample.get(key)
         if isinstance(value, str):

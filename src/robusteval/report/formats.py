@@ -10,11 +10,10 @@ HTML/Markdown report alike (`TableData`):
 from __future__ import annotations
 
 from rich.console import Console
-from rich.text import Text
 
 from robusteval.report.model import TableData
 from robusteval.report.table import fmt_estimate
-from robusteval.report.terminal import Table
+from robusteval.report.terminal import print_table_data
 from robusteval.results.mcq import FamilyMetrics, FormatInfo
 
 
@@ -79,9 +78,4 @@ def print_design_tables(console: Console, model: str, families: dict[str, Family
                         infos: dict[str, FormatInfo]) -> None:
     """`design_tables` in the terminal."""
     for data in design_tables(model, families, infos):
-        table = Table(title=Text(data.title), title_justify="left")
-        for column in data.columns:
-            table.add_column(column)
-        for row in data.rows:
-            table.add_row(*(Text(cell) for cell in row))
-        console.print(table)
+        print_table_data(console, data)

@@ -76,7 +76,7 @@ def mcq_item_measures(rows: list[SampleRow], item_ids: list[str]) -> tuple[np.nd
     return acc, item_consistency(answers)
 
 
-def mcq_values(results: dict, rows: list[dict]) -> list[ItemValues]:
+def mcq_values(results: dict[str, Any], rows: list[dict[str, Any]]) -> list[ItemValues]:
     """Per family: accuracy and consistency rate per question (the headlines)."""
     try:
         typed = read_rows([r for r in rows if isinstance(r.get("family"), str)])
@@ -97,7 +97,7 @@ def mcq_values(results: dict, rows: list[dict]) -> list[ItemValues]:
     return out
 
 
-def tree_values(results: dict, rows: list[dict]) -> list[ItemValues]:
+def tree_values(results: dict[str, Any], rows: list[dict[str, Any]]) -> list[ItemValues]:
     """Per answering mode: accuracy and token F1 per question, each the mean over its tree's nodes."""
     out = []
     for mode in dict.fromkeys(str(r["mode"]) for r in rows if isinstance(r.get("mode"), str)):
@@ -108,7 +108,7 @@ def tree_values(results: dict, rows: list[dict]) -> list[ItemValues]:
     return out
 
 
-def hallucination_values(results: dict, rows: list[dict]) -> list[ItemValues]:
+def hallucination_values(results: dict[str, Any], rows: list[dict[str, Any]]) -> list[ItemValues]:
     """Detection accuracy per source sentence and prompt (its mean over the hypothesis orders asked;
     an unreadable verdict counts as wrong, as in the detection metrics), the vote's under "vote".
     Detection F1, the headline, is a statistic of the whole confusion matrix: no paired unit."""
@@ -123,7 +123,7 @@ def hallucination_values(results: dict, rows: list[dict]) -> list[ItemValues]:
         "the paired unit is detection accuracy"))]
 
 
-def consistency_values(results: dict, rows: list[dict]) -> list[ItemValues]:
+def consistency_values(results: dict[str, Any], rows: list[dict[str, Any]]) -> list[ItemValues]:
     """Per judge: each item's similarity rating (0-5) of a model's answers to its variants, as the
     run's items x models table holds it (the headline mean similarity is the mean of that column)."""
     raw = results.get("metrics")
@@ -144,7 +144,7 @@ def consistency_values(results: dict, rows: list[dict]) -> list[ItemValues]:
     return out
 
 
-def persona_values(results: dict, rows: list[dict]) -> list[ItemValues]:
+def persona_values(results: dict[str, Any], rows: list[dict[str, Any]]) -> list[ItemValues]:
     """Rank-order stability correlates the personas' value scores between contexts: it is a
     statistic of the whole population, with no per-persona or per-item value to pair on."""
     return [ItemValues("rank-order stability", "persona", reason=(
@@ -152,7 +152,7 @@ def persona_values(results: dict, rows: list[dict]) -> list[ItemValues]:
         "not a mean of per-persona values; the persona leaderboard compares runs on the same games"))]
 
 
-def item_values(suite: str, results: dict, rows: list[dict]) -> list[ItemValues]:
+def item_values(suite: str, results: dict[str, Any], rows: list[dict[str, Any]]) -> list[ItemValues]:
     """The per-item values of every measure of a run that has them (and a reason for each headline
     that has none); empty for a suite with no extractor."""
     spec = SUITES.get(suite)
@@ -165,11 +165,11 @@ def item_values(suite: str, results: dict, rows: list[dict]) -> list[ItemValues]
 # since a suite's extractor (the toy one in docs/extending.md included) may read any of its own.
 TEXT_FIELDS = frozenset({"prompt", "response"})
 CACHED_RUNS = 256  # runs whose per-item values are kept (a few KB each: per-item numbers, no text)
-_cache: OrderedDict[tuple, list[ItemValues]] = OrderedDict()
+_cache: OrderedDict[tuple[Any, ...], list[ItemValues]] = OrderedDict()
 _cache_lock = threading.Lock()  # the leaderboard server answers on threads
 
 
-def run_item_values(suite: str, results: dict, samples: Path) -> list[ItemValues]:
+def run_item_values(suite: str, results: dict[str, Any], samples: Path) -> list[ItemValues]:
     """`item_values` of a run whose samples are the file ``samples``, read line by line (only
     `TEXT_FIELDS` dropped) and cached per version of the file (path, modification time, size): a
     leaderboard page load re-reads only the runs written since the last one, not every sample of

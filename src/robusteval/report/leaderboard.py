@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from robusteval.errors import UserError
 from robusteval.files import slug
@@ -60,13 +61,13 @@ class Board:
         return sorted(groups.items())
 
 
-def data_of(results: dict) -> tuple[str, str]:
+def data_of(results: dict[str, Any]) -> tuple[str, str]:
     """(dataset, size) of a run: what it read (``--data``, else the sources its data audit names,
     else the suite's default set) and which items it asked (``--limit`` with its seed, all, a shard)."""
-    config: dict = results["config"] if isinstance(results.get("config"), dict) else {}
+    config: dict[str, Any] = results["config"] if isinstance(results.get("config"), dict) else {}
     dataset = config.get("data")
     if not dataset:
-        audit: dict = results["data"] if isinstance(results.get("data"), dict) else {}
+        audit: dict[str, Any] = results["data"] if isinstance(results.get("data"), dict) else {}
         listed = audit.get("sources")
         sources = [str(s.get("source")) for s in (listed if isinstance(listed, list) else [])
                    if isinstance(s, dict) and s.get("source")]
@@ -104,7 +105,7 @@ class Leaderboard:
     left_out: list[LeftOut]
 
 
-def find_runs(runs_dir: Path) -> tuple[list[tuple[str, dict]], list[LeftOut]]:
+def find_runs(runs_dir: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[LeftOut]]:
     """(run folder name, results) for every direct subfolder holding a finished run's readable
     results.json, and the folders left out: unfinished runs (`results.folder.RESERVED_MARK`, even
     beside a results.json: a run stopped as it wrote its files is not a second finished row) and
@@ -133,7 +134,7 @@ def file_version(path: Path) -> tuple[int, int, int] | None:
     return st.st_mtime_ns, st.st_size, st.st_ino
 
 
-def runs_state(runs_dir: Path) -> tuple:
+def runs_state(runs_dir: Path) -> tuple[Any, ...]:
     """What the leaderboard of ``runs_dir`` is built from, as a comparable value: each direct
     subfolder's name and the `file_version` of its results.json, samples.jsonl and unfinished mark.
     A page built from one state is right until the state changes."""
@@ -152,7 +153,7 @@ def boards(runs_dir: Path) -> list[Board]:
     return leaderboard(runs_dir).boards
 
 
-def boards_from(runs: list[tuple[str, dict]], folders: dict[str, Path] | None = None,
+def boards_from(runs: list[tuple[str, dict[str, Any]]], folders: dict[str, Path] | None = None,
                 left_out: list[LeftOut] | None = None) -> list[Board]:
     """One board per suite, dataset and size from (run name, results) pairs: runs on other data or
     another number of items are never ranked in one table. A run's folder (``folders``), where
@@ -174,16 +175,16 @@ def boards_from(runs: list[tuple[str, dict]], folders: dict[str, Path] | None = 
     for (suite, dataset, size), rows in sorted(by_board.items(), key=lambda kv: (*kv[0][:2], _larger_first(kv[0][2]))):
         metrics = tuple(metric_order.get((suite, dataset, size), {}))
         ranked = _ranked(rows, metrics[0], folders or {}, dict(runs)) if metrics else rows
-        if suite == "mcq" and metrics:
+        if metrics:  # the runs whose records hold per-variant accuracies (mcq's), else unchanged
             ranked = _across_variants(ranked, metrics[0], dict(runs))
         out.append(Board(suite, metrics, tuple(ranked), dataset, size))
     return out
 
 
-def _rows_of(folder: str, results: dict) -> tuple[tuple[str, str, str], list[Row], list[str]]:
+def _rows_of(folder: str, results: dict[str, Any]) -> tuple[tuple[str, str, str], list[Row], list[str]]:
     """A run's board key, its rows (one per model) and its headline metrics in order."""
     key = (str(results.get("suite", "?")), *data_of(results))
-    per_model: dict[str, dict] = {}
+    per_model: dict[str, dict[str, Any]] = {}
     ns: dict[str, int | float | None] = {}
     metrics: dict[str, None] = {}
     for h in headlines(results):
@@ -195,7 +196,7 @@ def _rows_of(folder: str, results: dict) -> tuple[tuple[str, str, str], list[Row
     return key, rows, list(metrics)
 
 
-def _ranked(rows: list[Row], metric: str, folders: dict[str, Path], results: dict[str, dict]) -> list[Row]:
+def _ranked(rows: list[Row], metric: str, folders: dict[str, Path], results: dict[str, dict[str, Any]]) -> list[Row]:
     scores = {run: item_scores(folders[run] / "samples.jsonl", metric, results.get(run)) if run in folders else {}
               for run in {r.run_id for r in rows}}
     entries = [Entry(f"{i}", *(r.values.get(metric) or (None, None, None)),
@@ -204,7 +205,7 @@ def _ranked(rows: list[Row], metric: str, folders: dict[str, Path], results: dic
             for row, rank in zip(rows, tie_ranks(entries))]
 
 
-def _across_variants(rows: list[Row], metric: str, results: dict[str, dict]) -> list[Row]:
+def _across_variants(rows: list[Row], metric: str, results: dict[str, dict[str, Any]]) -> list[Row]:
     """Each ranked row against every row of the next rank group: the share of the family's variants
     it wins against the one that challenges it most (`report.rankings.versus`). Tie groups are never split:
     the column only says whether a rank the items tell apart also holds across the variants."""
@@ -225,7 +226,7 @@ def _across_variants(rows: list[Row], metric: str, results: dict[str, dict]) -> 
     return out
 
 
-def item_scores(samples: Path, metric: str, results: dict | None = None) -> dict[str, dict[str, float]]:
+def item_scores(samples: Path, metric: str, results: dict[str, Any] | None = None) -> dict[str, dict[str, float]]:
     """model -> item id -> the model's value of ``metric`` on that item, from the suite's per-item
     extractor (`report.item_values`: mcq and tree accuracy, mcq consistency rate, tree F1,
     consistency similarity, hallucination detection accuracy); empty for a metric that is no mean of

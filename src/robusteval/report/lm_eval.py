@@ -9,7 +9,7 @@ from rich.text import Text
 
 from robusteval.report.model import Run, Section, TableData
 from robusteval.report.terminal import Table
-from robusteval.results.lm_eval import LmEvalFigure, read_lm_eval_figures
+from robusteval.results.lm_eval import LmEvalFigure
 
 COLUMNS = ("task", "lm-eval metric", "robusteval", "lm-eval", "ours", "difference", "why")
 NOTE = ("lm-eval's figures from its results_*.json beside robusteval's of the same replies (lm-eval rounds to 4 "
@@ -49,5 +49,5 @@ def print_lm_eval(console: Console, model: str, figures: list[LmEvalFigure]) -> 
 def lm_eval_section(run: Run) -> Section | None:
     """The report's section for a folder scored with lm-eval's results_*.json (None otherwise)."""
     tables = tuple(TableData(_title(model, figures), COLUMNS, tuple(rows(figures)))
-                   for model, figures in read_lm_eval_figures(run.results).items())
+                   for model, figures in (run.extra.lm_eval or {}).items())
     return Section("mcq · lm-eval's own figures", tables=tables, notes=(NOTE,)) if tables else None

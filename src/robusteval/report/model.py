@@ -14,7 +14,7 @@ from typing import Any
 
 from robusteval.files import slug
 from robusteval.report.table import fmt_estimate
-from robusteval.results.records import decode_metrics
+from robusteval.results.records import RunRecord, run_record
 
 __all__ = ["estimate_text", "fmt_estimate", "slug"]  # re-exported: the sections import them from here
 
@@ -60,30 +60,40 @@ class Run:
     """A finished run as read back from its folder."""
 
     path: Path
-    results: dict
-    samples: list[dict] = field(default_factory=list)  # the explorer's rows: the first items' samples
+    results: dict[str, Any]
+    samples: list[dict[str, Any]] = field(default_factory=list)  # the explorer's rows: the first items' samples
     missing: tuple[str, ...] = ()  # what the folder lacks (e.g. samples.jsonl), said in the report
 
     @property
     def suite(self) -> str:
-        return self.results.get("suite", "?")
+        return str(self.results.get("suite", "?"))
 
     @property
     def run_id(self) -> str:
-        return self.results.get("run_id", getattr(self.path, "name", "?"))
+        return str(self.results.get("run_id", getattr(self.path, "name", "?")))
 
     @cached_property
+    def record(self) -> RunRecord:
+        """results.json as its typed record, decoded once for every section and headline
+        (`results.records.run_record`)."""
+        return run_record(self.results)
+
+    @property
     def metrics(self) -> Any:
-        """results.json's ``metrics`` as the suite's typed record, decoded once for every section and
-        headline (`results.records.decode_metrics`; None where the run holds none)."""
-        return decode_metrics(self.suite, self.results.get("metrics"))
+        """The suite's typed metrics record (None where the run holds none: an --estimate, a tree build)."""
+        return self.record.metrics or None
+
+    @property
+    def extra(self) -> Any:
+        """The suite's typed extra record (its `SuiteSpec.extra`; plain JSON for a suite without one)."""
+        return self.record.extra
 
 
 # The one value-with-interval formatter, under the name the report sections use.
 estimate_text = fmt_estimate
 
 
-def headline_from(model: str, metric: str, est: dict | None, higher_is_better: bool = True) -> Headline:
+def headline_from(model: str, metric: str, est: dict[str, Any] | None, higher_is_better: bool = True) -> Headline:
     est = est or {}
     return Headline(model, metric, est.get("value"), est.get("ci_low"), est.get("ci_high"), higher_is_better,
                     est.get("n"))

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 
-def _pyplot():
+def _pyplot() -> tuple[Any, Any]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -21,7 +22,7 @@ def _pyplot():
     return matplotlib, plt
 
 
-def _png(fig) -> bytes:
+def _png(fig: Any) -> bytes:
     _, plt = _pyplot()
     buffer = io.BytesIO()
     fig.tight_layout()
@@ -30,7 +31,7 @@ def _png(fig) -> bytes:
     return buffer.getvalue()
 
 
-def has_value(estimates: Sequence[dict | None]) -> bool:
+def has_value(estimates: Sequence[dict[str, Any] | None]) -> bool:
     """Whether any estimate has a value: a figure of only n/a bars is an empty axis, left out."""
     return any(e and e.get("value") is not None for e in estimates)
 
@@ -39,7 +40,7 @@ LABEL_CHARS = 28  # a bar's label is cut to its last this many characters
 CHAR_WIDTH_IN = 0.075  # about one character of the 9-point tick font, in inches
 
 
-def bars_with_ci(labels: list[str], estimates: Sequence[dict | None], *, title: str, ylabel: str,
+def bars_with_ci(labels: list[str], estimates: Sequence[dict[str, Any] | None], *, title: str, ylabel: str,
                  ylim: tuple[float, float] | None = (0, 1), reference: float | None = None,
                  reference_label: str = "") -> bytes:
     """One bar per label with its 95% CI as an error bar (``Estimate.as_dict()`` values). A label

@@ -6,6 +6,8 @@ are a sample of a population (`metrics.two_way.is_sampled`): the share of a fixe
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from robusteval.metrics.rank_stability import PairShare, RankStability, pair_share, rank_stability
@@ -33,19 +35,23 @@ def from_metrics(metrics: McqMetrics, models: list[str] | None = None) -> dict[s
     return out
 
 
-def variant_scores(results: dict, model: str, family: str) -> dict[str, float]:
-    """variant -> the stored accuracy of ``model`` under it in ``family`` of an mcq run's results.json
-    (empty where the run has none, or the family is no sample of a population)."""
+def variant_scores(results: dict[str, Any], model: str, family: str) -> dict[str, float]:
+    """variant -> the stored accuracy of ``model`` under it in ``family`` of a run's results.json
+    (empty where the run has none: a family that is no sample of a population, a suite whose record
+    is no mcq `FamilyMetrics` by family)."""
     from robusteval.results.codec import RecordError
-    from robusteval.results.mcq import read_metrics
+    from robusteval.results.mcq import FamilyMetrics
+    from robusteval.results.records import decode_metrics
 
     if not is_sampled(family):
         return {}
-    try:
-        fm = read_metrics(results.get("metrics")).get(model, {}).get(family)
+    try:  # by the suite's declared record type, never by its name
+        metrics = decode_metrics(str(results.get("suite", "")), results.get("metrics"))
     except RecordError:
         return {}
-    if fm is None:
+    families = metrics.get(model) if isinstance(metrics, dict) else None
+    fm = families.get(family) if isinstance(families, dict) else None
+    if not isinstance(fm, FamilyMetrics):
         return {}
     return {v: float(vm.accuracy.value) for v, vm in fm.variants.items() if vm.accuracy.value is not None}
 

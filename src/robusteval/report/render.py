@@ -14,13 +14,14 @@ import base64
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from robusteval.errors import UserError
 from robusteval.files import atomic_write, iter_jsonl
 from robusteval.report.explorer import build_explorer, explorer_samples
-from robusteval.report.model import Run
+from robusteval.report.model import Run, Section
 from robusteval.report.sections import headlines, sections
 from robusteval.results.records import read_results
 
@@ -93,52 +94,50 @@ def render_leaderboard(runs_dir: Path) -> str:
         boards=board.boards, left_out=board.left_out, runs_dir=str(runs_dir))
 
 
-def headline_warnings(results: dict) -> list[str]:
+def headline_warnings(run: Run) -> list[str]:
     """What the reader must know before the headline figures: models whose replies were mostly
     unreadable (mcq's `InvalidReplies` over its threshold), so each of those counted as wrong."""
-    from robusteval.results.mcq import read_invalid
+    from robusteval.results.mcq import McqExtra
 
-    reader = (results.get("design") or {}).get("reader")
-    try:
-        invalid = read_invalid(results)
-    except ValueError:  # a hand-edited results.json: the sections say what they can read
+    extra = run.extra
+    if not isinstance(extra, McqExtra):
         return []
-    return [w for model, counts in invalid.items() if (w := counts.warning(model, reader))]
+    return [w for model, counts in (extra.invalid_replies or {}).items() if (w := counts.warning(model, extra.reader))]
 
 
 def headline_notes(run: Run) -> list[str]:
     """How the default reader read each mcq family's replies (by the requested sentence, another
     phrasing, an option's text, or not at all), beside the headline so the reading rule stays visible."""
-    from robusteval.results.mcq import read_as_line
+    from robusteval.results.mcq import McqExtra, McqMetrics, read_as_line
 
-    if run.suite != "mcq":
-        return []
     try:
-        metrics = run.metrics or {}
+        if not isinstance(run.extra, McqExtra):
+            return []
+        metrics: McqMetrics = run.metrics or {}
     except ValueError:  # a hand-edited results.json: the sections say what they can read
         return []
     return [line for model, families in metrics.items() for family, fm in families.items()
             if (line := read_as_line(f"{model} · {family}", fm.read_as))]
 
 
-def render_html(run: Run) -> tuple[str, list]:
+def render_html(run: Run) -> tuple[str, list[Section]]:
     """The report page and its sections (the sections' figures are also written as PNG files)."""
     built = sections(run)
     page = environment().get_template("report.html.j2").render(
         run=run, results=run.results, config=run.results.get("config", {}), versions=run.results.get("versions", {}),
         models=run.results.get("models", {}), sections=built, headlines=headlines(run),
-        warnings=headline_warnings(run.results), notes=headline_notes(run),
+        warnings=headline_warnings(run), notes=headline_notes(run),
         explorer=build_explorer(run.samples), failures=run.results.get("failures", []), missing=run.missing)
     return page, built
 
 
-def markdown_summary(run: Run, built: list) -> str:
+def markdown_summary(run: Run, built: list[Any]) -> str:
     r = run.results
     lines = [f"# robusteval {run.suite} run `{run.run_id}`", "",
              f"Started {r.get('started', '?')}, wall time {r.get('wall_time_s', '?')} s, "
              f"robusteval {r.get('versions', {}).get('robusteval', '?')}.", "", "## Headline metrics", "",
              *[f"> **Note:** {_md(note)}" for note in run.missing], *([""] if run.missing else []),
-             *[f"> **Warning:** {_md(w)}" for w in headline_warnings(r)], *([""] if headline_warnings(r) else []),
+             *[f"> **Warning:** {_md(w)}" for w in headline_warnings(run)], *([""] if headline_warnings(run) else []),
              *[f"{_md(note)}  " for note in headline_notes(run)], *([""] if headline_notes(run) else []),
              "| model | metric | value [95% CI] |", "|---|---|---|"]
     for h in headlines(run):
@@ -175,7 +174,7 @@ def write_report(run_dir: str | Path) -> ReportFiles:
     return ReportFiles(html, markdown, tuple(plots), run.missing)
 
 
-def _md(text) -> str:
+def _md(text: object) -> str:
     """Text safe inside a Markdown table cell (pipes and newlines would break the row; HTML is escaped). A
     line break becomes `<br>`, which GitHub's and most renderers' tables show, so a format shown on an example
     question keeps its layout."""

@@ -12,7 +12,7 @@ from rich.text import Text
 from robusteval.report.model import Run, Section, TableData
 from robusteval.report.table import fmt_estimate
 from robusteval.report.terminal import Table
-from robusteval.results.search import FoundVariant, SearchResult, read_search
+from robusteval.results.search import FoundVariant, SearchResult
 
 NOTE = ("--search best-worst: each accuracy is of the items the search asked of that variant (n), with a 95% "
         "Wilson interval; the spread is best minus worst with Newcombe's interval. Being the highest and lowest "
@@ -73,7 +73,7 @@ def print_search(console: Console, model: str, results: dict[str, SearchResult],
 
 def search_section(run: Run) -> Section | None:
     """The report's section for a searched run (None otherwise)."""
-    truths = read_search(run.results, "search_truth")
+    truths = run.extra.search_truth or {}
     tables = [TableData(_title(model, family, r), COLUMNS, tuple(rows(r, truths.get(model, {}).get(family))))
-              for model, families in read_search(run.results).items() for family, r in families.items()]
+              for model, families in (run.extra.search or {}).items() for family, r in families.items()]
     return Section("mcq · best and worst variant (search)", tables=tuple(tables), notes=(NOTE,)) if tables else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # annotations only: printing needs no statistics library
     from robusteval.results.sensitivity import Sensitivity
 
 
-def fmt_estimate(est: Estimate | Mapping | Sequence | float | None, digits: int = 3) -> str:
+def fmt_estimate(est: Estimate | Mapping[str, Any] | Sequence[Any] | float | None, digits: int = 3) -> str:
     """A value with its interval as text: "value [low, high]", "value" without an interval, "n/a"
     without a value. The one copy of this formatting (terminal tables, report sections, compare):
     ``est`` is an `Estimate`, its JSON form (``{value, ci_low, ci_high}``), a ``(value, low, high)``
@@ -134,7 +134,7 @@ CATEGORY_COLUMNS = ("category", "accuracy [95% CI]", "questions", "right", "wron
 def category_rows(fm: FamilyMetrics) -> tuple[tuple[str, ...], ...]:
     """One row per category: accuracy, questions, and replies right, wrong (readable) and unreadable."""
     return tuple((name, fmt_estimate(c.accuracy), str(c.items), _count(c.correct), _count(c.wrong), str(c.invalid))
-                 for name, c in fm.categories.items())
+                 for name, c in (fm.categories or {}).items())
 
 
 def _count(x: float) -> str:
@@ -191,7 +191,7 @@ def print_copy_counts(console: Console, counts: list[CopyCounts]) -> None:
     console.print(table)
 
 
-def estimates(node: object, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Mapping]]:
+def estimates(node: object, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Mapping[str, Any]]]:
     """(path, estimate) for every ``{"value", "ci_low", ...}`` leaf of a metrics tree (results.json's
     form): what a suite with no tables of its own shows (`print_estimates`, the generic report section)."""
     if isinstance(node, Mapping):

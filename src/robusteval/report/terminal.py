@@ -9,9 +9,14 @@ inside a string that may carry someone else's text.
 
 from __future__ import annotations
 
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table as RichTable
 from rich.text import Text
+
+if TYPE_CHECKING:  # report.model imports report.table, which imports this module
+    from robusteval.report.model import TableData
 
 
 def literal_console(*, stderr: bool = False, width: int | None = None) -> Console:
@@ -33,7 +38,7 @@ class Table(RichTable):
     instead of being cut, and, when even the numbers do not fit side by side, draws itself
     transposed: one block per row, a line per column (`transposed`)."""
 
-    def __rich_console__(self, console, options):
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = options.max_width
         if not self.columns or self.__rich_measure__(console, options).maximum <= width:
             yield from super().__rich_console__(console, options)
@@ -46,7 +51,7 @@ class Table(RichTable):
         yield from super().__rich_console__(console, options)
 
 
-def _cell_text(cell) -> str:
+def _cell_text(cell: Any) -> str:
     return cell.plain if isinstance(cell, Text) else str(cell)
 
 
@@ -98,3 +103,14 @@ def transposed(table: RichTable) -> RichTable:
             out.add_row(Text(header or ("row" if j == 0 else ""), style="bold"), cell,
                         end_section=j == len(headers) - 1 and i < len(rows) - 1)
     return out
+
+
+def print_table_data(console: Console, data: TableData) -> None:
+    """A report table (`report.model.TableData`: title, columns, rows of text) in the terminal, as
+    the report shows it; every cell literal."""
+    table = Table(title=Text(data.title), title_justify="left")
+    for column in data.columns:
+        table.add_column(column)
+    for row in data.rows:
+        table.add_row(*(Text(cell) for cell in row))
+    console.print(table)

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.text import Text
 
 from robusteval.report.model import rating_text
 from robusteval.report.table import fmt_estimate as _fmt  # the one copy
 from robusteval.report.terminal import Table
-from robusteval.results.consistency import ConsistencyMetrics, Generation
+from robusteval.results.consistency import ConsistencyExtra, ConsistencyMetrics, Generation
 
 
-def print_consistency(console: Console, metrics: ConsistencyMetrics, extra: dict) -> None:
-    """Per judge, the items × models table with sums and means; judge agreement; generated sets."""
+def print_consistency(console: Console, metrics: ConsistencyMetrics, extra: ConsistencyExtra,
+                      determinism: dict[str, dict[str, Any]] | None = None) -> None:
+    """Per judge, the items × models table with sums and means; judge agreement; generated sets;
+    ``determinism``: the backend's noise per model, where the run measured it."""
     if metrics.generation is not None:
         print_generation(console, metrics.generation)
     for judge, jm in metrics.judges.items():
@@ -37,17 +41,17 @@ def print_consistency(console: Console, metrics: ConsistencyMetrics, extra: dict
         if any(jm.models[m].sensitivity is not None for m in models):
             shares = [jm.models[m].sensitivity for m in models]
             threshold = next(ss.threshold for ss in shares if ss is not None)
-            for label, pick in ((f"share rated >= {threshold:g} [95% CI]", lambda ss: ss.consistent_share),
-                                ("spread across variations", lambda ss: ss.spread),
-                                ("std across variations", lambda ss: ss.std)):
-                table.add_row(Text(label, style="bold"), *[_fmt(pick(ss), 2) if ss else "n/a" for ss in shares], "")
-        if noise := extra.get("determinism"):
+            for label, measure in ((f"share rated >= {threshold:g} [95% CI]", "consistent_share"),
+                                   ("spread across variations", "spread"), ("std across variations", "std")):
+                table.add_row(Text(label, style="bold"),
+                              *[_fmt(getattr(ss, measure), 2) if ss else "n/a" for ss in shares], "")
+        if noise := determinism:
             from robusteval.engine.determinism import noise_cell
 
             table.add_row(Text("backend noise: same request, other reply", style="bold"),
                           *[noise_cell(noise.get(m)) for m in models], "")
-        if seconds := (extra.get("judges", {}).get(judge) or {}).get("local_model_s"):
-            table.caption = f"{seconds:.1f} s in the local {judge} model"
+        if spent := extra.local_time(judge):
+            table.caption = f"{spent[0]:.1f} s in the local {judge} model"
         console.print(table)
     if (agreement := metrics.agreement) is not None:
         console.print(Text(

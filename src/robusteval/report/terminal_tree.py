@@ -3,6 +3,8 @@ and what building and answering cost (model requests and local-model time)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.text import Text
 
@@ -10,7 +12,7 @@ from robusteval.estimate import Estimate
 from robusteval.report.table import fmt_estimate, print_sensitivity
 from robusteval.report.terminal import Table
 from robusteval.results.codec import encode
-from robusteval.results.tree import STAGES, TreeMetrics
+from robusteval.results.tree import STAGES, TreeExtra, TreeMetrics
 
 
 def _est(e: Estimate | None, *, ci: bool = True) -> str:
@@ -20,10 +22,10 @@ def _est(e: Estimate | None, *, ci: bool = True) -> str:
     return fmt_estimate(data if ci else {"value": data["value"]})
 
 
-def print_tree(console: Console, metrics: TreeMetrics, extra: dict) -> None:
-    """Tables for every model of ``metrics``; ``extra``: results.json's tree_shapes, trees and cost."""
-    shapes = extra.get("tree_shapes", {})
-    trees_info = extra.get("trees", {})
+def print_tree(console: Console, metrics: TreeMetrics, extra: TreeExtra) -> None:
+    """Tables for every model of ``metrics``; ``extra``: the run's tree shapes, trees and cost."""
+    shapes = extra.tree_shapes
+    trees_info = extra.trees
     console.print(Text(f"trees: {shapes.get('trees')} ({shapes.get('evaluated')} of {shapes.get('nodes')} nodes "
                        f"evaluable; full tree = {trees_info.get('full_tree_nodes')} nodes)"))
     for model, m in metrics.items():
@@ -51,7 +53,7 @@ def print_tree(console: Console, metrics: TreeMetrics, extra: dict) -> None:
                          for s in STAGES]
                 stages.add_row(Text(mode), *cells, _est(mm.context_recall, ci=False))
             console.print(stages)
-    cost = extra.get("cost") or {"build": trees_info.get("build_cost")}
+    cost = extra.costs
     if cost.get("build"):
         b = cost["build"]
         console.print(Text(f"build: {b['total']['requests']:.0f} requests, {b['total']['tokens']:.0f} tokens, "
@@ -65,7 +67,7 @@ def print_tree(console: Console, metrics: TreeMetrics, extra: dict) -> None:
                            f"~{e['extrapolated_to_dataset']['tokens']} tokens"))
 
 
-def _local(cost: dict) -> str:
+def _local(cost: dict[str, Any]) -> str:
     """" (local models: embedding 1.20 s, ner 0.31 s)" where the summary has them."""
     spent = cost.get("local_models") or {}
     if not spent:

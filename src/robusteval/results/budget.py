@@ -5,10 +5,8 @@ them under ``budget``: model -> family -> `BudgetEstimate`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from robusteval.estimate import Estimate
-from robusteval.results.codec import decode, encode
 
 
 @dataclass(frozen=True)
@@ -33,12 +31,3 @@ class BudgetEstimate:
 # model -> family -> estimate
 BudgetEstimates = dict[str, dict[str, BudgetEstimate]]
 
-
-def budget_json(estimates: BudgetEstimates) -> dict[str, Any]:
-    return {model: {family: encode(e) for family, e in families.items()} for model, families in estimates.items()}
-
-
-def read_budget(extra: dict[str, Any], key: str = "budget") -> BudgetEstimates:
-    """results.json's ``budget`` (absent in runs without ``--budget``); ``key="budget_truth"``: the
-    full grid's own figures, which ``score GRID --budget`` writes beside its estimates."""
-    return decode(BudgetEstimates, extra.get(key) or {})

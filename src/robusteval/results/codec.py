@@ -1,18 +1,32 @@
 """The one JSON encoder and decoder of result records.
 
 Records are plain frozen dataclasses; pydantic reads their type hints, so a record needs no
-serialisation code of its own: ``encode(record)`` gives JSON-able data (field aliases such as an
-`Estimate`'s ``ci_low`` applied), ``decode(Type, data)`` checks and converts it back (a number
-written as ``"2"`` becomes 2; a value of the wrong kind raises `RecordError` naming the field).
+serialisation code of its own: ``encode(record, Type)`` gives JSON-able data written by the
+*declared* type (field aliases such as an `Estimate`'s ``ci_low`` applied, at any depth),
+``decode(Type, data)`` checks and converts it back (a number written as ``"2"`` becomes 2; a value
+of the wrong kind raises `RecordError` naming the field).
+
+The one rule for None: it is written as ``null``, except in a field declared `OmitNone[X]` (a
+measure only some runs have: a RAG mode's recall, a sensitivity over valid replies only), which is
+left out when None; reading, a missing key is the field's default. A record round-trips:
+``decode(Type, encode(record, Type)) == record``.
 """
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 T = TypeVar("T")
+
+
+def _is_none(value: object) -> bool:
+    return value is None
+
+
+# ``OmitNone[Estimate]`` is ``Estimate | None`` to a type checker; the codec leaves the key out when None
+OmitNone = Annotated[T | None, Field(exclude_if=_is_none)]
 
 
 class RecordError(ValueError):
@@ -34,17 +48,26 @@ def _adapter(cls: Any) -> TypeAdapter[Any]:
     return _ADAPTERS[cls]
 
 
-def encode(record: Any) -> Any:
-    """``record`` (a dataclass, or lists/dicts of them) as JSON-able data."""
-    return _adapter(type(record)).dump_python(record, mode="json", by_alias=True)
+def encode(record: Any, kind: Any = None) -> Any:
+    """``record`` as JSON-able data, written by its declared type ``kind`` (default: its own class).
+
+    A dict, list or tuple needs ``kind`` (``dict[str, FamilyMetrics]``): its runtime type does not
+    say what its items are, and records encoded from it would lose their aliases and their
+    `OmitNone` rule (``low`` instead of ``ci_low``)."""
+    if kind is None:
+        if isinstance(record, dict | list | tuple):
+            raise TypeError(f"encode: a {type(record).__name__} needs its declared type (encode(value, kind))")
+        kind = type(record)
+    return _adapter(kind).dump_python(record, mode="json", by_alias=True)
 
 
 def decode(cls: type[T], data: Any) -> T:
     """``data`` (parsed JSON or YAML) as a ``cls``; raises `RecordError` with every problem found."""
     try:
-        return _adapter(cls).validate_python(data)
+        decoded: T = _adapter(cls).validate_python(data)
     except ValidationError as exc:
         raise RecordError(describe(exc), exc.errors(include_url=False)) from None
+    return decoded
 
 
 def describe(exc: ValidationError) -> str:

@@ -3,8 +3,8 @@
 Per judge: the items × models table of 0-5 similarity ratings, the per-item mean (difficulty) and
 per model the sum and mean with CIs over items; with two or more judges, their agreement; what the
 prompt-set loader repaired or left out; and, for generated prompt sets (``--variations``), how many
-variants each variation gave and how many were rejected. `encode()` gives the JSON shape runs have
-always had (keys that a run did not measure are absent, not null).
+variants each variation gave and how many were rejected. Keys that a run did not measure are absent
+in results.json, not null (`OmitNone`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from robusteval.estimate import Estimate
-from robusteval.results.codec import encode
+from robusteval.results.codec import OmitNone
 
 
 @dataclass(frozen=True)
@@ -49,9 +49,9 @@ class ModelSimilarity:
     rated: int = 0
     missing: int = 0
     by_variation: dict[str, VariationMean] = field(default_factory=dict)
-    sampling_mean: Estimate | None = None  # with --samples K: the same variant's K answers among themselves
-    style_effect: Estimate | None = None  # variants' rating minus the samples' rating
-    sensitivity: ScoreSensitivity | None = None
+    sampling_mean: OmitNone[Estimate] = None  # with --samples K: the same variant's K answers among themselves
+    style_effect: OmitNone[Estimate] = None  # variants' rating minus the samples' rating
+    sensitivity: OmitNone[ScoreSensitivity] = None
 
 
 @dataclass(frozen=True)
@@ -103,16 +103,22 @@ class Generation:
 @dataclass(frozen=True)
 class ConsistencyMetrics:
     judges: dict[str, JudgeSimilarity]
-    agreement: Agreement | None = None
-    loader: LoaderReport | None = None
-    generation: Generation | None = None
+    agreement: OmitNone[Agreement] = None
+    loader: OmitNone[LoaderReport] = None
+    generation: OmitNone[Generation] = None
 
-    def encode(self) -> dict[str, Any]:
-        """results.json ``metrics``: today's shape, keys a run did not measure left out (not null)."""
-        out = {k: v for k, v in encode(self).items() if v is not None or k == "judges"}
-        for judge in out["judges"].values():
-            for model, stats in judge["models"].items():
-                judge["models"][model] = {k: v for k, v in stats.items()
-                                          if v is not None or k not in ("sampling_mean", "style_effect",
-                                                                        "sensitivity")}
-        return out
+
+@dataclass(frozen=True)
+class ConsistencyExtra:
+    """The consistency suite's keys beside its metrics in results.json (its `SuiteSpec.extra`)."""
+
+    items: int = 0  # prompt sets asked
+    variants: int = 0  # their variants, all together
+    # judge -> what it was (``class``, ``model``, ``mode``, ...; ``local_model_s`` for a local model's time)
+    judges: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def local_time(self, judge: str) -> tuple[float, int] | None:
+        """Seconds and calls a local judge's model spent (None: a judge through the engine, or not recorded)."""
+        info = self.judges.get(judge) or {}
+        seconds = info.get("local_model_s")
+        return None if seconds is None else (float(seconds), int(info.get("local_model_calls") or 0))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from robusteval.errors import UserError
 from robusteval.files import atomic_write
-from robusteval.results.records import encode_metrics
+from robusteval.results.records import FORMAT_VERSION, encode_extra, encode_metrics
 from robusteval.results.samples_file import SampleWriter
 
 if TYPE_CHECKING:  # config decodes settings with results.codec
@@ -295,10 +295,12 @@ def _holder_text(holder: dict[str, Any] | None) -> str:
 
 def write_run(run_dir: Path, *, config: RunConfig, models: dict[str, dict[str, Any]], metrics: Any,
               samples: SampleWriter | list[Any], started: float, finished: float,
-              extra: dict[str, Any] | None = None) -> Path:
+              extra: Any = None, data: dict[str, Any] | None = None,
+              determinism: dict[str, dict[str, Any]] | None = None) -> Path:
     """Write results.json and samples.jsonl atomically (temp file + rename) into the run's folder.
     ``samples``: the writer that wrote them as they were answered (`run.run_suite`), or a list;
-    ``metrics``: the suite's typed record (`SuiteResult.metrics`), encoded here, once."""
+    ``metrics`` and ``extra``: the suite's typed records (`SuiteResult.metrics`, `SuiteResult.extra`),
+    encoded here, once; ``data``: the data audit; ``determinism``: ``--check-determinism``'s counts."""
     run_dir.mkdir(parents=True, exist_ok=True)
     if isinstance(samples, list):
         writer = SampleWriter(run_dir)
@@ -308,11 +310,14 @@ def write_run(run_dir: Path, *, config: RunConfig, models: dict[str, dict[str, A
     results = {
         "run_id": run_dir.name,
         "suite": config.suite,
+        "format_version": FORMAT_VERSION,
         "config": asdict(config),
         "versions": versions(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
         "wall_time_s": round(finished - started, 3),
-        **(extra or {}),
+        **encode_extra(config.suite, extra),
+        **({} if data is None else {"data": data}),
+        **({} if determinism is None else {"determinism": determinism}),
         "models": models,
         "metrics": encode_metrics(config.suite, metrics),
         "failures": samples.failures,

@@ -1,23 +1,22 @@
 """The typed metrics record of a hallucination run (``results.json["metrics"]``).
 
-`HallucinationMetrics.encode()` gives the JSON shape runs have always written (steps that did not
-run, an order consistency that was not measured and a cross step's absent matrix are left out, not
-written as null), plus two fields per detector configuration: ``detector`` (the model label that
-detected) and ``prompt`` (its prompt variant). Consumers read those fields; none splits the
-configuration's name ``"model/prompt"`` (a model label may itself hold "/":
-``openai:meta-llama/Llama-3.1-8B``). Runs written before the fields existed get them on decoding,
-from the one place that knows how the name was built (`_legacy_parts`).
+results.json leaves out what a run did not measure (steps that did not run, an order consistency
+that was not measured and a cross step's absent matrix: `OmitNone`), and holds two fields per
+detector configuration: ``detector`` (the model label that detected) and ``prompt`` (its prompt
+variant). Consumers read those fields; none splits the configuration's name ``"model/prompt"`` (a
+model label may itself hold "/": ``openai:meta-llama/Llama-3.1-8B``). Runs written before the
+fields existed get them on decoding, from the one place that knows how the name was built (`_legacy_parts`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
 from robusteval.estimate import Estimate
-from robusteval.results.codec import encode
+from robusteval.results.codec import OmitNone
 
 NA = Estimate(None)
 NLI_CONFIG = "nli"  # the NLI baseline's configuration name
@@ -53,7 +52,7 @@ class DetectorMetrics:
     invalid_reasons: dict[str, int] = field(default_factory=dict)
     failed: int = 0
     position_bias: PositionBias = PositionBias()
-    order_consistency: Estimate | None = None  # None: each pair was shown in one order only
+    order_consistency: OmitNone[Estimate] = None  # None: each pair was shown in one order only
     by_scenario: dict[str, GroupScores] = field(default_factory=dict)
     by_lang: dict[str, GroupScores] = field(default_factory=dict)
     by_type: dict[str, GroupScores] = field(default_factory=dict)
@@ -98,7 +97,7 @@ class StepMetrics:
 
     detectors: dict[str, DetectorMetrics] = field(default_factory=dict)
     agreement: Agreement = Agreement()
-    matrix: dict[str, dict[str, MatrixCell]] | None = None  # generator -> configuration -> cell (cross only)
+    matrix: OmitNone[dict[str, dict[str, MatrixCell]]] = None  # generator -> configuration -> cell (cross only)
 
     def __post_init__(self) -> None:
         if any(d.detector is None and d.prompt is None for d in self.detectors.values()):
@@ -174,29 +173,38 @@ class GeneratorMetrics:
 class HallucinationMetrics:
     """The steps that ran: generation (by generator), detection, cross."""
 
-    generation: dict[str, GeneratorMetrics] | None = None
-    detection: StepMetrics | None = None
-    cross: StepMetrics | None = None
+    generation: OmitNone[dict[str, GeneratorMetrics]] = None
+    detection: OmitNone[StepMetrics] = None
+    cross: OmitNone[StepMetrics] = None
 
     def steps(self) -> dict[str, StepMetrics]:
         """The detection-like steps that ran, in order."""
         return {name: step for name, step in (("detection", self.detection), ("cross", self.cross))
                 if step is not None}
 
-    def encode(self) -> dict[str, Any]:
-        data = encode(self)
-        for name in ("generation", "detection", "cross"):
-            if data[name] is None:
-                del data[name]
-        for name in self.steps():
-            step = data[name]
-            if step["matrix"] is None:
-                del step["matrix"]
-            for d in step["detectors"].values():
-                if d["order_consistency"] is None:
-                    del d["order_consistency"]
-        return data
 
 
-__all__ = ["Agreement", "DetectorMetrics", "GeneratorMetrics", "GroupScores", "HallucinationMetrics",
-           "JudgeVerdicts", "MatrixCell", "PairAgreement", "PositionBias", "StepMetrics", "one_sided"]
+@dataclass(frozen=True)
+class RunInfo:
+    """How a hallucination run was set up (results.json ``hallucination``)."""
+
+    steps: list[str] = field(default_factory=list)
+    items: int = 0
+    detector_configs: list[str] = field(default_factory=list)
+    ensembles: list[str] = field(default_factory=list)
+    tie_break: str | None = None
+    judge: str | None = None
+    nli_model: str | None = None
+    unlabelled: OmitNone[bool] = None  # True: detection on unlabelled items (the scores are n/a)
+
+
+@dataclass(frozen=True)
+class HallucinationExtra:
+    """The hallucination suite's keys beside its metrics in results.json (its `SuiteSpec.extra`)."""
+
+    hallucination: RunInfo = field(default_factory=RunInfo)
+
+
+__all__ = ["Agreement", "DetectorMetrics", "GeneratorMetrics", "GroupScores", "HallucinationExtra",
+           "HallucinationMetrics",
+           "JudgeVerdicts", "MatrixCell", "PairAgreement", "PositionBias", "RunInfo", "StepMetrics", "one_sided"]

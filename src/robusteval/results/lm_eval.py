@@ -5,9 +5,6 @@ from lm-eval's ``--log_samples`` output with its ``results_*.json``: results.jso
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-from robusteval.results.codec import decode, encode
 
 # lm-eval rounds SCORE's figures to 4 decimals (``np.round(accuracy, 4)``): equal within half a unit
 TOLERANCE = 0.5e-4 + 1e-9
@@ -39,11 +36,3 @@ class LmEvalFigure:
 
 LmEvalFigures = dict[str, list[LmEvalFigure]]  # model -> figures
 
-
-def lm_eval_json(figures: LmEvalFigures) -> dict[str, Any]:
-    return {model: [encode(f) for f in rows] for model, rows in figures.items()}
-
-
-def read_lm_eval_figures(extra: dict[str, Any]) -> LmEvalFigures:
-    """results.json's ``lm_eval`` (absent unless lm-eval's results_*.json was scored with its logs)."""
-    return decode(LmEvalFigures, extra.get("lm_eval") or {})

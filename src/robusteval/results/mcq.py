@@ -1,8 +1,8 @@
 """The mcq suite's typed results: metrics per model and family, the perturbed copies' counts, and
 the sample rows ``compare`` reads.
 
-`to_json` gives exactly the JSON results.json has always held (``macro_accuracy`` appears only
-where the items have two or more categories); `decode(McqMetrics, data)` reads it back.
+The codec writes them by these declared types (``macro_accuracy`` and ``categories`` appear only
+where the items have two or more categories: `OmitNone`); `decode(McqMetrics, data)` reads them back.
 """
 
 from __future__ import annotations
@@ -13,7 +13,10 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from robusteval.estimate import Estimate
-from robusteval.results.codec import decode, encode
+from robusteval.results.budget import BudgetEstimates
+from robusteval.results.codec import OmitNone, decode, encode
+from robusteval.results.lm_eval import LmEvalFigures
+from robusteval.results.search import SearchResults
 from robusteval.results.sensitivity import Sensitivity
 
 
@@ -26,7 +29,7 @@ class VariantMetrics:
     invalid: int
     invalid_rate: Estimate
     failed: int
-    macro_accuracy: Estimate | None = None  # mean of the categories' accuracies (two or more categories)
+    macro_accuracy: OmitNone[Estimate] = None  # mean of the categories' accuracies (two or more categories)
 
 
 @dataclass(frozen=True)
@@ -108,28 +111,29 @@ class FamilyMetrics:
     invalid: int = 0
     failed: int = 0
     position_bias: dict[str, PositionShare] = field(default_factory=dict)
-    macro_accuracy: Estimate | None = None
+    macro_accuracy: OmitNone[Estimate] = None
     # every sensitivity measure (docs/metrics.md); None in results written before they were measured
-    sensitivity: Sensitivity | None = None
+    sensitivity: OmitNone[Sensitivity] = None
     # accuracy per category, in the items' order of first appearance (two or more categories only)
-    categories: dict[str, CategoryMetrics] = field(default_factory=dict)
+    categories: OmitNone[dict[str, CategoryMetrics]] = None
     # the same over valid replies only (a question's invalid variants left out); None without invalid replies
-    sensitivity_valid: Sensitivity | None = None
+    sensitivity_valid: OmitNone[Sensitivity] = None
     # accuracy over valid replies only (invalid ones left out, not counted wrong), beside ``accuracy``
     # so a tiny model's headline says how it answers when it answers; None without invalid replies
-    accuracy_valid: Estimate | None = None
+    accuracy_valid: OmitNone[Estimate] = None
     # the population mean over items and variants together, for a family whose variants are a
     # sample (`metrics.two_way.is_sampled`); None for a fixed design (format, order) and in older runs
-    population: PopulationAccuracy | None = None
+    population: OmitNone[PopulationAccuracy] = None
     # the circular family's CircularEval figures (all rotations right, at least j of n); None for others
-    circular: CircularMetrics | None = None
+    circular: OmitNone[CircularMetrics] = None
     # how the default reader read the replies (`types.READ_AS`: label, phrase, text, invalid) -> replies;
-    # empty under another reader, loglik scoring, and in older runs
-    read_as: dict[str, int] = field(default_factory=dict)
+    # None under another reader, loglik scoring, and in older runs
+    read_as: OmitNone[dict[str, int]] = None
 
     def as_dict(self) -> dict[str, Any]:
-        """This family's JSON, as in results.json."""
-        return _drop_absent_macro(encode(self))
+        """This family's JSON, as results.json holds it (the codec's, by this type)."""
+        data: dict[str, Any] = encode(self)
+        return data
 
 
 # what each way of reading means in `read_as_line` (`readers.content` has the rules)
@@ -137,11 +141,11 @@ READ_AS_NAMES = {"label": 'by "The best answer is [label]"', "phrase": "by a lab
                  "text": "by an option's text", "invalid": "unread (invalid)"}
 
 
-def read_as_line(title: str, counts: dict[str, int]) -> str | None:
+def read_as_line(title: str, counts: dict[str, int] | None) -> str | None:
     """How the default reader read a family's replies (`FamilyMetrics.read_as`), one line beside its
     accuracy so the reading rule stays visible; None where nothing was recorded (another reader)."""
-    total = sum(counts.values())
-    if not total:
+    total = sum((counts or {}).values())
+    if not counts or not total:
         return None
     ways = ", ".join(f"{n} {READ_AS_NAMES.get(way, way)} ({n / total:.0%})" for way, n in counts.items())
     return f"{title}: {total} replies read: {ways}"
@@ -151,29 +155,9 @@ def read_as_line(title: str, counts: dict[str, int]) -> str | None:
 McqMetrics = dict[str, dict[str, FamilyMetrics]]
 
 
-def to_json(metrics: McqMetrics) -> dict[str, Any]:
-    """``metrics`` as results.json holds them."""
-    return {model: {family: fm.as_dict() for family, fm in families.items()} for model, families in metrics.items()}
-
-
 def read_metrics(data: Any) -> McqMetrics:
     """results.json's ``metrics`` of an mcq run, typed."""
     return decode(McqMetrics, data or {})
-
-
-def _drop_absent_macro(family: dict[str, Any]) -> dict[str, Any]:
-    if family.get("macro_accuracy") is None:
-        family.pop("macro_accuracy", None)
-    for key in ("sensitivity", "sensitivity_valid", "accuracy_valid", "population", "circular"):
-        if family.get(key) is None:
-            family.pop(key, None)
-    for key in ("categories", "read_as"):
-        if not family.get(key):
-            family.pop(key, None)
-    for v in family["variants"].values():
-        if v.get("macro_accuracy") is None:
-            v.pop("macro_accuracy", None)
-    return family
 
 
 @dataclass(frozen=True)
@@ -192,11 +176,6 @@ class FormatInfo:
     numbering: str = ""
     layout: str = ""
     example: str = ""
-
-
-def read_formats(extra: dict[str, Any]) -> dict[str, FormatInfo]:
-    """results.json's ``design.formats`` (absent in runs without the formats family)."""
-    return decode(dict[str, FormatInfo], (extra.get("design") or {}).get("formats") or {})
 
 
 WARN_INVALID = 0.10  # above this share of invalid replies a run says so, with examples
@@ -226,11 +205,6 @@ class InvalidReplies:
                 "model: look at the replies, try another --reader, and see the sensitivity over valid replies only.")
 
 
-def read_invalid(extra: dict[str, Any]) -> dict[str, InvalidReplies]:
-    """results.json's ``invalid_replies`` per model (absent in older runs)."""
-    return decode(dict[str, InvalidReplies], extra.get("invalid_replies") or {})
-
-
 @dataclass(frozen=True)
 class CopyCounts:
     """What became of one perturbation family's copies (``--families typo,paraphrase``): asked
@@ -248,9 +222,36 @@ class CopyCounts:
     rewriter: str | None = None
 
 
-def read_copy_counts(extra: dict[str, Any]) -> list[CopyCounts]:
-    """results.json's ``perturbations`` (absent in runs without perturbation families)."""
-    return decode(list[CopyCounts], list((extra.get("perturbations") or {}).values()))
+@dataclass(frozen=True)
+class McqExtra:
+    """The mcq suite's keys beside its metrics in results.json (its `SuiteSpec.extra`), each present
+    only where the run has it."""
+
+    # the design: templates, ``reader``, ``template_set``, ``base_template``, ... (docs/results.md)
+    design: dict[str, Any] = field(default_factory=dict)
+    perturbations: OmitNone[dict[str, CopyCounts]] = None  # by family: perturbation families' copies
+    invalid_replies: OmitNone[dict[str, InvalidReplies]] = None  # by model, where some reply was unreadable
+    budget: OmitNone[BudgetEstimates] = None  # --budget
+    budget_truth: OmitNone[BudgetEstimates] = None  # score GRID --budget: the full grid's own figures
+    lm_eval: OmitNone[LmEvalFigures] = None  # score on lm-eval's output with its results_*.json
+    scored: OmitNone[dict[str, Any]] = None  # a folder written by `score`: kind, files, reader
+    search: OmitNone[SearchResults] = None  # --search best-worst: the best and worst variant found
+    search_truth: OmitNone[SearchResults] = None  # score GRID --search: the full grid's true best and worst
+
+    @property
+    def reader(self) -> str | None:
+        """The reader the replies were read with (None: the default, or an older run)."""
+        reader = self.design.get("reader")
+        return None if reader is None else str(reader)
+
+    @property
+    def formats(self) -> dict[str, FormatInfo]:
+        """The `formats` family's formats (``design.formats``; empty in runs without that family)."""
+        return decode(dict[str, FormatInfo], self.design.get("formats") or {})
+
+    @property
+    def copy_counts(self) -> list[CopyCounts]:
+        return list((self.perturbations or {}).values())
 
 
 @dataclass(frozen=True)

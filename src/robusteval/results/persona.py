@@ -2,10 +2,10 @@
 `PersonaMetrics`) and the leaderboard's aggregation (``results.json["leaderboard"]``, and what
 ``robusteval compare`` computes across runs: `PersonaBoard`).
 
-``encode`` gives the JSON shape runs have always written: keys that only a run with lost answers
-has (``lost_contexts``, ``na_reason``), and an MDS's ``dropped_items``/``method`` where it had none,
-are left out rather than written as null. A game is a `Game` (its metric and the contexts it
-involves as fields); its name (``stability:a|b``) is a label for people, never parsed.
+Keys that only a run with lost answers has (``lost_contexts``, ``na_reason``), and an MDS's
+``dropped_items``/``method`` where it had none, are left out rather than written as null
+(`OmitNone`). A game is a `Game` (its metric and the contexts it involves as fields); its name
+(``stability:a|b``) is a label for people, never parsed.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from robusteval.estimate import Estimate
-from robusteval.results.codec import decode, encode
+from robusteval.results.codec import OmitNone, decode
 
 NA = Estimate(None)
 
@@ -44,9 +44,9 @@ class StabilityMatrix:
 @dataclass(frozen=True)
 class MDSFit:
     stress1: float | None = None
-    method: str | None = None  # leaderboard | classic; None where no MDS was run (a lost context)
+    method: OmitNone[str] = None  # leaderboard | classic; None where no MDS was run (a lost context)
     error: str | None = None
-    dropped_items: list[str | int] | None = None  # items left out (constant or unanswered)
+    dropped_items: OmitNone[list[str | int]] = None  # items left out (constant or unanswered)
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ class ContextValidity:
     cfa: dict[str, CFAResult] = field(default_factory=dict)
     cfa_mean: MeanFit = MeanFit()
     mean_item_r: float | None = None
-    na_reason: str | None = None  # the context lost answers: why its figures are n/a
+    na_reason: OmitNone[str] = None  # the context lost answers: why its figures are n/a
 
 
 @dataclass(frozen=True)
@@ -97,15 +97,15 @@ class ModelStability:
     stability_per_value: dict[str, float | None] = field(default_factory=dict)
     # how many of the context pair x value Spearman correlations behind the figure are defined, of
     # how many (None in runs from before they were counted): "0.500" from 1 of 10 says so
-    stability_correlations: int | None = None
-    stability_defined: int | None = None
+    stability_correlations: OmitNone[int] = None
+    stability_defined: OmitNone[int] = None
     validity: dict[str, ContextValidity] = field(default_factory=dict)
     answers: int = 0
     invalid: int = 0
     failed: int = 0
     invalid_rate: float | None = None
-    lost_contexts: dict[str, LostContext] | None = None
-    na_reason: str | None = None
+    lost_contexts: OmitNone[dict[str, LostContext]] = None
+    na_reason: OmitNone[str] = None
 
 
 PersonaMetrics = dict[str, ModelStability]  # by model
@@ -126,17 +126,6 @@ def stability_caveat(m: ModelStability) -> str | None:
     return None
 
 
-def encode_metrics(metrics: PersonaMetrics) -> dict[str, Any]:
-    """``metrics`` as results.json has always held them (`ModelStability` per model)."""
-    data = {model: encode(m) for model, m in metrics.items()}  # each as its type (a dict's values lose theirs)
-    for m in data.values():
-        _drop_none(m, "lost_contexts", "na_reason", "stability_correlations", "stability_defined")
-        for v in m["validity"].values():
-            _drop_none(v, "na_reason")
-            _drop_none(v["mds"], "method", "dropped_items")
-    return data
-
-
 def decode_metrics(data: Any) -> PersonaMetrics:
     return decode(PersonaMetrics, data)
 
@@ -153,7 +142,7 @@ class ContextInfo:
 class BoardEntry:
     cardinal: float | None = None  # mean over the games (None: the model lost a context)
     win_rate: float | None = None  # mean share of the other models beaten (None: some model lost a context)
-    na_reason: str | None = None
+    na_reason: OmitNone[str] = None
 
 
 @dataclass(frozen=True)
@@ -168,21 +157,22 @@ class PersonaBoard:
     diversity: float | None = None
     sensitivity_win_rate: int | None = None
     sensitivity_cardinal: int | None = None
-    na_reason: str | None = None
-
-    def encode(self) -> dict[str, Any]:
-        data = encode(self)
-        for entry in data["models"].values():
-            _drop_none(entry, "na_reason")
-        _drop_none(data, "na_reason")
-        return data
+    na_reason: OmitNone[str] = None
 
 
-def _drop_none(data: dict[str, Any], *keys: str) -> None:
-    for key in keys:
-        if data.get(key, 0) is None:
-            del data[key]
+@dataclass(frozen=True)
+class PersonaExtra:
+    """The persona suite's keys beside its metrics in results.json (its `SuiteSpec.extra`)."""
+
+    leaderboard: PersonaBoard | None = None
+    population: list[dict[str, Any]] = field(default_factory=list)  # the simulated personas
+    contexts: list[ContextInfo] = field(default_factory=list)
+    questionnaire: dict[str, Any] = field(default_factory=dict)  # name, items, scale
+    turns: int | None = None
+    scoring: str = "generate"
+    context_max_tokens: int | None = None
+    mds: str = "classic"
 
 
 __all__ = ["BoardEntry", "CFAResult", "ContextInfo", "ContextValidity", "Game", "LostContext", "MDSFit", "MeanFit",
-           "ModelStability", "PersonaBoard", "PersonaMetrics", "StabilityMatrix", "decode_metrics", "encode_metrics"]
+           "ModelStability", "PersonaBoard", "PersonaExtra", "PersonaMetrics", "StabilityMatrix", "decode_metrics"]

@@ -17,17 +17,21 @@ from typing import Any, TypeVar
 
 from robusteval.errors import UserError
 from robusteval.files import parse_json
-from robusteval.results.codec import RecordError, decode, encode
+from robusteval.results.codec import OmitNone, RecordError, decode, encode
 from robusteval.suite_specs import SUITES
 
 T = TypeVar("T")
+
+# results.json's layout: a file without ``format_version`` is version 1 (the same layout, written
+# before the key existed); a file from a later version is refused rather than misread
+FORMAT_VERSION = 2
 
 
 @dataclass(frozen=True)
 class ModelRecord:
     """A model the run started: under test, or a helper (judge, paraphraser, interlocutor)."""
 
-    spec: str
+    spec: str = ""  # empty in a hand-written results.json that names none
     fingerprint: str | None = None
     role: str = "under test"
     usage: dict[str, Any] = field(default_factory=dict)
@@ -38,15 +42,15 @@ class Failure:
     """A request that failed after its retries, and where in the run it sat (the fields a suite's
     samples have; the others stay None)."""
 
-    model: str | None = None
-    item_id: str | None = None
-    family: str | None = None
-    variant: str | int | None = None
-    step: str | None = None
-    context: str | None = None
-    node: str | None = None
-    sample: int | None = None
-    error: str | None = None
+    model: OmitNone[str] = None
+    item_id: OmitNone[str] = None
+    family: OmitNone[str] = None
+    variant: OmitNone[str | int] = None
+    step: OmitNone[str] = None
+    context: OmitNone[str] = None
+    node: OmitNone[str] = None
+    sample: OmitNone[int] = None
+    error: OmitNone[str] = None
 
     @classmethod
     def of(cls, sample: Any) -> Failure:
@@ -58,6 +62,7 @@ class Failure:
 class RunRecord:
     run_id: str
     suite: str
+    format_version: int = 1
     config: dict[str, Any] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
     started: str = ""
@@ -65,12 +70,17 @@ class RunRecord:
     models: dict[str, ModelRecord] = field(default_factory=dict)
     metrics: Any = None  # the suite's record (its `SuiteSpec.metrics`), or plain JSON
     failures: list[Failure] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)  # suite-specific keys beside the metrics
+    data: dict[str, Any] = field(default_factory=dict)  # the data audit (`data.audit.DataAudit.from_dict`)
+    determinism: OmitNone[dict[str, dict[str, Any]]] = None  # --check-determinism N: by model
+    extra: Any = None  # the suite's keys beside the metrics: its `SuiteSpec.extra` record, or plain JSON
     path: Path | None = None  # the run folder it was read from (`read_run`); not in results.json
 
     @property
     def models_under_test(self) -> list[str]:
         return [label for label, m in self.models.items() if m.role == "under test"]
+
+
+_RUN_KEYS = {f.name for f in fields(RunRecord)} - {"path", "extra"}  # results.json keys every run has
 
 
 def metrics_type(suite: str) -> Any | None:
@@ -89,31 +99,63 @@ def decode_metrics(suite: str, raw: Any) -> Any:
     return decode(kind, raw) if raw else None
 
 
-def encode_metrics(suite: str, metrics: Any) -> Any:
-    """A suite's metrics record (`SuiteResult.metrics`) as results.json holds it: its spec's
-    encoder, once, as the run is written; plain JSON (a suite without a record type) as it is."""
+def extra_type(suite: str) -> Any | None:
+    """The extra record type of ``suite`` (its `SuiteSpec`'s), or None."""
     spec = SUITES.get(suite)
-    encoder = None if spec is None else spec.encoder_of()
-    if encoder is not None:
-        return encoder(metrics)
-    return metrics if spec is None or spec.metrics is None else encode(metrics)
+    return None if spec is None else spec.extra_type()
+
+
+def encode_extra(suite: str, extra: Any) -> dict[str, Any]:
+    """A suite's extra record (`SuiteResult.extra`) as the keys results.json holds beside its metrics,
+    written by the type its `SuiteSpec` declares; plain JSON (a suite without one) as it is."""
+    if extra is None:
+        return {}
+    kind = extra_type(suite)
+    data: dict[str, Any] = dict(extra) if kind is None else encode(extra, kind)
+    return data
+
+
+def decode_extra(suite: str, results: dict[str, Any]) -> Any:
+    """The suite's keys of a parsed results.json as its extra record (its `SuiteSpec.extra`; for a
+    suite without one, every key a `RunRecord` does not hold, as plain JSON)."""
+    kind = extra_type(suite)
+    if kind is None:
+        return {k: v for k, v in results.items() if k not in _RUN_KEYS}
+    names = {f.name for f in fields(kind)}
+    return decode(kind, {k: v for k, v in results.items() if k in names})
+
+
+def encode_metrics(suite: str, metrics: Any) -> Any:
+    """A suite's metrics record (`SuiteResult.metrics`) as results.json holds it, written by the type
+    its `SuiteSpec` declares (never by the record's runtime type: a ``dict[str, Record]`` would lose
+    its records' aliases), once, as the run is written; plain JSON (a suite without a record type)
+    as it is."""
+    kind = metrics_type(suite)
+    return metrics if kind is None else encode(metrics, kind)
 
 
 def run_record(results: dict[str, Any]) -> RunRecord:
     """A parsed results.json as a `RunRecord` (raises `RecordError` when it does not fit)."""
     if not isinstance(results, dict):
         raise RecordError("results.json: not a JSON object")
-    known = {f.name for f in fields(RunRecord)} - {"path"}
-    base = {k: v for k, v in results.items() if k in known and k not in ("metrics", "extra")}
+    base = {k: v for k, v in results.items() if k in _RUN_KEYS and k not in ("metrics", "extra")}
     base.setdefault("run_id", "?")
     base.setdefault("suite", "?")
     record = decode(RunRecord, base)
+    _readable_version(results)
     kind = metrics_type(record.suite)
     raw = results.get("metrics")
     metrics = decode(kind, raw) if kind is not None and raw else raw  # empty: an --estimate, a tree build
-    extra = {k: v for k, v in results.items() if k not in known}
-    return RunRecord(**{**{f.name: getattr(record, f.name) for f in fields(RunRecord)},
-                        "metrics": metrics, "extra": extra})
+    return replace(record, metrics=metrics, extra=decode_extra(record.suite, results))
+
+
+def _readable_version(results: dict[str, Any]) -> int:
+    """results.json's ``format_version`` (1 where absent); a `RecordError` for a later one than ours."""
+    version = decode(int, results.get("format_version", 1))
+    if version > FORMAT_VERSION:
+        raise RecordError(f"format_version {version}: written by a newer robusteval "
+                          f"(this one reads up to {FORMAT_VERSION}); upgrade robusteval to read it")
+    return version
 
 
 def read_results(folder: Path | str) -> dict[str, Any]:
@@ -125,7 +167,8 @@ def read_results(folder: Path | str) -> dict[str, Any]:
     `UserError` naming the file."""
     results_file = _results_file(Path(folder))
     results = _parse(results_file)
-    _fits(results_file, lambda: decode_metrics(str(results.get("suite", "?")), results.get("metrics")))
+    _fits(results_file, lambda: (_readable_version(results),
+                                 decode_metrics(str(results.get("suite", "?")), results.get("metrics"))))
     return results
 
 

@@ -48,7 +48,7 @@ class SampleWriter:
     def write(self, sample: Writable) -> None:
         self.count += 1
         if sample.status == "failed":
-            self.failures.append({k: v for k, v in encode(Failure.of(sample)).items() if v is not None})
+            self.failures.append(encode(Failure.of(sample)))
         if self._file is not None:
             try:
                 self._file.write(redact(json.dumps(sample.as_dict(), ensure_ascii=False), patterns=False) + "\n")

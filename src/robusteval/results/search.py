@@ -1,14 +1,12 @@
 """The typed record of a budgeted best/worst search (``--search best-worst``): which variant of a
 family was found best and which worst, from how many calls. results.json holds them under
-``search``: model -> family -> `SearchResult`."""
+``search`` (`McqExtra.search`): model -> family -> `SearchResult`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from robusteval.estimate import Estimate
-from robusteval.results.codec import decode, encode
 
 
 @dataclass(frozen=True)
@@ -44,13 +42,3 @@ class SearchResult:
 
 # model -> family -> search
 SearchResults = dict[str, dict[str, SearchResult]]
-
-
-def search_json(results: SearchResults) -> dict[str, Any]:
-    return {model: {family: encode(r) for family, r in families.items()} for model, families in results.items()}
-
-
-def read_search(extra: dict[str, Any], key: str = "search") -> SearchResults:
-    """results.json's ``search`` (absent in runs without ``--search``); ``key="search_truth"``: the
-    full grid's true best and worst, which ``score GRID --search`` writes beside."""
-    return decode(SearchResults, extra.get(key) or {})

@@ -1,10 +1,8 @@
 """The tree suite's typed metrics (results.json ``metrics``: by model) and cost summary.
 
-`TreeModelMetrics.encode()` gives exactly the JSON the suite wrote before these records existed, so
-old runs decode and existing readers keep working: keys that only some runs have (the drop from
-root to deepest level, popularity buckets, the RAG stages) are left out when absent, not written
-as null. Fields beyond ``accuracy`` have defaults so that partial results (an older or a
-hand-trimmed file) still decode.
+Keys that only some runs have (the drop from root to deepest level, popularity buckets, the RAG
+stages) are left out when absent, not written as null (`OmitNone`). Fields beyond ``accuracy``
+have defaults so that partial results (an older or a hand-trimmed file) still decode.
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from robusteval.estimate import Estimate
-from robusteval.results.codec import decode, encode
+from robusteval.results.codec import OmitNone
 from robusteval.results.sensitivity import Sensitivity
 
 # Where a tree node's answer went wrong, as results name it (`rag.pipeline.attribute` picks one;
@@ -44,11 +42,6 @@ class StageCount:
     share: float | None = None
 
 
-# ModeMetrics fields written only when the run has them (see `ModeMetrics.encode`)
-_OPTIONAL = ("drop_root_to_deepest", "by_popularity", "subject_found", "search_recall", "context_recall",
-             "failure_stages", "sensitivity_by_kind", "sensitivity_by_level")
-
-
 @dataclass(frozen=True)
 class ModeMetrics:
     """One answering mode (``closed``, ``rag-bm25``, ``rag-dense``) of one model."""
@@ -66,16 +59,16 @@ class ModeMetrics:
     samples: int = 0
     invalid: int = 0
     failed: int = 0
-    drop_root_to_deepest: Estimate | None = None  # accuracy at the root minus at the deepest level
-    by_popularity: dict[str, Pooled] | None = None
-    subject_found: Pooled | None = None  # RAG modes only, from here on
-    search_recall: Pooled | None = None
-    context_recall: Pooled | None = None
-    failure_stages: dict[str, StageCount] | None = None
+    drop_root_to_deepest: OmitNone[Estimate] = None  # accuracy at the root minus at the deepest level
+    by_popularity: OmitNone[dict[str, Pooled]] = None
+    subject_found: OmitNone[Pooled] = None  # RAG modes only, from here on
+    search_recall: OmitNone[Pooled] = None
+    context_recall: OmitNone[Pooled] = None
+    failure_stages: OmitNone[dict[str, StageCount]] = None
     # the sensitivity measures that apply to open answers (docs/metrics.md), per tree with the node
     # kinds (root, paraphrase, lexical) or the levels (0, 1, ...) as its variants, the root as reference
-    sensitivity_by_kind: Sensitivity | None = None
-    sensitivity_by_level: Sensitivity | None = None
+    sensitivity_by_kind: OmitNone[Sensitivity] = None
+    sensitivity_by_level: OmitNone[Sensitivity] = None
 
     @property
     def levels(self) -> list[str]:
@@ -86,10 +79,6 @@ class ModeMetrics:
     def is_rag(self) -> bool:
         return self.failure_stages is not None
 
-    def encode(self) -> dict[str, Any]:
-        data = encode(self)
-        return {k: v for k, v in data.items() if not (k in _OPTIONAL and v is None)}
-
 
 @dataclass(frozen=True)
 class ModeComparison:
@@ -97,10 +86,7 @@ class ModeComparison:
     to show, never split: a consumer that needs the modes has them in ``modes``)."""
 
     accuracy_difference: Estimate
-    context_recall_difference: Estimate | None = None  # two RAG modes only
-
-    def encode(self) -> dict[str, Any]:
-        return {k: v for k, v in encode(self).items() if v is not None or k != "context_recall_difference"}
+    context_recall_difference: OmitNone[Estimate] = None  # two RAG modes only
 
 
 def comparison_key(a: str, b: str) -> str:
@@ -115,17 +101,23 @@ class TreeModelMetrics:
     modes: dict[str, ModeMetrics] = field(default_factory=dict)
     comparisons: dict[str, ModeComparison] = field(default_factory=dict)
 
-    def encode(self) -> dict[str, Any]:
-        return {"modes": {m: mm.encode() for m, mm in self.modes.items()},
-                "comparisons": {k: c.encode() for k, c in self.comparisons.items()}}
-
 
 TreeMetrics = dict[str, TreeModelMetrics]  # by model: the type its SuiteSpec names
 
 
-def encode_metrics(metrics: TreeMetrics) -> dict[str, Any]:
-    return {model: m.encode() for model, m in metrics.items()}
 
+@dataclass(frozen=True)
+class TreeExtra:
+    """The tree suite's keys beside its metrics in results.json (its `SuiteSpec.extra`): how the trees
+    were built (``trees``: settings, ``full_tree_nodes``, ``build_cost``...), their shapes
+    (``tree_shapes``: ``trees``, ``nodes``, ``evaluated``...) and what building and answering cost
+    (``cost``: ``build``, ``evaluate`` by model, ``setup``; absent in a build-only run)."""
 
-def decode_metrics(data: Any) -> TreeMetrics:
-    return decode(TreeMetrics, data)
+    trees: dict[str, Any] = field(default_factory=dict)
+    tree_shapes: dict[str, Any] = field(default_factory=dict)
+    cost: OmitNone[dict[str, Any]] = None
+
+    @property
+    def costs(self) -> dict[str, Any]:
+        """``cost``, or for a build-only run the build's own cost."""
+        return self.cost if self.cost is not None else {"build": self.trees.get("build_cost")}

@@ -27,9 +27,10 @@ from robusteval.metrics.budget_covariates import DEFAULT_COVARIATES, Covariates,
 from robusteval.metrics.mcq import McqTally
 from robusteval.probes.design import FAMILIES, expand, is_family
 from robusteval.readers import Reader, get_reader
-from robusteval.results import encode, reserve_run_folder, write_run
-from robusteval.results.budget import BudgetEstimates, budget_json
-from robusteval.results.lm_eval import LmEvalFigures, lm_eval_json
+from robusteval.results import reserve_run_folder, write_run
+from robusteval.results.budget import BudgetEstimates
+from robusteval.results.lm_eval import LmEvalFigures
+from robusteval.results.mcq import McqExtra
 from robusteval.scoring.grid import GridCell, load_grid, load_variant_texts
 from robusteval.scoring.inspect_log import READER as INSPECT_READER, is_inspect_log, read_inspect_log
 from robusteval.scoring.lm_eval import compare, is_results_file, output_files, read_results
@@ -358,7 +359,7 @@ def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudi
         metrics[model] = tally.metrics(None, seed=request.seed)
         counts = tally.invalid_replies()
         if kind != "grid" and counts.invalid:  # a grid holds no replies to quote
-            invalid[model] = encode(counts)
+            invalid[model] = counts
     config = RunConfig(suite="mcq", models=tuple(models), data=request.data, limit=None, seed=request.seed,
                        out_dir=request.out_dir, run_id=request.run_id, overwrite=request.overwrite,
                        options=Options(families=tuple(dict.fromkeys(s.base_family for s in samples))))
@@ -370,19 +371,17 @@ def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudi
                           1 for s in samples if s.model == m and s.status == "failed"), "prompt_tokens": 0,
                                 "completion_tokens": 0, "cost": 0.0}} for m in models}
     scored = {"kind": kind, "files": list(request.paths), "reader": design.get("reader")}
-    extra = {"design": design, "scored": scored, "data": audit.as_dict(),
-             **({"invalid_replies": invalid} if invalid else {})}
-    if lm_eval:
-        extra["lm_eval"] = lm_eval_json(lm_eval)
-    if request.search is not None and request.calls is not None:
-        extra |= search_check(samples, request.calls, request.seed, request.method, texts)
-    if request.budget is not None:
-        extra |= budget_check(samples, request.budget, request.seed, request.covariates, texts)
-    result = SuiteResult(metrics=metrics, samples=[], extra=extra)
+    budget, truth = (budget_check(samples, request.budget, request.seed, request.covariates, texts)
+                     if request.budget is not None else (None, None))
+    found, found_truth = (search_check(samples, request.calls, request.seed, request.method, texts)
+                          if request.search is not None and request.calls is not None else (None, None))
+    extra = McqExtra(design=design, scored=scored, invalid_replies=invalid or None, lm_eval=lm_eval or None,
+                     budget=budget, budget_truth=truth, search=found, search_truth=found_truth)
+    result = SuiteResult(metrics=metrics, samples=[], extra=extra, data=audit.as_dict())
     try:
         folder.prepare_for_files()
         write_run(folder.path, config=config, models=model_info, metrics=result.metrics, samples=samples,
-                  started=started, finished=time.time(), extra=extra)
+                  started=started, finished=time.time(), extra=extra, data=result.data)
     except BaseException:
         folder.release()
         raise
@@ -392,11 +391,11 @@ def _write(request: ScoreRequest, kind: str, samples: list[Any], audit: DataAudi
 
 
 def budget_check(samples: list[Any], budget: float, seed: int, kinds: tuple[str, ...] = DEFAULT_COVARIATES,
-                 texts: dict[str, str] | None = None) -> dict[str, Any]:
+                 texts: dict[str, str] | None = None) -> tuple[BudgetEstimates, BudgetEstimates]:
     """``score GRID --budget F``: per model and family, what ``run --budget F --seed S`` would have
     estimated from the grid's cells (`metrics.budget.check_grid`), told the covariates ``kinds``
-    (``text``: of ``texts``, variant -> text), under results.json's ``budget`` as a budgeted run
-    writes it, and the full grid's own figures under ``budget_truth``."""
+    (``text``: of ``texts``, variant -> text), as a budgeted run writes it (`McqExtra.budget`), and
+    the full grid's own figures (`McqExtra.budget_truth`)."""
 
     def covariates(family: str, variants: tuple[str, ...]) -> Covariates:
         return family_covariates(variants, kinds, _family_texts(family, variants, texts))
@@ -409,7 +408,7 @@ def budget_check(samples: list[Any], budget: float, seed: int, kinds: tuple[str,
         checked = check_grid(cells, budget, seed=seed, covariates=covariates)
         estimates[model] = {family: est for family, (est, _) in checked.items()}
         truths[model] = {family: truth for family, (_, truth) in checked.items()}
-    return {"budget": budget_json(estimates), "budget_truth": budget_json(truths)}
+    return estimates, truths
 
 
 def _family_texts(family: str, variants: tuple[str, ...], texts: dict[str, str] | None) -> list[str | None] | None:

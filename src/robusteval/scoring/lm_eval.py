@@ -20,8 +20,8 @@ from typing import Any
 
 from robusteval.errors import UserError
 from robusteval.files import finite_number, parse_json, read_text
+from robusteval.labels import LETTERS
 from robusteval.metrics.mcq import family_metrics
-from robusteval.probes.choices import LETTERS
 from robusteval.results.lm_eval import LmEvalFigure, LmEvalFigures
 from robusteval.scoring.inspect_log import is_inspect_log
 from robusteval.scoring.replies import Placed, score_family, seed_name, task_name

@@ -25,7 +25,7 @@ from robusteval.data.audit import DataAudit, SourceAudit
 from robusteval.data.mcq import OUT_OF_ORDER, Parsed, Unusable, parse_row, parse_rows
 from robusteval.errors import UserError
 from robusteval.files import decode_text, jsonl_lines, parse_json, read_text
-from robusteval.probes.choices import LETTERS, ROMAN
+from robusteval.labels import LETTERS, ROMAN
 from robusteval.ranges import Range, check
 from robusteval.types import Item, Message, Variant
 

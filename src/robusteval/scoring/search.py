@@ -10,7 +10,7 @@ from typing import Any
 from robusteval.errors import UserError
 from robusteval.metrics.search import DEFAULT_METHOD, METHODS, SEARCHES
 from robusteval.metrics.search.check import search_grid
-from robusteval.results.search import SearchResults, search_json
+from robusteval.results.search import SearchResults
 
 
 def check_search(search: str | None, calls: float | None, method: str | None, kind: str) -> None:
@@ -35,9 +35,10 @@ def search_design(search: str, calls: float | None, method: str | None) -> dict[
 
 
 def search_check(samples: list[Any], calls: float, seed: int, method: str | None,
-                 texts: dict[str, str] | None = None) -> dict[str, Any]:
+                 texts: dict[str, str] | None = None) -> tuple[SearchResults, SearchResults]:
     """Per model and family, what ``run --search best-worst --calls F --seed S`` would have found
-    (``texts``: variant -> text, from --variant-texts), and the full grid's best and worst."""
+    (``texts``: variant -> text, from --variant-texts), and the full grid's best and worst: McqExtra's
+    ``search`` and ``search_truth``."""
     name = method or DEFAULT_METHOD
 
     def texts_of(family: str, variants: tuple[str, ...]) -> list[str | None] | None:
@@ -51,4 +52,4 @@ def search_check(samples: list[Any], calls: float, seed: int, method: str | None
         checked = search_grid(cells, calls, name, seed=seed, texts=texts_of)
         found[model] = {family: f for family, (f, _) in checked.items()}
         truths[model] = {family: t for family, (_, t) in checked.items()}
-    return {"search": search_json(found), "search_truth": search_json(truths)}
+    return found, truths

@@ -41,13 +41,13 @@ JobT = TypeVar("JobT")
 ResultT = TypeVar("ResultT")
 
 
-def print_noise_floor(console: Console, extra: dict[str, Any]) -> None:
+def print_noise_floor(console: Console, determinism: dict[str, dict[str, Any]] | None) -> None:
     """The backend's own noise (``--check-determinism``) below a suite's tables, when the run measured it."""
     from rich.text import Text
 
     from robusteval.engine.determinism import summaries
 
-    for line in summaries(extra):
+    for line in summaries(determinism):
         console.print(Text(f"noise floor: {line}"))
 
 
@@ -202,7 +202,11 @@ class SuiteResult:
     # without one): the terminal reads it as it is, results/ encodes it once into results.json
     metrics: Any
     samples: list[SampleLike]
-    extra: dict[str, Any] = field(default_factory=dict)  # more keys for results.json
+    # the suite's keys beside its metrics in results.json: its `SuiteSpec.extra` record (plain JSON
+    # for a suite without one), encoded once with the metrics
+    extra: Any = None
+    data: dict[str, Any] = field(default_factory=dict)  # the data audit (`run` sets it)
+    determinism: dict[str, dict[str, Any]] | None = None  # --check-determinism N, by model (`run` sets it)
     # more files in the run folder; a callable gives a file's text piece by piece, called once the
     # samples are written (a file built from the samples read back, or from a `results.spool.Spool`)
     files: dict[str, str | bytes | Callable[[], Iterable[str]]] = field(default_factory=dict)

@@ -19,6 +19,8 @@ from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
+from rich.console import Console
+
 from robusteval.data.consistency import PromptSet, load_prompt_sets, prompt_sets_jsonl
 from robusteval.engine import gather_all
 from robusteval.errors import UserError
@@ -35,6 +37,7 @@ from robusteval.report.consistency_files import (
 )
 from robusteval.report.model import slug
 from robusteval.results.consistency import (
+    ConsistencyExtra,
     ConsistencyMetrics,
     Generation,
     LoaderReport,
@@ -92,7 +95,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also write the generated prompt sets to FILE (JSONL; reload with --data FILE)")
 
 
-def validate(config, options: Options) -> None:
+def validate(config: Any, options: Options) -> None:
     if unknown := [j for j in options.judges if j not in JUDGES]:
         raise UserError(f"unknown --judge {','.join(unknown)}; available: {', '.join(JUDGES)}")
     if not options.judges:
@@ -235,12 +238,12 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
         png = heatmap_png(judge_metrics, items, ctx.models, name)
         if png is not None:
             files[f"heatmap-{name}.png"] = png
-    extra = {"items": len(items), "variants": sum(len(i.variants) for i in items),
-             "judges": {name: _judge_info(j) for name, j in judges.items()}}
+    extra = ConsistencyExtra(items=len(items), variants=sum(len(i.variants) for i in items),
+                             judges={name: _judge_info(j) for name, j in judges.items()})
     return SuiteResult(metrics=record, samples=[], extra=extra, files=files)
 
 
-async def _generate(ctx: SuiteContext[Options], source) -> tuple[list[PromptSet], Generation]:
+async def _generate(ctx: SuiteContext[Options], source: Any) -> tuple[list[PromptSet], Generation]:
     """The prompt sets made from ``--data``'s plain requests by ``--variations`` (see
     `probes.prompt_sets`); left-out variants are counted in the data audit and the record."""
     from robusteval.data.prompts import load_prompts
@@ -300,7 +303,7 @@ def _save(path_text: str, text: str) -> Path:
         raise UserError(f"--save-prompt-sets {path_text}: cannot write it ({exc.strerror or exc})") from None
 
 
-def _rewrite_encoder(options: Options, prompts):
+def _rewrite_encoder(options: Options, prompts: Any) -> Any:
     """The sentence embedder that checks rewrites' similarity to their originals (timed: a local model)."""
     from robusteval.judges.embedding import load_embedder
 
@@ -333,7 +336,7 @@ async def _make_judges(ctx: SuiteContext[Options]) -> dict[str, SimilarityJudge]
     return judges
 
 
-def _judge_info(judge: Any) -> dict:
+def _judge_info(judge: Any) -> dict[str, Any]:
     info: dict[str, Any] = {"class": type(judge).__name__}
     for attribute in ("model", "mode", "retries", "embedder", "model_name", "calibrations"):
         if hasattr(judge, attribute):
@@ -384,8 +387,8 @@ def _rating(judge: SimilarityJudge, group: _Group, rating: Rating, *, status: st
                         attempts=rating.attempts, status=status, error=error)
 
 
-def print_summary(console, result: SuiteResult) -> None:
+def print_summary(console: Console, result: SuiteResult) -> None:
     from robusteval.report.terminal_consistency import print_consistency
 
-    print_consistency(console, result.metrics, result.extra)
-    print_noise_floor(console, result.extra)
+    print_consistency(console, result.metrics, result.extra, result.determinism)
+    print_noise_floor(console, result.determinism)

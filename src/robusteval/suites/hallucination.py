@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, NamedTuple
 
+from rich.console import Console
+
 from robusteval.data.hallucigen import HALLUCINATION_TYPES, HalluItem, load_items
 from robusteval.data.language import language_problem
 from robusteval.engine import gather_all
@@ -38,7 +40,9 @@ from robusteval.results.hallucination import (
     NLI_CONFIG,
     VOTE_PREFIX,
     GeneratorMetrics,
+    HallucinationExtra,
     HallucinationMetrics,
+    RunInfo,
     StepMetrics,
 )
 from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg
@@ -119,7 +123,7 @@ def ensemble_members(spec: str, configs: list[str]) -> tuple[str, ...]:
     return members
 
 
-def validate(config, options: Options) -> None:
+def validate(config: Any, options: Options) -> None:
     checks = [
         (options.step in STEPS, f"--step must be one of {', '.join(STEPS)}"),
         (options.orders in ORDERS, f"--orders must be one of {', '.join(ORDERS)}"),
@@ -148,7 +152,7 @@ def validate(config, options: Options) -> None:
 # ---------------------------------------------------------------- samples
 
 
-def _without(sample: SampleBase, unused: tuple[str, ...]) -> dict:
+def _without(sample: SampleBase, unused: tuple[str, ...]) -> dict[str, Any]:
     """The sample's JSON line without the envelope fields its step does not use (samples.jsonl keeps
     the shape it always had)."""
     return {k: v for k, v in SampleBase.as_dict(sample).items() if k not in unused}
@@ -173,7 +177,7 @@ class GenerationSample(SampleBase):
 
     LABEL = ("model", "step", "mode")
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return _without(self, ("variant", "prompt", "response", "key"))
 
 
@@ -196,7 +200,7 @@ class JudgeSample(SampleBase):
 
     LABEL = ("model", "step", "generator", "hypothesis")
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"judge": self.model, **_without(self, ("variant",))}
 
 
@@ -288,12 +292,12 @@ Emit = Callable[[Any], None]  # a sample's way to samples.jsonl (`SuiteContext.s
 # ---------------------------------------------------------------- steps
 
 
-async def run_generation(ctx: SuiteContext, models: list[str], items: list[HalluItem],
+async def run_generation(ctx: SuiteContext[Options], models: list[str], items: list[HalluItem],
                          options: Options) -> list[GenerationRow]:
     """Every model's hyp+ and hyp− for every source: one request (joint) or two (separate) each.
     Each sample goes to samples.jsonl as it is read (model by model, source by source; a bounded window
     under way); what is returned is its `GenerationRow`, the parsed pair."""
-    def messages_of(item: HalluItem, types: tuple[str, ...]) -> list:
+    def messages_of(item: HalluItem, types: tuple[str, ...]) -> list[Any]:
         return [prompts.generation_joint(item, types)] if options.gen_mode == "joint" else \
             [prompts.generation_faithful(item), prompts.generation_hallucinated(item, types)]
 
@@ -324,7 +328,8 @@ def _judged_jobs(generated: list[GenerationRow]) -> list[tuple[GenerationRow, st
             for hyp, text in (("hyp+", g.hyp_plus), ("hyp-", g.hyp_minus)) if text is not None]
 
 
-async def run_llm_judge(ctx: SuiteContext, judge: str, items: dict[str, HalluItem], generated: list[GenerationRow],
+async def run_llm_judge(ctx: SuiteContext[Options], judge: str, items: dict[str, HalluItem],
+                        generated: list[GenerationRow],
                         params: GenParams) -> list[JudgeRow]:
     """The yes/no judge on every hypothesis that parsed (yes = faithful); each sample to samples.jsonl."""
 
@@ -341,14 +346,14 @@ async def run_llm_judge(ctx: SuiteContext, judge: str, items: dict[str, HalluIte
     return [JudgeRow.of(sample) async for sample in ctx.stream(_judged_jobs(generated), one, requests_per_job=1)]
 
 
-def _emitted(sample, emit: Emit, row: Callable):
+def _emitted(sample: Any, emit: Emit, row: Callable[[Any], Any]) -> Any:
     """A sample that is not asked through `SuiteContext.stream` (the NLI baseline's, a vote's):
     written by ``emit``; its compact row returned."""
     emit(sample)
     return row(sample)
 
 
-def run_nli_judge(nli, items: dict[str, HalluItem], generated: list[GenerationRow]) -> list[JudgeSample]:
+def run_nli_judge(nli: Any, items: dict[str, HalluItem], generated: list[GenerationRow]) -> list[JudgeSample]:
     """The NLI judge: hyp+ succeeds when the source entails it, hyp− when it does not."""
     jobs = _judged_jobs(generated)
     results = nli.predict([(items[g.item_id].source, text) for g, _, text in jobs]) if jobs else []
@@ -372,7 +377,7 @@ def shown_orders(item: HalluItem, orders: str, seed: int, generator: str | None)
 
 
 def _detection_sample(step: str, model: str, config: str, generator: str | None, item: HalluItem, swapped: bool,
-                      **fields) -> DetectionSample:
+                      **fields: Any) -> DetectionSample:
     predicted = fields.pop("predicted")
     unscored = fields["status"] == "failed" or item.label is None  # no gold: an unlabelled test file
     return DetectionSample(step=step, model=model, config=config, generator=generator, item_id=item.id,
@@ -381,8 +386,9 @@ def _detection_sample(step: str, model: str, config: str, generator: str | None,
                            correct=None if unscored else predicted == item.label, **fields)
 
 
-async def run_detection(ctx: SuiteContext, detectors: list[str], variants: tuple[str, ...], items: list[HalluItem],
-                        orders: str, seed: int, params: GenParams, nli=None, *, step: str = "detection",
+async def run_detection(ctx: SuiteContext[Options], detectors: list[str], variants: tuple[str, ...],
+                        items: list[HalluItem],
+                        orders: str, seed: int, params: GenParams, nli: Any = None, *, step: str = "detection",
                         generator: str | None = None) -> list[DetectionRow]:
     """Every detector configuration on every item in the asked orders; invalid replies are kept.
     Each sample goes to samples.jsonl as it is read (the NLI baseline's after the models'); what is
@@ -410,7 +416,7 @@ async def run_detection(ctx: SuiteContext, detectors: list[str], variants: tuple
     return rows
 
 
-def nli_detection(nli, items: list[HalluItem], orders: str, seed: int, *, step: str,
+def nli_detection(nli: Any, items: list[HalluItem], orders: str, seed: int, *, step: str,
                   generator: str | None) -> list[DetectionSample]:
     """The NLI baseline: entailment of source→hyp1 and source→hyp2, then the task's decision rules.
     NLI does not see an order, so it gives the same verdict in both (recorded per order, for pairing)."""
@@ -435,7 +441,7 @@ def vote(samples: Sequence[DetectionSample | DetectionRow], members: tuple[str, 
     ``tie_break`` (`metrics.classification.majority_vote`; ``invalid``: "no majority"), a pair no
     member answered (all failed) is failed."""
     name = f"{VOTE_PREFIX}{ENSEMBLE_SEP.join(members)})"
-    by_pair: dict[tuple, dict[str, DetectionSample | DetectionRow]] = {}
+    by_pair: dict[tuple[Any, ...], dict[str, DetectionSample | DetectionRow]] = {}
     for s in samples:
         if s.config in members:
             by_pair.setdefault((s.generator, s.item_id, s.order), {})[s.config] = s
@@ -477,7 +483,7 @@ def cross_items(generated: Sequence[GenerationSample | GenerationRow], items: di
 # ---------------------------------------------------------------- execute
 
 
-async def execute(ctx: SuiteContext) -> SuiteResult:
+async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     config, options = ctx.config, ctx.options
     steps = STEPS[options.step]
     items = ctx.shard_items(load_items(config.data, limit=config.limit, seed=config.seed,
@@ -528,12 +534,12 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
             for name in dict.fromkeys(r.config for r in found):
                 files[f"detection-{slug(name)}.csv"] = detection_csv(found, name)
     record = HallucinationMetrics(generation=generation, **step_records)
-    extra = {"hallucination": {"steps": list(steps), "items": len(items), "detector_configs": configs,
-                               "ensembles": [f"{VOTE_PREFIX}{ENSEMBLE_SEP.join(m)})" for m in ensembles],
-                               "tie_break": options.tie_break,
-                               "judge": options.judge, "nli_model": options.nli_model}}
-    if "detection" in steps and not any(i.labelled for i in items):
-        extra["hallucination"]["unlabelled"] = True  # the scores are n/a: the files hold the predictions
+    extra = HallucinationExtra(RunInfo(
+        steps=list(steps), items=len(items), detector_configs=configs,
+        ensembles=[f"{VOTE_PREFIX}{ENSEMBLE_SEP.join(m)})" for m in ensembles], tie_break=options.tie_break,
+        judge=options.judge, nli_model=options.nli_model,
+        # the scores are n/a: the files hold the predictions
+        unlabelled=True if "detection" in steps and not any(i.labelled for i in items) else None))
     result = SuiteResult(metrics=record, samples=[], extra=extra, files=files)
     result.files["summary.md"] = summary_markdown(record)
     if record.cross is not None:
@@ -545,7 +551,7 @@ def _item_id(item: HalluItem) -> str:
     return item.id
 
 
-def _load_nli(name: str | None):
+def _load_nli(name: str | None) -> Any:
     if name is None:
         return None
     from robusteval.judges.nli import load_nli
@@ -553,7 +559,7 @@ def _load_nli(name: str | None):
     return load_nli(name)
 
 
-def print_summary(console, result: SuiteResult) -> None:
+def print_summary(console: Console, result: SuiteResult) -> None:
     print_tables(console, result.metrics)
 
 

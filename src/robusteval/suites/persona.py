@@ -21,8 +21,9 @@ from dataclasses import asdict, dataclass, replace
 from typing import Annotated, Any
 
 import numpy as np
+from rich.console import Console
 
-from robusteval.data.audit import DataAudit
+from robusteval.data.audit import DataAudit, SourceAudit
 from robusteval.data.persona import (
     Persona,
     Questionnaire,
@@ -51,7 +52,7 @@ from robusteval.ranges import Range
 from robusteval.readers.scale import read_scale, read_scale_logprobs
 from robusteval.report.terminal_persona import print_tables
 from robusteval.results.codec import decode
-from robusteval.results.persona import ModelStability, PersonaBoard
+from robusteval.results.persona import ContextInfo, ModelStability, PersonaBoard, PersonaExtra
 from robusteval.results.spool import Spool
 from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg
 from robusteval.types import GenParams, Message, Response
@@ -115,7 +116,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "pvq40/svs) or classic metric MDS (default with ours); docs/suites/persona.md")
 
 
-def validate(config, options: Options) -> None:
+def validate(config: Any, options: Options) -> None:
     checks = (
         (options.scoring in SCORINGS, f"--scoring must be one of {', '.join(SCORINGS)}"),
         (options.mds in (None, *MDS_METHODS), f"--mds must be one of {', '.join(MDS_METHODS)}"),
@@ -145,7 +146,7 @@ class Sample(SampleBase):
 
     LABEL = ("model", "context", "persona_id")
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in super().as_dict().items() if k != "variant"}
 
 
@@ -159,7 +160,7 @@ class Conversation:
     error: str | None
 
 
-async def execute(ctx: SuiteContext) -> SuiteResult:
+async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     config, options = ctx.config, ctx.options
     population = ctx.audit.source(f"population {options.population or '(bundled)'}", options.population)
     personas = balanced_subset(load_population(options.population, population), options.personas)
@@ -199,23 +200,20 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
                 conversations.write(json.dumps(_conv_dict(talk)) + "\n")
         metrics[model] = model_record(tally, simulated, contexts, questionnaire, seed=config.seed,
                                        n_resamples=options.n_resamples, mds_method=mds_method)
-    extra = {
-        "leaderboard": leaderboard(metrics, [c.name for c in contexts]),
-        "population": [asdict(p) for p in simulated],
-        "contexts": [{"name": c.name, "kind": c.kind} for c in contexts],
-        "questionnaire": {"name": questionnaire.name, "items": len(questionnaire.items),
-                          "scale": list(questionnaire.scale)},
-        "turns": options.turns,
-        "scoring": options.scoring,
-        "context_max_tokens": options.context_max_tokens,
-        "mds": mds_method,
-    }
+    extra = PersonaExtra(
+        # as JSON holds it: a figure that is not finite (NaN: undefined) is null
+        leaderboard=decode(PersonaBoard, json_safe(leaderboard(metrics, [c.name for c in contexts]))),
+        population=json_safe([asdict(p) for p in simulated]),
+        contexts=[ContextInfo(c.name, c.kind) for c in contexts],
+        questionnaire={"name": questionnaire.name, "items": len(questionnaire.items),
+                       "scale": list(questionnaire.scale)},
+        turns=options.turns, scoring=options.scoring, context_max_tokens=options.context_max_tokens, mds=mds_method)
     files: dict[str, Any] = {"conversations.jsonl": conversations.chunks,
                              "value_scores.csv": scores_csv(tallies, simulated, contexts, questionnaire)}
-    return SuiteResult(metrics=metrics, samples=[], extra=json_safe(extra), files=files)
+    return SuiteResult(metrics=metrics, samples=[], extra=extra, files=files)
 
 
-def load_context(spec: str, openers, personas: list[Persona], seed: int, max_tokens: int | None,
+def load_context(spec: str, openers: Any, personas: list[Persona], seed: int, max_tokens: int | None,
                  audit: DataAudit) -> Context:
     """One ``--contexts`` entry, its posts cut to ``max_tokens``; posts read from a file (the
     leaderboard's chunks) are audited: how many, how many used, how many cut."""
@@ -235,7 +233,7 @@ def load_context(spec: str, openers, personas: list[Persona], seed: int, max_tok
     return context
 
 
-def audit_wording(audit, questionnaire: Questionnaire, personas: list[Persona]) -> None:
+def audit_wording(audit: SourceAudit, questionnaire: Questionnaire, personas: list[Persona]) -> None:
     """Say which wording each gender gets; a persona whose gender has no wording of its own (PVQ-40
     has male and female forms only) gets the first form, and the audit counts it."""
     forms = [g for g, _ in questionnaire.items[0].texts] if questionnaire.items else []
@@ -249,7 +247,7 @@ def audit_wording(audit, questionnaire: Questionnaire, personas: list[Persona]) 
     audit.note("personas asked in their gender's wording: " + ", ".join(f"{n} {g}" for g, n in counts.items()))
 
 
-def _conv_dict(c: Conversation) -> dict:
+def _conv_dict(c: Conversation) -> dict[str, Any]:
     return {"model": c.model, "persona_id": c.persona_id, "context": c.context, "interlocutor": c.interlocutor,
             "turns": [asdict(t) for t in c.turns], "error": c.error}
 
@@ -260,7 +258,7 @@ def partner(personas: list[Persona], index: int, context: Context, seed: int) ->
     return personas[(index + shift) % len(personas)]
 
 
-async def simulate_each(ctx: SuiteContext, model: str, interlocutor: str, personas: list[Persona],
+async def simulate_each(ctx: SuiteContext[Options], model: str, interlocutor: str, personas: list[Persona],
                         contexts: list[Context], questionnaire: Questionnaire, params: GenParams, turns: int,
                         answer_tokens: int, seed: int = 0, scoring: str = "generate",
                         asked: Sequence[int] | None = None
@@ -338,8 +336,8 @@ async def converse(engine: Engine, model: str, interlocutor: str, personas: list
     return conv, None
 
 
-def _sample(model: str, persona: Persona, context: Context, questionnaire: Questionnaire, item, text: str,
-            n_turns: int, response, error: str | None, scoring: str = "generate") -> Sample:
+def _sample(model: str, persona: Persona, context: Context, questionnaire: Questionnaire, item: Any, text: str,
+            n_turns: int, response: Any, error: str | None, scoring: str = "generate") -> Sample:
     if response is None:
         return Sample(model=model, item_id=item.id, persona_id=persona.id, persona=persona.name, context=context.name,
                       value=item.value, prompt=text, turns=n_turns, response=None, error=error, status="failed",
@@ -377,10 +375,9 @@ def scores_csv(tallies: dict[str, PersonaTally], personas: list[Persona], contex
     return out.getvalue()
 
 
-def print_summary(console, result: SuiteResult) -> None:
-    board = result.extra.get("leaderboard")
-    print_tables(console, result.metrics, None if board is None else decode(PersonaBoard, board),
-                 mds=result.extra.get("mds") or "classic")
+def print_summary(console: Console, result: SuiteResult) -> None:
+    extra: PersonaExtra = result.extra
+    print_tables(console, result.metrics, extra.leaderboard, mds=extra.mds)
 
 
 __all__ = ["ANSWER_PREFIX", "DEFAULT_CONTEXTS", "NAME", "SCORINGS", "Options", "Sample", "add_arguments",

@@ -20,7 +20,9 @@ from collections import Counter, defaultdict
 from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
+
+from rich.console import Console
 
 from robusteval.data.qa import NAMED, QAItem, load_qa
 from robusteval.engine.local import LocalWork
@@ -50,6 +52,7 @@ from robusteval.rag.ner import checkable_subject, ner_messages, parse_entities, 
 from robusteval.rag.pipeline import attribute, closed_messages, context_has_answer, rag_messages, search
 from robusteval.rag.retrievers import RETRIEVERS, make_retriever
 from robusteval.ranges import Range
+from robusteval.results.tree import TreeExtra
 from robusteval.suites.base import SampleBase, SuiteContext, SuiteResult, csv_arg
 from robusteval.types import GenParams, Message, Response
 
@@ -126,7 +129,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="model spec for llm entity extraction (default: the model under test)")
 
 
-def validate(config, o: Options) -> None:
+def validate(config: Any, o: Options) -> None:
     validate_kinds(o.lexical_kinds, o.paraphrase_kind)
     check_rate(o.lexical_kinds, o.typo_prob, Options.typo_prob)
     if unknown := [m for m in o.modes if m not in MODES]:
@@ -164,8 +167,8 @@ class Ledger:
     """Requests by tree, each counted once (a NER reply shared by two retrievers is one request),
     and the local models' time (spaCy, retrievers), which run off the event loop through ``local``."""
 
-    seen: set = field(default_factory=set)
-    by_tree: dict = field(default_factory=lambda: defaultdict(Cost))
+    seen: set[Any] = field(default_factory=set)
+    by_tree: dict[str, Any] = field(default_factory=lambda: defaultdict(Cost))
     local: LocalWork = field(default_factory=LocalWork)
 
     def record(self, tree_id: str, response: Response) -> None:
@@ -173,7 +176,8 @@ class Ledger:
             self.seen.add(response.key)
             self.by_tree[tree_id] += Cost.of(response)
 
-    def summary(self, n_trees: int, dataset_size: int, wall_s: float, price_in: float, price_out: float) -> dict:
+    def summary(self, n_trees: int, dataset_size: int, wall_s: float, price_in: float,
+                price_out: float) -> dict[str, Any]:
         return cost_summary(dict(self.by_tree), n_trees, dataset_size, wall_s, price_in, price_out,
                             local=self.local.summary())
 
@@ -182,12 +186,12 @@ class Ledger:
 # Building
 
 
-def build_settings(config, o: Options) -> BuildSettings:
+def build_settings(config: Any, o: Options) -> BuildSettings:
     return BuildSettings(Shape(o.depth, o.paraphrases, o.lexical), Invariants(o.sim_lower, o.sim_upper), o.retries,
                          o.lexical_kinds, o.typo_prob, config.seed, o.paraphrase_kind)
 
 
-def paraphraser_for(ctx: SuiteContext, model: str) -> tuple[Paraphraser, int]:
+def paraphraser_for(ctx: SuiteContext[Options], model: str) -> tuple[Paraphraser, int]:
     """The writer of the paraphrase children, and how many requests a node's children take at first.
     ``paraphrase`` keeps LexEval's one batch request (its prompts, hence its cache keys, unchanged);
     another rewrite asks once per child with its registry instruction."""
@@ -200,7 +204,8 @@ def paraphraser_for(ctx: SuiteContext, model: str) -> tuple[Paraphraser, int]:
     return RewriteParaphraser(rewriter, rewrite, seed=config.seed), max(1, o.paraphrases)
 
 
-async def build_trees(ctx: SuiteContext, items: list[QAItem], dataset_size: int, data: str) -> tuple[list[Tree], dict]:
+async def build_trees(ctx: SuiteContext[Options], items: list[QAItem], dataset_size: int,
+                      data: str) -> tuple[list[Tree], dict[str, Any]]:
     """Build every item's tree through the engine; returns the trees and the build information
     stored with them (settings, paraphraser, cost)."""
     from robusteval.judges.embedding import load_embedder
@@ -230,7 +235,7 @@ async def build_trees(ctx: SuiteContext, items: list[QAItem], dataset_size: int,
         "full_tree_nodes": shape.node_count(),
         "nodes": {"total": len(nodes), "ok": sum(n.status == "ok" for n in nodes),
                   "rejected": sum(n.status == "rejected" for n in nodes),
-                  "rejection_reasons": dict(Counter(r for n in nodes for r in n.rejections))},
+                  "rejection_reasons": dict[str, Any](Counter(r for n in nodes for r in n.rejections))},
         "build_cost": cost,
     }
     return trees, info
@@ -296,8 +301,8 @@ def first_line(text: str | None) -> str:
     return ""
 
 
-def make_sample(model: str, tree: Tree, node: Node, mode: str, response: Response, *, stages: dict | None = None,
-                failed_stage: str | None = None) -> Sample:
+def make_sample(model: str, tree: Tree, node: Node, mode: str, response: Response, *,
+                stages: dict[str, Any] | None = None, failed_stage: str | None = None) -> Sample:
     """Score one reply; ``failed_stage`` is an error of an earlier stage (NER, search) that leaves no verdict."""
     assert node.text is not None  # only accepted nodes are evaluated, and they have a text
     error = failed_stage or response.error
@@ -323,7 +328,7 @@ def make_sample(model: str, tree: Tree, node: Node, mode: str, response: Respons
     return replace(sample, failure_stage=stage)
 
 
-def _score(score, status: str, name: str) -> float | None:
+def _score(score: Any, status: str, name: str) -> float | None:
     if status == "failed":
         return None
     return float(getattr(score, name)) if score else 0.0
@@ -333,11 +338,11 @@ def _score(score, status: str, name: str) -> float | None:
 class Evaluator:
     """Answers every node of every tree with one model, closed-book and through RAG."""
 
-    ctx: SuiteContext
+    ctx: SuiteContext[Options]
     model: str
     ner_model: str
     kb: object | None
-    retrievers: dict
+    retrievers: dict[str, Any]
     ledger: Ledger
     params: GenParams
 
@@ -401,7 +406,7 @@ class Evaluator:
             yield group
 
 
-def make_kb(config, o: Options, data: str):
+def make_kb(config: Any, o: Options, data: str) -> Any:
     from robusteval.rag.corpus import LocalKB, WikipediaKB, load_corpus
 
     cache = Path(config.cache_dir).expanduser()
@@ -413,9 +418,9 @@ def make_kb(config, o: Options, data: str):
     return LocalKB(load_corpus(source), cache)
 
 
-async def execute(ctx: SuiteContext) -> SuiteResult:
+async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     o, config = ctx.options, ctx.config
-    files: dict = {}
+    files: dict[str, Any] = {}
     if o.trees:
         stored, info = load_trees(o.trees)
         trees = ctx.shard_items(limit_trees(stored, config.limit, config.seed), key=_tree_id)
@@ -438,7 +443,7 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
             save_trees(o.save_trees, trees, info)
     if not trees:
         raise UserError("no trees to evaluate")
-    extra = {"trees": dict(info), "tree_shapes": shape_table(trees)}
+    extra = TreeExtra(trees=dict(info), tree_shapes=shape_table(trees))
     if o.build_only:
         return SuiteResult(metrics={}, samples=[], extra=extra, files=files)
 
@@ -469,8 +474,8 @@ async def execute(ctx: SuiteContext) -> SuiteResult:
     finally:
         if kb is not None and hasattr(kb, "close"):
             await kb.close()
-    extra["cost"] = {"build": info.get("build_cost"), "evaluate": eval_cost,
-                     **({"setup": {"local_models": setup.summary()}} if setup.spent else {})}
+    extra = replace(extra, cost={"build": info.get("build_cost"), "evaluate": eval_cost,
+                                 **({"setup": {"local_models": setup.summary()}} if setup.spent else {})})
     return SuiteResult(metrics=metrics_by_model, samples=[], extra=extra, files=files)
 
 
@@ -486,7 +491,7 @@ def _question_id(item: QAItem) -> str:
 # Terminal summary
 
 
-def print_summary(console, result: SuiteResult) -> None:
+def print_summary(console: Console, result: SuiteResult) -> None:
     from robusteval.report.terminal_tree import print_tree
 
     print_tree(console, result.metrics, result.extra)

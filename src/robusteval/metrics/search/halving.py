@@ -141,7 +141,8 @@ class Halving(Session):
     def _scores(self, pool: np.ndarray) -> np.ndarray:
         right, answered = self.counts()
         acc: np.ndarray = right[pool] / np.maximum(answered[pool], 1)
-        return acc + 1e-9 * self.tiebreak[pool]
+        scores: np.ndarray = acc + 1e-9 * self.tiebreak[pool]
+        return scores
 
     def _cut(self, pool: np.ndarray, size: int, highest: bool) -> np.ndarray:
         order = np.argsort(-self._scores(pool) if highest else self._scores(pool), kind="stable")

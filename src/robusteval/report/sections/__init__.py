@@ -4,13 +4,16 @@ metrics, as a table."""
 
 from __future__ import annotations
 
+from types import ModuleType
+from typing import Any
+
 from robusteval.data.audit import DataAudit
 from robusteval.report.model import Headline, Run, Section, TableData, estimate_text
 from robusteval.report.table import estimates
 from robusteval.suite_specs import SUITES
 
 
-def _module(suite: str):
+def _module(suite: str) -> ModuleType | None:
     spec = SUITES.get(suite)
     return spec.section_module() if spec is not None else None
 
@@ -18,13 +21,13 @@ def _module(suite: str):
 def sections(run: Run) -> list[Section]:
     module = _module(run.suite)
     built = module.sections(run) if module else [generic_section(run.results)]
-    data = data_section(run.results)
+    data = data_section(run.record.data)
     return [*built, data] if data else built  # results first: the audit is shown folded after them
 
 
-def data_section(results: dict) -> Section | None:
-    """What the run read, left out, repaired or assumed (``results["data"]``, the run's data audit)."""
-    audit = DataAudit.from_dict(results.get("data"))
+def data_section(data: dict[str, Any] | None) -> Section | None:
+    """What the run read, left out, repaired or assumed (results.json's ``data``, the run's data audit)."""
+    audit = DataAudit.from_dict(data)
     if not audit:
         return None
     rows = []
@@ -41,7 +44,7 @@ def data_section(results: dict) -> Section | None:
                    notes=notes + tuple(f"examples: {e}" for e in examples), audit=True)
 
 
-def headlines(run: Run | dict) -> list[Headline]:
+def headlines(run: Run | dict[str, Any]) -> list[Headline]:
     """A run's headline figures: its section module's, from the typed metrics record (`Run.metrics`,
     decoded once); a run's results.json as parsed JSON is read as a `Run`."""
     run = run if isinstance(run, Run) else Run(None, run)  # type: ignore[arg-type]
@@ -49,13 +52,13 @@ def headlines(run: Run | dict) -> list[Headline]:
     return module.headlines(run.metrics) if module else generic_headlines(run.results)
 
 
-def generic_section(results: dict) -> Section:
+def generic_section(results: dict[str, Any]) -> Section:
     rows = tuple((" / ".join(path), estimate_text(est)) for path, est in estimates(results.get("metrics", {})))
     return Section(f"{results.get('suite', 'suite')} metrics",
                    tables=(TableData("Every estimate in results.json", ("metric", "value [95% CI]"), rows),))
 
 
-def generic_headlines(results: dict) -> list[Headline]:
+def generic_headlines(results: dict[str, Any]) -> list[Headline]:
     models = set(results.get("models", {}))
     out = []
     for path, est in estimates(results.get("metrics", {})):

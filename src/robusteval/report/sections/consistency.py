@@ -4,13 +4,15 @@ Reads the run's typed record (`results.consistency.ConsistencyMetrics`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from robusteval.engine.determinism import NOISE_NOTE, noise_cell, summaries
 from robusteval.estimate import Estimate
 from robusteval.report.model import Figure, Headline, Run, Section, TableData, estimate_text, headline_from
 from robusteval.report.plots import bars_with_ci, has_value, heatmap
-from robusteval.results.consistency import ConsistencyMetrics
+from robusteval.results.consistency import ConsistencyExtra, ConsistencyMetrics
 
 
 def _est(e: Estimate | None) -> str:
@@ -22,8 +24,8 @@ def sections(run: Run) -> list[Section]:
     if metrics is None:
         return [Section("consistency: same request, different style", notes=("This run has no metrics.",))]
     figures, tables = [], []
-    noise = run.results.get("determinism") or {}
-    judge_info = run.results.get("judges") or {}
+    noise = run.record.determinism or {}
+    extra: ConsistencyExtra = run.extra
     if (generation := metrics.generation) is not None:
         tables.append(TableData(
             f"Prompt sets generated from {generation.prompts} requests: {generation.sets} kept"
@@ -59,13 +61,13 @@ def sections(run: Run) -> list[Section]:
                      f"{'n/a' if alpha is None else f'{alpha:.3f}'}; "
                      + "; ".join(f"Spearman {k} = {'n/a' if v is None else f'{v:.3f}'}"
                                  for k, v in agreement.spearman.items()))
-    local = [f"{judge} {info['local_model_s']:.1f} s ({info.get('local_model_calls', 0)} calls)"
-             for judge, info in judge_info.items() if isinstance(info, dict) and "local_model_s" in info]
+    local = [f"{judge} {seconds:.1f} s ({calls} calls)" for judge in extra.judges
+             if (spent := extra.local_time(judge)) is not None for seconds, calls in [spent]]
     if local:
         notes.append("Time in local judge models (off the event loop): " + "; ".join(local))
     if generation is not None and generation.dropped_prompts:
         notes.append(f"Requests with no variant left (no prompt set): {', '.join(generation.dropped_prompts)}")
-    if noise_lines := summaries(run.results):
+    if noise_lines := summaries(run.record.determinism):
         notes += [NOISE_NOTE, *noise_lines]
     if metrics.loader is not None and metrics.loader.fixed:
         fixed = metrics.loader.fixed
@@ -73,7 +75,7 @@ def sections(run: Run) -> list[Section]:
     return [Section("consistency: same request, different style", tuple(figures), tuple(tables), tuple(notes))]
 
 
-def sensitivity_table(judge: str, models: dict) -> TableData | None:
+def sensitivity_table(judge: str, models: dict[str, Any]) -> TableData | None:
     """The measures that apply to whole-item ratings (docs/metrics.md): the share of items rated at or
     above the threshold, and the spread, std and mean per variation type, per model (in points)."""
     rows = [(m, s.sensitivity) for m, s in models.items() if s.sensitivity is not None]

@@ -13,23 +13,15 @@ from robusteval.report.plots import bars_with_ci, has_value
 from robusteval.report.search import search_section
 from robusteval.report.sections.sensitivity import NOTE as SENSITIVITY_NOTE, measures_table, variants_table
 from robusteval.report.table import CATEGORY_COLUMNS, category_rows, fmt_estimate, fmt_shares, sensitivity_columns
-from robusteval.results.mcq import (
-    CopyCounts,
-    FamilyMetrics,
-    InvalidReplies,
-    McqMetrics,
-    read_copy_counts,
-    read_formats,
-    read_invalid,
-)
+from robusteval.results.mcq import CopyCounts, FamilyMetrics, InvalidReplies, McqExtra, McqMetrics
 
 
 def sections(run: Run) -> list[Section]:
     out = []
-    invalid = read_invalid(run.results)
-    reader = (run.results.get("design") or {}).get("reader")
+    extra: McqExtra = run.extra
+    invalid, reader = extra.invalid_replies or {}, extra.reader
     metrics: McqMetrics = run.metrics or {}
-    formats = read_formats(run.results)  # the formats family's layouts, for its best and worst
+    formats = extra.formats  # the formats family's layouts, for its best and worst
     for model, families in metrics.items():
         figures, summary_rows = [], []
         for family, fm in families.items():
@@ -55,7 +47,7 @@ def sections(run: Run) -> list[Section]:
         table = TableData(f"{model}: robustness per family",
                           ("family", "accuracy", "consistency rate", "pooled CR", "spread (max-min)", "invalid",
                            "failed"), tuple(summary_rows))
-        noise = summaries(run.results, model)
+        noise = summaries(run.record.determinism, model)
         sensitivity = sensitivity_tables(model, families)
         notes = ((SENSITIVITY_NOTE,) if sensitivity else ()) + ((NOISE_NOTE, *noise) if noise else ())
         if any(fm.sensitivity_valid is not None for fm in families.values()):
@@ -75,7 +67,7 @@ def sections(run: Run) -> list[Section]:
     ranking = ranking_section(metrics)  # two or more models on a sampled family: does their order hold?
     if ranking is not None:
         out.append(ranking)
-    copies = copies_section(read_copy_counts(run.results))
+    copies = copies_section(extra.copy_counts)
     budget = budget_section(run)  # --budget: the estimate of the full grid
     search = search_section(run)  # --search: the best and worst variant found
     lm_eval = lm_eval_section(run)  # score on lm-eval's output: its figures beside ours

@@ -39,7 +39,7 @@ def sections(run: Run) -> list[Section]:
                  "Rank-order stability (mean over values and context pairs): "
                  f"{fmt_estimate(m.rank_order_stability.as_dict())}"
                  + (f" ({caveat})" if (caveat := stability_caveat(m)) else ""),
-                 _scoring_note(run.results.get("scoring", "generate"), m.validity))
+                 _scoring_note(run.extra.scoring, m.validity))
         out.append(Section(f"persona · {model}", tuple(figures), (table,), notes))
     return out
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+
+from rich.console import Console
 
 from robusteval.data.math import is_math_source
 from robusteval.data.mcq import load_items, parse_columns
@@ -33,10 +34,7 @@ from robusteval.probes.design import expand, template_styles
 from robusteval.probes.registry import Rewrite, get
 from robusteval.probes.template_check import check_templates
 from robusteval.readers import get_reader
-from robusteval.results.budget import read_budget
-from robusteval.results.codec import encode
-from robusteval.results.lm_eval import read_lm_eval_figures
-from robusteval.results.mcq import CopyCounts
+from robusteval.results.mcq import CopyCounts, McqExtra
 from robusteval.suites.base import SuiteContext, SuiteResult, print_noise_floor
 from robusteval.suites.mcq.ask import Sample, ask_each, ask_loglik
 from robusteval.suites.mcq.budget import ask_models, plan_budget
@@ -111,43 +109,37 @@ async def execute(ctx: SuiteContext[Options]) -> SuiteResult:
     asked = await ask_models(ctx, [item.id for item in items], grids, ask,
                              lambda tally: tally.metrics(options.families, cross=options.cross, seed=config.seed),
                              searches)
-    extra: dict[str, Any] = {"design": design_info}
-    if counts:
-        extra["perturbations"] = {c.family: encode(c) for c in counts}
-    return asked.result(extra)
+    return asked.result(McqExtra(design=design_info, perturbations={c.family: c for c in counts} or None))
 
 
 def _item_id(item: Item) -> str:
     return item.id
 
 
-def print_summary(console, result: SuiteResult) -> None:
+def print_summary(console: Console, result: SuiteResult) -> None:
     from robusteval.report.budget import print_budget
     from robusteval.report.formats import print_design_tables
     from robusteval.report.lm_eval import print_lm_eval
     from robusteval.report.search import print_search
     from robusteval.report.table import print_copy_counts, print_invalid_warning, print_mcq
-    from robusteval.results.mcq import read_copy_counts, read_formats, read_invalid
-    from robusteval.results.search import read_search
-
-    invalid = read_invalid(result.extra)
-    formats = read_formats(result.extra)
-    reader = (result.extra.get("design") or {}).get("reader")
+    extra: McqExtra = result.extra
+    invalid = extra.invalid_replies or {}
+    formats = extra.formats
     for model, model_metrics in result.metrics.items():
         if model in invalid:  # first: the figures below count each invalid reply as wrong
-            print_invalid_warning(console, model, invalid[model], reader)
+            print_invalid_warning(console, model, invalid[model], extra.reader)
         print_mcq(console, model, model_metrics)
         print_design_tables(console, model, model_metrics, formats)
-    print_copy_counts(console, read_copy_counts(result.extra))
-    truths = read_budget(result.extra, "budget_truth")  # score GRID --budget: the full grid's own figures
-    for model, estimates in read_budget(result.extra).items():
+    print_copy_counts(console, extra.copy_counts)
+    truths = extra.budget_truth or {}  # score GRID --budget: the full grid's own figures
+    for model, estimates in (extra.budget or {}).items():
         print_budget(console, model, estimates, truths.get(model))
-    found = read_search(result.extra, "search_truth")  # score GRID --search: the full grid's best and worst
-    for model, searched in read_search(result.extra).items():
+    found = extra.search_truth or {}  # score GRID --search: the full grid's best and worst
+    for model, searched in (extra.search or {}).items():
         print_search(console, model, searched, found.get(model))
-    for model, figures in read_lm_eval_figures(result.extra).items():  # score on lm-eval's output folder
+    for model, figures in (extra.lm_eval or {}).items():  # score on lm-eval's output folder
         print_lm_eval(console, model, figures)
-    print_noise_floor(console, result.extra)
+    print_noise_floor(console, result.determinism)
 
 
 __all__ = ["NAME", "Options", "Sample", "add_arguments", "execute", "print_summary", "validate"]

@@ -46,7 +46,7 @@ class Sample(SampleBase):
     read_as: str | None = None
 
 
-async def ask_each(ctx: SuiteContext, model: str, items: list[Item], families: tuple[str, ...], params: GenParams,
+async def ask_each(ctx: SuiteContext[Any], model: str, items: list[Item], families: tuple[str, ...], params: GenParams,
                    samples: int, design: Design, cross: tuple[str, ...], emit: Callable[[Sample], None],
                    cells: set[tuple[str, str, str]] | None = None, reader: Reader | None = None) -> None:
     """`ask`, handing each sample to ``emit`` in the same order instead of returning them all
@@ -56,7 +56,7 @@ async def ask_each(ctx: SuiteContext, model: str, items: list[Item], families: t
                   partial(_sample, reader=read), params, samples, design, emit, cells)
 
 
-async def _stream(ctx: SuiteContext, model: str, items: list, expand_item: Callable[[Any], Iterable[Variant]],
+async def _stream(ctx: SuiteContext[Any], model: str, items: list[Any], expand_item: Callable[[Any], Iterable[Variant]],
                   make_sample: Callable[[str, Any, Variant, int, Response], Sample], params: GenParams,
                   samples: int, design: Design, emit: Callable[[Sample], None],
                   cells: set[tuple[str, str, str]] | None) -> None:
@@ -94,7 +94,7 @@ ANSWER_PREFIX = "The best answer is"
 LOGLIK = "loglik-"  # a loglik rule's family: order/loglik-label
 
 
-async def ask_loglik(ctx: SuiteContext, model: str, items: list[Item], families: tuple[str, ...],
+async def ask_loglik(ctx: SuiteContext[Any], model: str, items: list[Item], families: tuple[str, ...],
                      design: Design, cross: tuple[str, ...], emit: Callable[[Sample], None],
                      cells: set[tuple[str, str, str]] | None = None) -> None:
     """Score each shown option by log-likelihood instead of asking the model to write (base models).

@@ -4,7 +4,7 @@ fit of those answers is least sure), tallied as the samples stream, and the full
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from robusteval.metrics.budget import (
@@ -19,10 +19,9 @@ from robusteval.metrics.budget_covariates import Covariates, family_covariates
 from robusteval.metrics.mcq import McqTally
 from robusteval.probes.design import Design
 from robusteval.probes.variant_texts import variant_texts
-from robusteval.results.budget import BudgetEstimate, budget_json
-from robusteval.results.codec import encode
-from robusteval.results.mcq import InvalidReplies
-from robusteval.results.search import SearchResults, search_json
+from robusteval.results.budget import BudgetEstimate
+from robusteval.results.mcq import InvalidReplies, McqExtra
+from robusteval.results.search import SearchResults
 from robusteval.suites.base import SuiteContext, SuiteResult
 from robusteval.suites.mcq.ask import LOGLIK, Sample
 from robusteval.suites.mcq.options import Options
@@ -64,7 +63,7 @@ def _asked_cells(grids: dict[str, Grid] | None) -> set[tuple[str, str, str]] | N
 
 
 async def ask_budgeted(grids: dict[str, Grid], ask_cells: Callable[[set[tuple[str, str, str]]], Awaitable[None]],
-                       answered: list) -> dict[str, Grid]:
+                       answered: list[Any]) -> dict[str, Grid]:
     """``--budget``'s two stages for one model: the grids' first-stage cells, then (`metrics.budget.grow`)
     the cells where the fit of those answers is least sure. ``ask_cells`` asks a set of cells and
     appends their answers to ``answered``; returns the grids with both stages. Under ``--estimate``
@@ -78,12 +77,12 @@ async def ask_budgeted(grids: dict[str, Grid], ask_cells: Callable[[set[tuple[st
     return grown
 
 
-def _answers(answered: Iterable, *families: str) -> Iterator[tuple[str, str, bool | None]]:
+def _answers(answered: Iterable[Any], *families: str) -> Iterator[tuple[str, str, bool | None]]:
     """The (item id, variant name, correct) answers of any of ``families``."""
     return ((c.item_id, str(c.variant), c.correct) for c in answered if c.family in families)
 
 
-def budget_estimates(grids: dict[str, Grid], samples: list, budget: float, seed: int) -> dict[str, BudgetEstimate]:
+def budget_estimates(grids: dict[str, Grid], samples: list[Any], budget: float, seed: int) -> dict[str, BudgetEstimate]:
     """Per family answered, the full grid's estimate from the cells this model answered: under
     --scoring loglik each rule's family (``order/loglik-text``) on its grid's (``order``) cells."""
     out = {}
@@ -106,15 +105,12 @@ class Asked:
     search: SearchResults = field(default_factory=dict)
     invalid: dict[str, InvalidReplies] = field(default_factory=dict)
 
-    def result(self, extra: dict[str, Any]) -> SuiteResult:
-        """The suite's result: ``extra`` (the design...) and the budget and invalid-reply keys that apply."""
-        if self.budget:
-            extra["budget"] = budget_json(self.budget)
-        if self.search:
-            extra["search"] = search_json(self.search)
-        if any(counts.invalid for counts in self.invalid.values()):  # only where some reply was unreadable
-            extra["invalid_replies"] = {model: encode(counts) for model, counts in self.invalid.items()
-                                        if counts.invalid}
+    def result(self, extra: McqExtra) -> SuiteResult:
+        """The suite's result: ``extra`` (the design...) with the budget, the search and the invalid
+        replies that apply."""
+        invalid = {model: counts for model, counts in self.invalid.items() if counts.invalid}
+        extra = replace(extra, budget=self.budget or None, search=self.search or None,
+                        invalid_replies=invalid or None)  # only where some reply was unreadable
         return SuiteResult(metrics=self.metrics, samples=[], extra=extra)
 
 

@@ -16,7 +16,7 @@ from robusteval.probes.registry import ItemTransform, Rewrite, get
 from robusteval.results.mcq import CopyCounts
 from robusteval.types import Item
 
-AskAll = Callable[[list, Callable[[Any], Awaitable[Any]]], Awaitable[list]]
+AskAll = Callable[[list[Any], Callable[[Any], Awaitable[Any]]], Awaitable[list[Any]]]
 _BARE = re.compile(r"\s*(?:\w|[-+]?[\d.,/%]+)\s*")  # one character, or a bare number
 
 

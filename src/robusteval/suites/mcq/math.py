@@ -13,6 +13,7 @@ from robusteval.data.math import MathItem, load_math
 from robusteval.probes.design import Design
 from robusteval.probes.math_prompts import expand_math, load_math_templates
 from robusteval.readers.math import is_equivalent, read_math
+from robusteval.results.mcq import McqExtra
 from robusteval.suites.base import SuiteContext, SuiteResult
 from robusteval.suites.mcq.ask import Sample, _stream
 from robusteval.suites.mcq.budget import ask_models, plan_budget
@@ -45,7 +46,7 @@ async def execute_math(ctx: SuiteContext[Options], data: str) -> SuiteResult:
 
     asked = await ask_models(ctx, [p.id for p in problems], grids, ask,
                              lambda tally: tally.metrics_in_order(families, seed=config.seed))
-    return asked.result({"design": design_info})
+    return asked.result(McqExtra(design=design_info))
 
 
 def _problem_id(problem: MathItem) -> str:
@@ -64,7 +65,7 @@ class MathSample(Sample):
     extraction: str | None = None
 
 
-async def ask_math(ctx: SuiteContext, model: str, problems: list[MathItem], families: tuple[str, ...],
+async def ask_math(ctx: SuiteContext[Any], model: str, problems: list[MathItem], families: tuple[str, ...],
                    params: GenParams, samples: int, design: Design, emit: Callable[[Sample], None],
                    cells: set[tuple[str, str, str]] | None = None) -> None:
     """Ask every variant of every problem (``cells``: only those), read the final answers and hand

@@ -218,7 +218,7 @@ def perturbation_families(names: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def build_design(config: Any, options: Options, data: str, audit: DataAudit | None = None,
-                 max_options: int = 4) -> tuple[Design, dict]:
+                 max_options: int = 4) -> tuple[Design, dict[str, Any]]:
     """Templates, shot pool and grammar formats for the families asked; the info dict goes into
     results.json (where shots come from a file or a dev split, its audit goes into ``audit``).
     ``max_options``: the most options a question has (a format's numbering must label them all)."""
@@ -228,7 +228,7 @@ def build_design(config: Any, options: Options, data: str, audit: DataAudit | No
     if options.templates or families & {"prompt", "fewshot"}:
         templates, base = load_template_set(options.templates, data)
         templates = templates if families & {"prompt", "fewshot"} else (BASE,)
-    info: dict = {"templates": [t.name for t in templates], "cross": list(options.cross)}
+    info: dict[str, Any] = {"templates": [t.name for t in templates], "cross": list(options.cross)}
     if base is not BASE:
         info["base_template"] = base.name
     if named := template_set_name(options.templates, data):

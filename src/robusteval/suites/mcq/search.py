@@ -49,7 +49,7 @@ def plan_search(options: Options, item_ids: list[str], cells: Iterable[tuple[str
 AskCells = Callable[[set[tuple[str, str, str]]], Awaitable[None]]
 
 
-async def ask_searched(plans: dict[str, Searched], seed: int, ask_cells: AskCells, answered: list,
+async def ask_searched(plans: dict[str, Searched], seed: int, ask_cells: AskCells, answered: list[Any],
                        ) -> dict[str, SearchResult]:
     """The searches of every family for one model, round by round: ``ask_cells`` asks a set of
     (item id, family, variant) cells and appends their answers (`budget.Cell`) to ``answered``."""
@@ -74,7 +74,7 @@ def _summary(session: Session, p: Searched) -> SearchResult:
     return summarise(session, p.method, p.share, p.grid.variants, p.texts)
 
 
-def _answers(cells: Iterable) -> dict[tuple[str, str, str], float]:
+def _answers(cells: Iterable[Any]) -> dict[tuple[str, str, str], float]:
     """(item id, family, variant) -> the mean correctness of its answered samples (a failed one is
     left out; a cell with none answered is absent, and observed as failed)."""
     total: dict[tuple[str, str, str], list[float]] = {}
