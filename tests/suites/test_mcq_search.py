@@ -54,3 +54,18 @@ def test_search_flags_are_checked_before_any_request(cli_run, stub):
         out = cli_run(*base, *extra)
         assert out.code == 2 and words in out.err, (extra, out.err)
     assert stub.state.total == 0
+
+
+def test_a_formats_search_shows_each_formats_own_strings(cli_run, stub):
+    """The text of a found format is the format on the example question, as results.json's design keeps it:
+    the whole prompt began with the instruction, whose label list differs per format, and hid the format."""
+    flags = ("run", "mcq", "--model", _model(stub), "--families", "formats:8", "--limit", "20", "--search",
+             "best-worst", "--calls", "0.25", "--run-id", "f")
+    run = cli_run(*flags)
+    assert run.code == 0, run.err
+    results = run.results()
+    found = results["search"]["openai:stub"]["formats:8"]
+    formats = results["design"]["formats"]
+    for role in ("best", "worst"):
+        assert found[role]["text"] == formats[found[role]["name"]]["example"]
+        assert not found[role]["text"].startswith("Answer the following")

@@ -16,7 +16,8 @@ from robusteval.metrics.budget import Grid, plan
 from robusteval.metrics.search import DEFAULT_METHOD, Problem, Session, calls_of, family_seed, start
 from robusteval.metrics.search.summary import summarise
 from robusteval.probes.design import Design
-from robusteval.probes.variant_texts import variant_texts
+from robusteval.probes.formats import example, formats_count
+from robusteval.probes.variant_texts import CROSS, EXAMPLE, variant_texts
 from robusteval.results.search import SearchResult
 from robusteval.suites.mcq.options import Options
 
@@ -41,9 +42,19 @@ def plan_search(options: Options, item_ids: list[str], cells: Iterable[tuple[str
     share = options.calls or 1.0
     method = options.search_method or DEFAULT_METHOD
     grids = plan(item_ids, cells, share, seed=seed)
-    out = {family: Searched(grid, method, share, variant_texts(family, grid.variants, design))
+    out = {family: Searched(grid, method, share, _shown_texts(family, grid.variants, design))
            for family, grid in grids.items()}
     return out, {"search": options.search, "search_calls": share, "search_method": method}
+
+
+def _shown_texts(family: str, variants: tuple[str, ...], design: Design) -> list[str | None] | None:
+    """What the search's table shows of each variant: a format's own strings on the example question
+    (`probes.formats.example`, as the formats tables show it: the whole prompt would show the
+    instruction first, whose label list differs per format), else the family's `variant_texts`."""
+    if CROSS not in family and formats_count(family) is not None:
+        shown = {f.name: example(f, EXAMPLE.question, EXAMPLE.options) for f in design.formats}
+        return [shown.get(v) for v in variants]
+    return variant_texts(family, variants, design)
 
 
 AskCells = Callable[[set[tuple[str, str, str]]], Awaitable[None]]
